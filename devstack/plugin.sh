@@ -1,0 +1,142 @@
+#!/bin/bash
+# devstack/plugin.sh: nova_moves as devstack services.
+#
+# stack.sh, unstack.sh and clean.sh source this file as
+#   source plugin.sh <mode> [phase]
+# with the variables of devstack/settings and devstack's functions
+# (iniset, run_process, ...) already defined.
+#
+# Services (see devstack/settings):
+#   nm-api    nova-moves-api        the compute API
+#   nm-cond   nova-moves-conductor  move flows; the database for computes
+#   nm-sched  nova-moves-scheduler
+#   nm-cpu    nova-moves-compute    fake hypervisor agent
+
+# Save trace setting
+_XTRACE_NOVA_MOVES=$(set +o | grep xtrace)
+set +o xtrace
+
+# Services that open the database (everything but the compute agent).
+NOVA_MOVES_DB_SERVICES="nm-api nm-cond nm-sched"
+
+# The tooz URL: explicit, devstack's etcd, or a node-local file backend.
+function nova_moves_coordination_url {
+    if [[ -n "$NOVA_MOVES_COORDINATION_URL" ]]; then
+        echo "$NOVA_MOVES_COORDINATION_URL"
+    elif is_service_enabled etcd3; then
+        echo "etcd3+http://${SERVICE_HOST}:${ETCD_PORT:-2379}"
+    else
+        echo "file://$NOVA_MOVES_STATE_PATH/coordination"
+    fi
+}
+
+# stack install: the package (editable, like devstack's own projects).
+function install_nova_moves {
+    setup_develop "$NOVA_MOVES_DIR"
+    if [[ "$(nova_moves_coordination_url)" == etcd3+http* ]]; then
+        # tooz's etcd3+http driver talks to etcd's grpc gateway.
+        pip_install_gr etcd3gw
+    fi
+}
+
+# stack post-config: /etc/nova_moves/nova_moves.conf from scratch.
+function configure_nova_moves {
+    sudo install -d -o "$STACK_USER" "$NOVA_MOVES_CONF_DIR"
+    sudo install -d -o "$STACK_USER" "$NOVA_MOVES_STATE_PATH"
+    rm -f "$NOVA_MOVES_CONF"
+
+    iniset "$NOVA_MOVES_CONF" DEFAULT debug "$ENABLE_DEBUG_LOG_LEVEL"
+    iniset "$NOVA_MOVES_CONF" DEFAULT state_path "$NOVA_MOVES_STATE_PATH"
+
+    if [[ -n "$NOVA_MOVES_RABBIT_VHOST" ]] && is_service_enabled rabbit; then
+        rpc_backend_add_vhost "$NOVA_MOVES_RABBIT_VHOST"
+    fi
+    iniset_rpc_backend nova_moves "$NOVA_MOVES_CONF" DEFAULT \
+        "$NOVA_MOVES_RABBIT_VHOST"
+
+    # shellcheck disable=SC2086
+    if is_service_enabled $NOVA_MOVES_DB_SERVICES; then
+        iniset "$NOVA_MOVES_CONF" database connection \
+            "$(database_connection_url "$NOVA_MOVES_DB_NAME")"
+    fi
+
+    iniset "$NOVA_MOVES_CONF" coordination backend_url \
+        "$(nova_moves_coordination_url)"
+
+    iniset "$NOVA_MOVES_CONF" api listen "$NOVA_MOVES_API_LISTEN"
+    iniset "$NOVA_MOVES_CONF" api port "$NOVA_MOVES_API_PORT"
+    iniset "$NOVA_MOVES_CONF" api enable_test_hooks \
+        "$NOVA_MOVES_ENABLE_TEST_HOOKS"
+
+    if [[ -n "$NOVA_MOVES_FAKE_HOSTS" ]]; then
+        iniset "$NOVA_MOVES_CONF" compute fake_hosts "$NOVA_MOVES_FAKE_HOSTS"
+    fi
+}
+
+# stack extra, on the node with the database: an empty schema at head.
+function init_nova_moves {
+    # shellcheck disable=SC2086
+    if is_service_enabled $DATABASE_BACKENDS && \
+            is_service_enabled $NOVA_MOVES_DB_SERVICES; then
+        recreate_database "$NOVA_MOVES_DB_NAME"
+        "$NOVA_MOVES_BIN_DIR/nova-moves-manage" \
+            --config-file "$NOVA_MOVES_CONF" db sync
+    fi
+}
+
+# stack extra: one systemd unit (devstack@<service>) per enabled process.
+# run_process does nothing for a service that is not enabled.
+function start_nova_moves {
+    local conf_arg="--config-file $NOVA_MOVES_CONF"
+    run_process nm-api "$NOVA_MOVES_BIN_DIR/nova-moves-api $conf_arg"
+    run_process nm-cond "$NOVA_MOVES_BIN_DIR/nova-moves-conductor $conf_arg"
+    run_process nm-sched "$NOVA_MOVES_BIN_DIR/nova-moves-scheduler $conf_arg"
+    run_process nm-cpu "$NOVA_MOVES_BIN_DIR/nova-moves-compute $conf_arg"
+
+    if is_service_enabled nm-api; then
+        if ! wait_for_service "$SERVICE_TIMEOUT" \
+                "http://$NOVA_MOVES_API_HOST:$NOVA_MOVES_API_PORT/"; then
+            die $LINENO "nova-moves-api did not start"
+        fi
+    fi
+}
+
+# unstack: SIGTERM; the processes finish in-flight work and exit.
+function stop_nova_moves {
+    local service
+    for service in $NOVA_MOVES_SERVICES; do
+        stop_process "$service"
+    done
+}
+
+# clean (after unstack): configuration and local state. clean.sh drops
+# the databases itself.
+function cleanup_nova_moves {
+    sudo rm -rf "$NOVA_MOVES_STATE_PATH" "$NOVA_MOVES_CONF_DIR"
+}
+
+# shellcheck disable=SC2086
+if is_service_enabled $NOVA_MOVES_SERVICES; then
+    if [[ "$1" == "stack" && "$2" == "install" ]]; then
+        echo_summary "Installing nova_moves"
+        install_nova_moves
+    elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
+        echo_summary "Configuring nova_moves"
+        configure_nova_moves
+    elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
+        echo_summary "Initializing and starting nova_moves"
+        init_nova_moves
+        start_nova_moves
+    fi
+
+    if [[ "$1" == "unstack" ]]; then
+        stop_nova_moves
+    fi
+
+    if [[ "$1" == "clean" ]]; then
+        cleanup_nova_moves
+    fi
+fi
+
+# Restore xtrace
+$_XTRACE_NOVA_MOVES

@@ -1,0 +1,166 @@
+"""The compute API as a Flask app: authentication, microversions, the
+request context, and Nova-style faults around every view."""
+import hashlib
+import re
+import uuid
+
+import flask
+from oslo_log import log as logging
+from oslo_policy import policy as oslo_policy
+from werkzeug import exceptions as http_exc
+
+from nova_moves.api import faults
+from nova_moves.api import microversion
+from nova_moves.api import policies
+from nova_moves import conf
+from nova_moves.compute import rpcapi as compute_rpcapi
+from nova_moves.conductor import rpcapi as conductor_rpcapi
+from nova_moves import context as nm_context
+from nova_moves import exception
+from nova_moves.scheduler import rpcapi as scheduler_rpcapi
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+# Top-level collections; a path segment before one of these is a project
+# id (/v2.1/{project_id}/servers) and is dropped.
+_COLLECTIONS = {'servers', 'flavors', 'os-services', 'os-hypervisors',
+                'os-migrations', 'os-nova-moves-placement', 'extensions',
+                'limits', 'os-availability-zone', 'images', 'os-aggregates'}
+_UNVERSIONED = re.compile(r'^/(v2(\.1)?/?)?$')
+# Discovery documents a client fetches before it has a token, with no
+# compute microversion: the identity v3 version (api/identity.py) and the
+# OpenAPI description of this API (api/openapi.py).
+_PUBLIC = re.compile(r'^/(v3/?|openapi\.json)$')
+
+
+class ProjectIdMiddleware:
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        parts = environ.get('PATH_INFO', '').split('/')
+        if (len(parts) > 3 and parts[1] == 'v2.1' and parts[2] not in
+                _COLLECTIONS and parts[3] in _COLLECTIONS):
+            environ['PATH_INFO'] = '/'.join(parts[:2] + parts[3:])
+        return self.app(environ, start_response)
+
+
+class Services:
+    """RPC clients and the policy enforcer of one API app."""
+
+    def __init__(self):
+        self.conductor = conductor_rpcapi.ComputeTaskAPI()
+        self.scheduler = scheduler_rpcapi.SchedulerAPI()
+        self.compute = compute_rpcapi.ComputeAPI()
+        self.enforcer = policies._build(CONF)
+
+
+def services():
+    return flask.current_app.extensions['nova_moves']
+
+
+def context():
+    return flask.g.context
+
+
+def version():
+    return flask.g.version
+
+
+def authorize(rule, target=None):
+    ctxt = context()
+    target = target or {'project_id': ctxt.project_id}
+    try:
+        services().enforcer.authorize(rule, target, ctxt.to_policy_values(),
+                                      do_raise=True)
+    except oslo_policy.PolicyNotAuthorized:
+        raise exception.Forbidden(action=rule)
+
+
+def can(rule, target=None):
+    try:
+        authorize(rule, target)
+        return True
+    except exception.Forbidden:
+        return False
+
+
+def host_id(project_id, host):
+    if not host:
+        return ''
+    return hashlib.sha224((project_id + host).encode()).hexdigest()
+
+
+def _authenticate():
+    token = flask.request.headers.get('X-Auth-Token')
+    if not token:
+        raise _Unauthorized()
+    user, _, project = token.partition(':')
+    user = user.strip()
+    project = project.strip() or user
+    if not user:
+        raise _Unauthorized()
+    is_admin = user == 'admin'
+    request_id = 'req-' + str(uuid.uuid4())
+    return nm_context.RequestContext(
+        user_id=user, project_id=project, is_admin=is_admin,
+        roles=['admin', 'member', 'reader'] if is_admin else
+        ['member', 'reader'], request_id=request_id,
+        global_request_id=flask.request.headers.get(
+            'X-OpenStack-Request-ID'))
+
+
+class _Unauthorized(exception.NovaMovesException):
+    code = 401
+    msg_fmt = 'Authentication required: send X-Auth-Token "user:project".'
+
+
+def _before():
+    flask.g.version = None
+    path = flask.request.path
+    if _UNVERSIONED.match(path) or _PUBLIC.match(path):
+        return None
+    flask.g.version = microversion.from_headers(flask.request.headers)
+    flask.g.context = _authenticate()
+    return None
+
+
+def _after(response):
+    ctxt = flask.g.get('context')
+    if ctxt is not None:
+        response.headers['x-openstack-request-id'] = ctxt.request_id
+        response.headers['x-compute-request-id'] = ctxt.request_id
+    version_ = flask.g.get('version')
+    if version_ is not None:
+        response.headers['OpenStack-API-Version'] = 'compute %s' % version_
+        response.headers['X-OpenStack-Nova-API-Version'] = str(version_)
+        response.headers['Vary'] = ('OpenStack-API-Version, '
+                                    'X-OpenStack-Nova-API-Version')
+    return response
+
+
+def _on_error(exc):
+    if isinstance(exc, exception.NovaMovesException):
+        if exc.code >= 500:
+            LOG.exception('Unexpected error')
+        return faults.fault_response(exc.code, exc.message)
+    if isinstance(exc, http_exc.HTTPException):
+        return faults.fault_response(exc.code, exc.description)
+    LOG.exception('Unexpected error')
+    return faults.fault_response(
+        500, 'Unexpected API Error. %s' % type(exc).__name__)
+
+
+def create_app():
+    from nova_moves.api import routes
+    app = flask.Flask('nova_moves.api')
+    app.json.sort_keys = False
+    app.url_map.strict_slashes = False
+    app.extensions['nova_moves'] = Services()
+    app.before_request(_before)
+    app.after_request(_after)
+    app.register_error_handler(Exception, _on_error)
+    routes.register(app)
+    app.wsgi_app = ProjectIdMiddleware(app.wsgi_app)
+    return app

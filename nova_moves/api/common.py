@@ -1,0 +1,115 @@
+"""Helpers shared by the API views: looking up servers the caller may
+see, recording instance actions, links and paging."""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+
+def get_instance(server_id, rule='os_compute_api:servers:show'):
+    """The server, or 404 when it does not exist or the caller's project
+    does not own it (and they are not admin)."""
+    try:
+        instance = db_api.instance_get(server_id)
+    except exception.InstanceNotFound:
+        raise exception.InstanceNotFound(instance_id=server_id)
+    ctxt = api_app.context()
+    if not ctxt.is_admin and instance['project_id'] != ctxt.project_id:
+        raise exception.InstanceNotFound(instance_id=server_id)
+    api_app.authorize(rule, {'project_id': instance['project_id']})
+    return instance
+
+
+def record_action(instance, action):
+    """Record the instance action before any RPC, keyed by request id."""
+    ctxt = api_app.context()
+    return db_api.action_start(instance['uuid'], action, ctxt.request_id,
+                               ctxt.user_id, ctxt.project_id)
+
+
+def check_state(instance, method, vm_states, task_states=(None,)):
+    if instance['vm_state'] not in vm_states:
+        raise exception.InstanceInvalidState(
+            method=method, instance_uuid=instance['uuid'], attr='vm_state',
+            state=instance['vm_state'])
+    if instance['task_state'] not in task_states:
+        raise exception.InstanceInvalidState(
+            method=method, instance_uuid=instance['uuid'],
+            attr='task_state', state=instance['task_state'])
+
+
+def claim_task_state(instance, method, task_state, vm_states,
+                     extra_values=None):
+    """Compare-and-swap task_state None -> ``task_state`` (and vm_state
+    still one of ``vm_states``): the one writer that wins starts the
+    move, every other request gets 409."""
+    values = {'task_state': task_state}
+    values.update(extra_values or {})
+    try:
+        return db_api.instance_update(instance['uuid'], values,
+                                      expected_task_state=[None],
+                                      expected_vm_state=vm_states)
+    except exception.UnexpectedTaskState as exc:
+        raise exception.InstanceInvalidState(
+            method=method, instance_uuid=instance['uuid'], attr='task_state',
+            state=exc.kwargs.get('actual'))
+
+
+def release_task_state(instance_uuid, task_state):
+    """Undo claim_task_state when the request fails before any RPC."""
+    try:
+        db_api.instance_update(instance_uuid, {'task_state': None},
+                               expected_task_state=[task_state])
+    except exception.NovaMovesException:
+        pass
+
+
+def base_url():
+    return flask.request.host_url.rstrip('/')
+
+
+def links(collection, ident):
+    base = base_url()
+    return [{'rel': 'self', 'href': '%s/v2.1/%s/%s' % (base, collection,
+                                                        ident)},
+            {'rel': 'bookmark', 'href': '%s/%s/%s' % (base, collection,
+                                                      ident)}]
+
+
+def limit_and_marker():
+    args = flask.request.args
+    limit = args.get('limit')
+    if limit is not None:
+        try:
+            limit = int(limit)
+            if limit < 0:
+                raise ValueError()
+        except ValueError:
+            raise exception.ValidationError(
+                detail="Invalid input for query parameters limit. Value: "
+                       "%s. It must be a non-negative integer." % limit)
+    from nova_moves import conf
+    max_limit = conf.CONF.api.max_limit
+    limit = max_limit if limit is None else min(limit, max_limit)
+    return limit, args.get('marker')
+
+
+def json_body():
+    body = flask.request.get_json(silent=True)
+    if body is None and flask.request.data:
+        raise exception.ValidationError(
+            detail='Malformed request body: it is not valid JSON.')
+    return body
+
+
+def no_content():
+    return flask.Response(status=204)
+
+
+def accepted(body=None):
+    if body is None:
+        return flask.Response(status=202)
+    response = flask.jsonify(body)
+    response.status_code = 202
+    return response

@@ -1,0 +1,147 @@
+"""POST /servers/{id}/action {"evacuate": {...}}: rebuild a server of a
+failed host elsewhere.
+
+The API refuses while the source compute service is up, claims the
+server (task_state None -> rebuilding, a compare-and-swap), records the
+action and an 'evacuation' migration, then casts the conductor's
+rebuild_instance. Answers 200 (as Nova does); the body carries adminPass
+only below 2.14.
+"""
+import secrets
+
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import servicegroup_cache
+from nova_moves.api import validation
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+POLICY = 'os_compute_api:os-evacuate'
+ALLOWED_VM_STATES = ['active', 'stopped', 'error']
+COMPUTE_BINARY = 'nova-moves-compute'
+
+_ADMIN_PASSWORD = {'type': 'string'}
+
+
+def _schema(properties, required=()):
+    body = {'type': 'object', 'properties': properties,
+            'additionalProperties': False}
+    if required:
+        body['required'] = list(required)
+    return body
+
+
+# 2.1: onSharedStorage required; host and adminPass optional.
+SCHEMA_V21 = _schema({'host': validation.HOSTNAME,
+                      'onSharedStorage': validation.BOOLEAN,
+                      'adminPass': _ADMIN_PASSWORD},
+                     required=['onSharedStorage'])
+# 2.14: onSharedStorage gone (the compute finds out itself).
+SCHEMA_V214 = _schema({'host': validation.HOSTNAME,
+                       'adminPass': _ADMIN_PASSWORD})
+# 2.29: force (skip the scheduler for the named host).
+SCHEMA_V229 = _schema({'host': validation.HOSTNAME,
+                       'adminPass': _ADMIN_PASSWORD,
+                       'force': validation.BOOLEAN})
+# 2.68: force gone again (seed 004).
+SCHEMA_V268 = SCHEMA_V214
+
+BODY_SCHEMAS = {'evacuate': [('2.1', '2.13', SCHEMA_V21),
+                             ('2.14', '2.28', SCHEMA_V214),
+                             ('2.29', '2.67', SCHEMA_V229),
+                             ('2.68', None, SCHEMA_V268)]}
+
+
+class ComputeServiceInUse(exception.Invalid):
+    msg_fmt = 'Compute service of %(host)s is still in use.'
+
+
+def _schema_for(version):
+    for low, high, schema in BODY_SCHEMAS['evacuate']:
+        if version >= low and (high is None or version <= high):
+            return schema
+    return SCHEMA_V268
+
+
+def _check_target(instance, host):
+    if host is None:
+        return
+    if not db_api.service_get_all(binary=COMPUTE_BINARY, host=host):
+        raise exception.ComputeHostNotFound(host=host)
+    if host == instance['host']:
+        raise exception.ValidationError(
+            detail="The target host can't be the same one.")
+
+
+def _check_source_down(instance):
+    """Evacuating a server whose compute still runs it would leave two
+    copies running: only a dead (or fenced, forced-down) source qualifies."""
+    if not instance['host']:
+        raise exception.InstanceInvalidState(
+            method='evacuate', instance_uuid=instance['uuid'], attr='host',
+            state=None)
+    service = db_api.service_get_by_host_and_binary(instance['host'],
+                                                    COMPUTE_BINARY)
+    if service and servicegroup_cache.is_up(service):
+        raise ComputeServiceInUse(host=instance['host'])
+
+
+def evacuate(server_id, value):
+    version = api_app.version()
+    ctxt = api_app.context()
+    instance = common.get_instance(server_id, POLICY)
+    body = validation.validate(value, _schema_for(version))
+    host = body.get('host')
+    force = validation.to_bool(body.get('force', False))
+    if force and not host:
+        raise exception.ValidationError(
+            detail="Can't force to a non-provided destination")
+    on_shared_storage = (validation.to_bool(body['onSharedStorage'])
+                         if version < '2.14' else False)
+    if 'adminPass' in body and on_shared_storage:
+        raise exception.ValidationError(
+            detail="admin password can't be changed on existing disk")
+    password = body.get('adminPass')
+    if password is None and not on_shared_storage:
+        password = secrets.token_urlsafe(9)
+
+    _check_target(instance, host)
+    common.check_state(instance, 'evacuate', ALLOWED_VM_STATES)
+    _check_source_down(instance)
+    instance = common.claim_task_state(instance, 'evacuate', 'rebuilding',
+                                       ALLOWED_VM_STATES)
+    try:
+        if instance['host'] == host:
+            raise exception.ValidationError(
+                detail="The target host can't be the same one.")
+        common.record_action(instance, 'evacuate')
+        migration = db_api.migration_create({
+            'instance_uuid': instance['uuid'],
+            'migration_type': 'evacuation', 'status': 'accepted',
+            'source_compute': instance['host'],
+            'source_node': instance['node'],
+            'dest_compute': host, 'user_id': ctxt.user_id,
+            'project_id': ctxt.project_id,
+            'old_flavor_id': str(instance['flavor'].get('flavorid', '')),
+            'new_flavor_id': str(instance['flavor'].get('flavorid', ''))})
+    except Exception:
+        common.release_task_state(instance['uuid'], 'rebuilding')
+        raise
+    try:
+        api_app.services().conductor.rebuild_instance(
+            ctxt, instance['uuid'], migration['uuid'], host=host,
+            force=force, stop_after=version >= '2.95')
+    except Exception:
+        # Nothing was sent: undo the claim and close the migration.
+        db_api.migration_update(migration['id'], {'status': 'error'})
+        common.release_task_state(instance['uuid'], 'rebuilding')
+        raise
+
+    if version < '2.14':
+        return flask.jsonify({'adminPass': password})
+    return flask.Response(status=200)
+
+
+ACTIONS = {'evacuate': evacuate}

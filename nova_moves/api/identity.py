@@ -1,0 +1,66 @@
+"""A minimal identity v3 at /v3, for python-openstackclient run with
+``--os-auth-type admin_token --os-endpoint http://HOST:PORT/v2.1``.
+
+Such a client takes every service's version from that URL (see
+api/versions.py), so its identity service is "v2" and it refuses ``server
+list`` or ``flavor create`` (it requires identity v3 before sending any
+request). Pointing identity here with
+``OS_IDENTITY_ENDPOINT_OVERRIDE=http://HOST:PORT/v3`` makes them work.
+nova_moves has no Keystone: tokens are ``user:project`` strings and any
+name is a valid project or user id. So projects and users resolve to
+themselves, which is what ``--project X`` / ``--user X`` lookups need.
+"""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves import exception
+
+
+def version():
+    base = common.base_url()
+    return flask.jsonify({'version': {
+        'id': 'v3.14', 'status': 'stable', 'updated': '2020-04-07T00:00:00Z',
+        'links': [{'rel': 'self', 'href': base + '/v3/'}],
+        'media-types': [{
+            'base': 'application/json',
+            'type': 'application/vnd.openstack.identity-v3+json'}]}})
+
+
+def _entity(kind, ident):
+    body = {'id': ident, 'name': ident, 'domain_id': 'default',
+            'enabled': True,
+            'links': {'self': '%s/v3/%s/%s' % (common.base_url(), kind,
+                                               ident)}}
+    if kind == 'projects':
+        body.update({'description': '', 'is_domain': False,
+                     'parent_id': 'default', 'tags': []})
+    return body
+
+
+def _lookup(kind, ident):
+    api_app.context()  # authenticated by app._before
+    if not ident.strip():
+        raise exception.NotFound('Could not find %s: %s.' % (kind[:-1],
+                                                              ident))
+    return flask.jsonify({kind[:-1]: _entity(kind, ident)})
+
+
+def _list(kind):
+    name = flask.request.args.get('name')
+    items = [_entity(kind, name)] if name else []
+    return flask.jsonify({kind: items, 'links': {
+        'self': '%s/v3/%s' % (common.base_url(), kind), 'next': None,
+        'previous': None}})
+
+
+def register(app):
+    app.add_url_rule('/v3', 'identity_version', version, methods=['GET'])
+    app.add_url_rule('/v3/', 'identity_version_slash', version,
+                     methods=['GET'])
+    for kind in ('projects', 'users', 'domains'):
+        app.add_url_rule('/v3/%s' % kind, 'identity_%s_index' % kind,
+                         lambda kind=kind: _list(kind), methods=['GET'])
+        app.add_url_rule('/v3/%s/<ident>' % kind, 'identity_%s_show' % kind,
+                         lambda ident, kind=kind: _lookup(kind, ident),
+                         methods=['GET'])

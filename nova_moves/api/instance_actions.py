@@ -1,0 +1,96 @@
+"""os-instance-actions: what was asked of a server and how each step went.
+Tracebacks and real hosts are admin-only; non-admins see events from 2.51."""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.db import api as db_api
+from nova_moves import exception
+from nova_moves import timeutil
+
+
+def _action_view(action, version):
+    body = {'action': action['action'],
+            'instance_uuid': action['instance_uuid'],
+            'message': action['message'],
+            'project_id': action['project_id'],
+            'request_id': action['request_id'],
+            'start_time': timeutil.api_time(action['start_time']),
+            'user_id': action['user_id']}
+    if version >= '2.58':
+        body['updated_at'] = timeutil.api_time(action['updated_at'])
+    return body
+
+
+def _event_view(event, version, project_id, show_details):
+    body = {'event': event['event'],
+            'start_time': timeutil.api_time(event['start_time']),
+            'finish_time': timeutil.api_time(event['finish_time']),
+            'result': event['result']}
+    if show_details:
+        body['traceback'] = event['traceback']
+    if version >= '2.62':
+        if show_details:
+            body['host'] = event['host'] or ''
+        body['hostId'] = api_app.host_id(project_id, event['host'])
+    if version >= '2.84':
+        body['details'] = event['details']
+    return body
+
+
+def index(server_id):
+    version = api_app.version()
+    instance = _instance(server_id, 'os_compute_api:os-instance-actions:list')
+    args = flask.request.args
+    limit = marker = None
+    if version >= '2.58':
+        limit, marker = common.limit_and_marker()
+    actions = db_api.actions_get(
+        instance['uuid'], limit=limit, marker=marker,
+        changes_since=args.get('changes-since') if version >= '2.58'
+        else None,
+        changes_before=args.get('changes-before') if version >= '2.66'
+        else None)
+    return flask.jsonify({'instanceActions': [_action_view(a, version)
+                                              for a in actions]})
+
+
+def _instance(server_id, rule):
+    # Deleted servers keep their actions visible (Nova does the same from
+    # 2.21).
+    try:
+        instance = db_api.instance_get(server_id, read_deleted=True)
+    except exception.InstanceNotFound:
+        raise
+    ctxt = api_app.context()
+    if not ctxt.is_admin and instance['project_id'] != ctxt.project_id:
+        raise exception.InstanceNotFound(instance_id=server_id)
+    api_app.authorize(rule, {'project_id': instance['project_id']})
+    return instance
+
+
+def show(server_id, request_id):
+    version = api_app.version()
+    instance = _instance(server_id, 'os_compute_api:os-instance-actions:show')
+    action = db_api.action_get_by_request_id(instance['uuid'], request_id)
+    if action is None:
+        raise exception.ActionNotFound(request_id=request_id,
+                                       instance_uuid=server_id)
+    body = _action_view(action, version)
+    target = {'project_id': instance['project_id']}
+    show_details = api_app.can(
+        'os_compute_api:os-instance-actions:events:details', target)
+    if version >= '2.51' or api_app.can(
+            'os_compute_api:os-instance-actions:events', target):
+        body['events'] = [
+            _event_view(e, version, instance['project_id'], show_details)
+            for e in db_api.action_events_get(action['id'])]
+    return flask.jsonify({'instanceAction': body})
+
+
+def register(app):
+    app.add_url_rule('/v2.1/servers/<server_id>/os-instance-actions',
+                     'actions_index', index, methods=['GET'])
+    app.add_url_rule(
+        '/v2.1/servers/<server_id>/os-instance-actions/<request_id>',
+        'actions_show', show, methods=['GET'])

@@ -1,0 +1,253 @@
+"""Server actions resize, confirmResize, revertResize and migrate.
+
+resize and migrate are always asynchronous (seed 000): the API checks
+policy, body and state, wins the task_state compare-and-swap (None ->
+resize_prep), records the action, casts the conductor's migrate_server
+and answers 202. Scheduling happens later; its failures show in the
+instance actions, never as a 400 here.
+
+From 2.56 migrate takes a target ``host`` (checked by the scheduler's
+filters), plus two fields that go beyond Nova: ``force`` (seed 002: skip
+the scheduler and claim on that host directly) and ``check`` (seed 003:
+only ask the scheduler whether the host would do; 200 with the verdict,
+nothing changes).
+"""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import validation
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+RESIZE_SCHEMA = {
+    'type': 'object',
+    'properties': {
+        'resize': {
+            'type': 'object',
+            'properties': {
+                'flavorRef': validation.FLAVOR_REF,
+                'OS-DCF:diskConfig': {'type': 'string',
+                                      'enum': ['AUTO', 'MANUAL']},
+            },
+            'required': ['flavorRef'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['resize'],
+    'additionalProperties': False,
+}
+
+# confirmResize and revertResize carry no parameters.
+_NO_PARAMS = {'type': ['null', 'object'], 'properties': {},
+              'additionalProperties': False}
+CONFIRM_SCHEMA = {'type': 'object',
+                  'properties': {'confirmResize': _NO_PARAMS},
+                  'required': ['confirmResize'],
+                  'additionalProperties': False}
+REVERT_SCHEMA = {'type': 'object', 'properties': {'revertResize': _NO_PARAMS},
+                 'required': ['revertResize'], 'additionalProperties': False}
+
+MIGRATE_SCHEMA = {'type': 'object', 'properties': {'migrate': _NO_PARAMS},
+                  'required': ['migrate'], 'additionalProperties': False}
+MIGRATE_SCHEMA_V256 = {
+    'type': 'object',
+    'properties': {
+        'migrate': {
+            'type': ['null', 'object'],
+            'properties': {
+                'host': validation.NULLABLE_HOSTNAME,
+                # Seed 002: bypass the scheduler (needs host).
+                'force': validation.BOOLEAN,
+                # Seed 003: dry run, only ask the scheduler (needs host).
+                'check': validation.BOOLEAN,
+            },
+            'additionalProperties': False,
+        },
+    },
+    'required': ['migrate'],
+    'additionalProperties': False,
+}
+
+BODY_SCHEMAS = {
+    'resize': [('2.1', None, RESIZE_SCHEMA)],
+    'confirmResize': [('2.1', None, CONFIRM_SCHEMA)],
+    'revertResize': [('2.1', None, REVERT_SCHEMA)],
+    'migrate': [('2.1', '2.55', MIGRATE_SCHEMA),
+                ('2.56', None, MIGRATE_SCHEMA_V256)],
+}
+
+MOVABLE_VM_STATES = ['active', 'stopped']
+
+
+def _schema_for(name):
+    version = api_app.version()
+    for low, high, schema in BODY_SCHEMAS[name]:
+        if version >= low and (high is None or version <= high):
+            return schema
+    raise exception.ValidationError(detail='%s is not supported at '
+                                           'microversion %s' % (name, version))
+
+
+def _validate(name, value):
+    return validation.validate({name: value}, _schema_for(name))[name]
+
+
+def _start_move(instance, method, action, **rpc_kwargs):
+    """CAS task_state and record the action (one transaction), then cast
+    the conductor. A failure before the cast leaves the server as it
+    was; losing the CAS is a 409 and records nothing."""
+    ctxt = api_app.context()
+    try:
+        db_api.instance_claim_with_action(
+            instance['uuid'], 'resize_prep', MOVABLE_VM_STATES, action,
+            ctxt.request_id, ctxt.user_id, ctxt.project_id)
+    except exception.UnexpectedTaskState as exc:
+        raise exception.InstanceInvalidState(
+            method=method, instance_uuid=instance['uuid'], attr='task_state',
+            state=exc.kwargs.get('actual'))
+    try:
+        api_app.services().conductor.migrate_server(
+            ctxt, instance['uuid'], live=False, do_cast=True, **rpc_kwargs)
+    except Exception:
+        common.release_task_state(instance['uuid'], 'resize_prep')
+        raise
+    return common.accepted()
+
+
+def resize(server_id, value):
+    instance = common.get_instance(server_id, 'os_compute_api:servers:resize')
+    body = _validate('resize', value)
+    try:
+        flavor = db_api.flavor_get(body['flavorRef'])
+    except exception.FlavorNotFound as exc:
+        raise exception.Invalid(reason=exc.message)
+    if flavor['flavorid'] == instance['flavor']['flavorid']:
+        raise exception.ValidationError(
+            detail='When resizing, instances must change flavor!')
+    if flavor.get('disabled'):
+        raise exception.Invalid(reason='Flavor %s is disabled.'
+                                % flavor['flavorid'])
+    common.check_state(instance, 'resize', MOVABLE_VM_STATES)
+    return _start_move(instance, 'resize', 'resize', flavor=flavor)
+
+
+def _request_spec(instance):
+    ctxt = api_app.context()
+    return {'instance_uuid': instance['uuid'], 'flavor': instance['flavor'],
+            'availability_zone': instance.get('requested_az'),
+            'project_id': instance['project_id'],
+            'user_id': instance['user_id'] or ctxt.user_id,
+            'ignore_hosts': [instance['host']] if instance['host'] else [],
+            'requested_destination': None}
+
+
+def migrate(server_id, value):
+    instance = common.get_instance(
+        server_id, 'os_compute_api:os-migrate-server:migrate')
+    body = _validate('migrate', value) or {}
+    host = body.get('host')
+    force = validation.to_bool(body.get('force', False))
+    check = validation.to_bool(body.get('check', False))
+    if force and not host:
+        raise exception.ValidationError(
+            detail='The target host must be given when force is true.')
+    if check and not host:
+        raise exception.ValidationError(
+            detail='The target host must be given when check is true.')
+    if check and force:
+        raise exception.ValidationError(
+            detail='check and force cannot both be true: check asks the '
+                   'scheduler, force bypasses it.')
+    if host:
+        api_app.authorize('os_compute_api:os-migrate-server:migrate:host',
+                          {'project_id': instance['project_id']})
+        try:
+            db_api.compute_node_get_by_host(host)
+        except exception.ComputeHostNotFound as exc:
+            raise exception.Invalid(reason=exc.message)
+        if host == instance['host']:
+            raise exception.Invalid(
+                reason='The target host can not be the same one as the '
+                       'current host %s of the server.' % host)
+    if check:
+        # Seed 003: only the question; no action, no state, no migration.
+        verdict = api_app.services().scheduler.check_destination(
+            api_app.context(), _request_spec(instance), host)
+        return flask.jsonify({'valid': bool(verdict['valid']),
+                              'reasons': list(verdict['reasons'])})
+    common.check_state(instance, 'migrate', MOVABLE_VM_STATES)
+    return _start_move(instance, 'migrate', 'migrate', flavor=None,
+                       host=host, force=force)
+
+
+def _finished_migration(instance):
+    migrations = db_api.migration_get_all(instance_uuid=instance['uuid'],
+                                          status='finished')
+    migrations = [m for m in migrations
+                  if m['migration_type'] in ('resize', 'migration')]
+    if not migrations:
+        raise exception.Invalid(reason='Instance has not been resized.')
+    return migrations[0]
+
+
+def confirm_resize(server_id, value):
+    instance = common.get_instance(server_id,
+                                   'os_compute_api:servers:confirm_resize')
+    _validate('confirmResize', value)
+    common.check_state(instance, 'confirmResize', ['resized'])
+    migration = _finished_migration(instance)
+    # The compare-and-swap that makes a second confirm (or a revert) lose.
+    db_api.migration_update(migration['id'], {'status': 'confirming'},
+                            expected_status=['finished'])
+    try:
+        common.record_action(instance, 'confirmResize')
+        api_app.services().compute.confirm_resize(
+            api_app.context(), migration['source_compute'], instance['uuid'],
+            migration['uuid'])
+    except Exception:
+        _restore_migration(migration, 'confirming')
+        raise
+    return common.no_content()
+
+
+def revert_resize(server_id, value):
+    instance = common.get_instance(server_id,
+                                   'os_compute_api:servers:revert_resize')
+    _validate('revertResize', value)
+    common.check_state(instance, 'revertResize', ['resized'])
+    migration = _finished_migration(instance)
+    common.claim_task_state(instance, 'revertResize', 'resize_reverting',
+                            ['resized'])
+    try:
+        db_api.migration_update(migration['id'], {'status': 'reverting'},
+                                expected_status=['finished'])
+    except exception.Conflict:
+        common.release_task_state(instance['uuid'], 'resize_reverting')
+        raise
+    try:
+        common.record_action(instance, 'revertResize')
+        api_app.services().compute.revert_resize(
+            api_app.context(), migration['dest_compute'], instance['uuid'],
+            migration['uuid'])
+    except Exception:
+        _restore_migration(migration, 'reverting')
+        common.release_task_state(instance['uuid'], 'resize_reverting')
+        raise
+    return common.accepted()
+
+
+def _restore_migration(migration, status):
+    try:
+        db_api.migration_update(migration['id'], {'status': 'finished'},
+                                expected_status=[status])
+    except exception.NovaMovesException:
+        pass
+
+
+ACTIONS = {
+    'resize': resize,
+    'confirmResize': confirm_resize,
+    'revertResize': revert_resize,
+    'migrate': migrate,
+}

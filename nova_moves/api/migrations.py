@@ -1,0 +1,101 @@
+"""GET /os-migrations (admin): every migration, Nova's fields and filters
+per microversion (2.23 type and links, 2.59 uuid and paging, 2.66
+changes-before, 2.80 user and project)."""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.db import api as db_api
+from nova_moves import exception
+from nova_moves import timeutil
+
+LIVE_IN_PROGRESS = ('queued', 'preparing', 'running')
+
+
+def view(migration, version):
+    body = {'id': migration['id'],
+            'created_at': timeutil.api_time(migration['created_at']),
+            'updated_at': timeutil.api_time(migration['updated_at']),
+            'dest_compute': migration['dest_compute'],
+            'dest_host': migration['dest_host'],
+            'dest_node': migration['dest_node'],
+            'instance_uuid': migration['instance_uuid'],
+            'new_instance_type_id': migration['new_flavor_id'],
+            'old_instance_type_id': migration['old_flavor_id'],
+            'source_compute': migration['source_compute'],
+            'source_node': migration['source_node'],
+            'status': migration['status']}
+    if version >= '2.23':
+        body['migration_type'] = migration['migration_type']
+        if (migration['migration_type'] == 'live-migration' and
+                migration['status'] in LIVE_IN_PROGRESS):
+            body['links'] = common.links(
+                'servers/%s/migrations' % migration['instance_uuid'],
+                migration['id'])
+    if version >= '2.59':
+        body['uuid'] = migration['uuid']
+    if version >= '2.80':
+        body['user_id'] = migration['user_id']
+        body['project_id'] = migration['project_id']
+    return body
+
+
+def index():
+    api_app.authorize('os_compute_api:os-migrations:index')
+    version = api_app.version()
+    args = flask.request.args
+    filters = {'instance_uuid': args.get('instance_uuid'),
+               'host': args.get('host'),
+               'source_compute': args.get('source_compute'),
+               'status': args.get('status'),
+               'migration_type': args.get('migration_type')}
+    limit = marker = None
+    if version >= '2.59':
+        if 'limit' in args or 'marker' in args:
+            limit, marker = common.limit_and_marker()
+        filters['changes_since'] = _time_arg('changes-since')
+    if version >= '2.66':
+        filters['changes_before'] = _time_arg('changes-before')
+        if filters['changes_since'] and filters['changes_before'] and \
+                filters['changes_since'] > filters['changes_before']:
+            raise exception.ValidationError(
+                detail='The value of changes-since must be less than or '
+                       'equal to changes-before.')
+    if version >= '2.80':
+        filters['user_id'] = args.get('user_id')
+        filters['project_id'] = args.get('project_id')
+    try:
+        migrations = db_api.migration_get_all(limit=limit, marker=marker,
+                                              **filters)
+    except exception.MigrationNotFound:
+        # Nova answers an unknown paging marker with 400, not 404.
+        raise exception.ValidationError(
+            detail='Marker %s could not be found.' % marker)
+    body = {'migrations': [view(m, version) for m in migrations]}
+    if version >= '2.59' and limit and len(migrations) == limit:
+        body['migrations_links'] = [{
+            'rel': 'next',
+            'href': '%s/v2.1/os-migrations?limit=%d&marker=%s' % (
+                common.base_url(), limit, migrations[-1]['uuid'])}]
+    return flask.jsonify(body)
+
+
+def _time_arg(name):
+    value = flask.request.args.get(name)
+    if not value:
+        return None
+    try:
+        import datetime
+        parsed = datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
+    except ValueError:
+        raise exception.ValidationError(
+            detail="Invalid input for query parameters %s. Value: %s. It "
+                   "must be an ISO 8601 date-time." % (name, value))
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return parsed.isoformat()
+
+
+def register(app):
+    app.add_url_rule('/v2.1/os-migrations', 'migrations_index', index,
+                     methods=['GET'])

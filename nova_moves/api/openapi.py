@@ -1,0 +1,713 @@
+"""The OpenAPI 3.1 description of the implemented API, served at
+GET /openapi.json and checked in as doc/api-ref/openapi.json.
+
+Paths come from the Flask routes themselves, so every implemented route is
+described; request bodies are the JSON schemas the views validate with
+(action bodies from each move module's ``BODY_SCHEMAS``); response schemas
+are written here. Microversions are OpenAPI extensions:
+
+- on an operation: ``x-min-version`` / ``x-max-version``;
+- on a property: ``x-min-version`` / ``x-max-version`` (present only in that
+  range), ``x-admin-only`` (shown to admins only) with ``x-public-since``
+  (shown to everyone from that version);
+- on an object: ``x-required``, the fields present whenever their range
+  and audience say so (plain ``required`` holds only the fields present at
+  every version for everyone);
+- ``oneOf`` alternatives tagged with version ranges replace each other
+  (e.g. the server's ``flavor`` below and from 2.47).
+
+``specialize(doc, schema, version, admin)`` turns a schema into the exact
+one for one microversion and audience; the functional tests validate real
+responses with it.
+
+Regenerate the checked-in copy with
+``python -m nova_moves.api.openapi > doc/api-ref/openapi.json``.
+"""
+import copy
+import importlib
+import json
+import re
+import sys
+
+from nova_moves.api import microversion
+
+OPENAPI_VERSION = '3.1.0'
+_MAX = microversion.MAX_VERSION
+
+# --- schema helpers ----------------------------------------------------------
+
+STR = {'type': 'string'}
+NSTR = {'type': ['string', 'null']}
+INT = {'type': 'integer'}
+BOOL = {'type': 'boolean'}
+NUM = {'type': 'number'}
+ANY_OBJ = {'type': 'object'}
+LINKS = {'type': 'array', 'items': {
+    'type': 'object', 'required': ['rel', 'href'],
+    'properties': {'rel': STR, 'href': STR, 'type': STR},
+    'additionalProperties': False}}
+
+
+def f(schema, since=None, until=None, admin=False, public_since=None,
+      optional=False):
+    """A property: ``schema`` with its microversion range and audience."""
+    schema = copy.deepcopy(schema)
+    if since:
+        schema['x-min-version'] = since
+    if until:
+        schema['x-max-version'] = until
+    if admin:
+        schema['x-admin-only'] = True
+    if public_since:
+        schema['x-public-since'] = public_since
+    if optional:
+        schema['x-optional'] = True
+    return schema
+
+
+def obj(properties, additional=False):
+    required, x_required = [], []
+    for name, schema in properties.items():
+        if schema.get('x-optional'):
+            continue
+        if any(k in schema for k in ('x-min-version', 'x-max-version',
+                                     'x-admin-only')):
+            x_required.append(name)
+        else:
+            required.append(name)
+    body = {'type': 'object', 'properties': properties,
+            'additionalProperties': additional}
+    if required:
+        body['required'] = required
+    if x_required:
+        body['x-required'] = x_required
+    return body
+
+
+def by_version(*alternatives):
+    """(since, until, schema) alternatives of one value."""
+    return {'oneOf': [f(schema, since=since, until=until)
+                      for since, until, schema in alternatives]}
+
+
+def ref(name):
+    return {'$ref': '#/components/schemas/%s' % name}
+
+
+def wrap(key, schema):
+    return obj({key: schema})
+
+
+def listing(key, schema):
+    return obj({key: {'type': 'array', 'items': schema},
+                key + '_links': f(LINKS, optional=True)})
+
+
+# --- response schemas --------------------------------------------------------
+
+_STATUSES = ['ACTIVE', 'BUILD', 'ERROR', 'SHUTOFF', 'DELETED', 'RESIZE',
+             'VERIFY_RESIZE', 'REVERT_RESIZE', 'MIGRATING', 'REBUILD']
+
+_FLAVOR_LINK = obj({'id': STR, 'links': LINKS})
+_FLAVOR_EMBEDDED = obj({'vcpus': INT, 'ram': INT, 'disk': INT,
+                        'ephemeral': INT, 'swap': INT,
+                        'original_name': STR, 'extra_specs': ANY_OBJ})
+
+SCHEMAS = {
+    'Fault': {'type': 'object', 'minProperties': 1, 'maxProperties': 1,
+              'additionalProperties': obj({'code': INT, 'message': STR})},
+    'VersionItem': obj({
+        'id': STR, 'status': STR, 'version': STR, 'min_version': STR,
+        'updated': STR, 'links': LINKS,
+        'media-types': f({'type': 'array'}, optional=True)}),
+    'Versions': wrap('versions', {'type': 'array',
+                                  'items': ref('VersionItem')}),
+    'Version': wrap('version', ref('VersionItem')),
+    'ServerBrief': obj({'id': STR, 'name': STR, 'links': LINKS}),
+    'ServerCreated': wrap('server', obj({
+        'id': STR, 'links': LINKS, 'OS-DCF:diskConfig': STR,
+        'security_groups': {'type': 'array'}, 'adminPass': STR})),
+    'Server': obj({
+        'id': STR, 'name': STR, 'links': LINKS,
+        'status': {'type': 'string', 'enum': _STATUSES},
+        'tenant_id': STR, 'user_id': STR, 'metadata': ANY_OBJ,
+        'hostId': STR,
+        'image': {'oneOf': [{'type': 'string', 'enum': ['']},
+                            obj({'id': STR, 'links': LINKS})]},
+        'flavor': by_version(('2.1', '2.46', _FLAVOR_LINK),
+                             ('2.47', None, _FLAVOR_EMBEDDED)),
+        'created': STR, 'updated': STR, 'addresses': ANY_OBJ,
+        'accessIPv4': STR, 'accessIPv6': STR, 'OS-DCF:diskConfig': STR,
+        'progress': INT, 'OS-EXT-AZ:availability_zone': STR,
+        'config_drive': STR, 'key_name': NSTR,
+        'OS-SRV-USG:launched_at': NSTR, 'OS-SRV-USG:terminated_at': NSTR,
+        'OS-EXT-STS:task_state': NSTR, 'OS-EXT-STS:vm_state': STR,
+        'OS-EXT-STS:power_state': INT,
+        'os-extended-volumes:volumes_attached': {'type': 'array'},
+        'security_groups': {'type': 'array'},
+        'OS-EXT-SRV-ATTR:host': f(NSTR, admin=True),
+        'OS-EXT-SRV-ATTR:hypervisor_hostname': f(NSTR, admin=True),
+        'OS-EXT-SRV-ATTR:instance_name': f(STR, admin=True),
+        'OS-EXT-SRV-ATTR:reservation_id': f(STR, since='2.3', admin=True),
+        'OS-EXT-SRV-ATTR:launch_index': f(INT, since='2.3', admin=True),
+        'OS-EXT-SRV-ATTR:kernel_id': f(STR, since='2.3', admin=True),
+        'OS-EXT-SRV-ATTR:ramdisk_id': f(STR, since='2.3', admin=True),
+        'OS-EXT-SRV-ATTR:root_device_name': f(NSTR, since='2.3',
+                                              admin=True),
+        'OS-EXT-SRV-ATTR:user_data': f(NSTR, since='2.3', admin=True),
+        'OS-EXT-SRV-ATTR:hostname': f(STR, since='2.3', admin=True,
+                                      public_since='2.90'),
+        'locked': f(BOOL, since='2.9'),
+        'host_status': f({'type': 'string', 'enum': [
+            '', 'UP', 'DOWN', 'MAINTENANCE', 'UNKNOWN']}, since='2.16',
+            admin=True),
+        'description': f(NSTR, since='2.19'),
+        'tags': f({'type': 'array', 'items': STR}, since='2.26'),
+        'trusted_image_certificates': f({'type': ['array', 'null']},
+                                        since='2.63'),
+        'server_groups': f({'type': 'array'}, since='2.71'),
+        'locked_reason': f(NSTR, since='2.73'),
+        'fault': f(obj({'code': INT, 'message': STR, 'created': STR,
+                        'details': f(STR, admin=True, optional=True)}),
+                   optional=True),
+    }),
+    'FlavorBrief': obj({'id': STR, 'name': STR, 'links': LINKS,
+                        'description': f(NSTR, since='2.55')}),
+    'Flavor': obj({
+        'id': STR, 'name': STR, 'ram': INT, 'disk': INT, 'vcpus': INT,
+        'links': LINKS, 'OS-FLV-EXT-DATA:ephemeral': INT,
+        'OS-FLV-DISABLED:disabled': BOOL,
+        'swap': {'type': ['integer', 'string']}, 'rxtx_factor': NUM,
+        'os-flavor-access:is_public': BOOL,
+        'description': f(NSTR, since='2.55'),
+        'extra_specs': f(ANY_OBJ, since='2.61')}),
+    'Service': obj({
+        'id': by_version(('2.1', '2.52', INT), ('2.53', None, STR)),
+        'binary': STR, 'host': STR, 'zone': STR,
+        'status': {'type': 'string', 'enum': ['enabled', 'disabled']},
+        'state': {'type': 'string', 'enum': ['up', 'down']},
+        'updated_at': NSTR, 'disabled_reason': NSTR,
+        'forced_down': f(BOOL, since='2.11')}),
+    'ServiceLegacyUpdate': wrap('service', obj({
+        'host': STR, 'binary': STR,
+        'status': f(STR, optional=True),
+        'disabled_reason': f(STR, optional=True),
+        'forced_down': f(BOOL, optional=True)})),
+    'HypervisorBrief': obj({
+        'id': by_version(('2.1', '2.52', INT), ('2.53', None, STR)),
+        'hypervisor_hostname': STR,
+        'state': {'type': 'string', 'enum': ['up', 'down']},
+        'status': {'type': 'string', 'enum': ['enabled', 'disabled']}}),
+    'Hypervisor': obj({
+        'id': by_version(('2.1', '2.52', INT), ('2.53', None, STR)),
+        'hypervisor_hostname': STR,
+        'state': {'type': 'string', 'enum': ['up', 'down']},
+        'status': {'type': 'string', 'enum': ['enabled', 'disabled']},
+        'hypervisor_type': STR, 'hypervisor_version': INT,
+        'host_ip': NSTR,
+        'service': obj({'host': STR,
+                        'id': {'type': ['integer', 'string', 'null']},
+                        'disabled_reason': NSTR}),
+        'vcpus': f(INT, until='2.87'), 'memory_mb': f(INT, until='2.87'),
+        'local_gb': f(INT, until='2.87'),
+        'vcpus_used': f(INT, until='2.87'),
+        'memory_mb_used': f(INT, until='2.87'),
+        'local_gb_used': f(INT, until='2.87'),
+        'free_ram_mb': f(INT, until='2.87'),
+        'free_disk_gb': f(INT, until='2.87'),
+        'current_workload': f(INT, until='2.87'),
+        'running_vms': f(INT, until='2.87'),
+        'disk_available_least': f(INT, until='2.87'),
+        'cpu_info': f(by_version(('2.1', '2.27', STR),
+                                 ('2.28', '2.87', ANY_OBJ)), until='2.87'),
+        'uptime': f(NSTR, since='2.88')}),
+    'HypervisorUptime': wrap('hypervisor', obj({
+        'id': by_version(('2.1', '2.52', INT), ('2.53', None, STR)),
+        'hypervisor_hostname': STR,
+        'state': {'type': 'string', 'enum': ['up', 'down']},
+        'status': {'type': 'string', 'enum': ['enabled', 'disabled']},
+        'uptime': NSTR})),
+    'InstanceAction': obj({
+        'action': STR, 'instance_uuid': STR, 'message': NSTR,
+        'project_id': STR, 'request_id': STR, 'start_time': STR,
+        'user_id': STR, 'updated_at': f(NSTR, since='2.58')}),
+    'InstanceActionEvent': obj({
+        'event': STR, 'start_time': NSTR, 'finish_time': NSTR,
+        'result': NSTR, 'traceback': f(NSTR, admin=True),
+        'host': f(STR, since='2.62', admin=True),
+        'hostId': f(STR, since='2.62'),
+        'details': f(NSTR, since='2.84')}),
+    'Migration': obj({
+        'id': INT, 'created_at': STR, 'updated_at': NSTR,
+        'dest_compute': NSTR, 'dest_host': NSTR, 'dest_node': NSTR,
+        'instance_uuid': STR,
+        'new_instance_type_id': {'type': ['integer', 'string', 'null']},
+        'old_instance_type_id': {'type': ['integer', 'string', 'null']},
+        'source_compute': NSTR, 'source_node': NSTR, 'status': STR,
+        'migration_type': f({'type': 'string', 'enum': [
+            'migration', 'resize', 'live-migration', 'evacuation']},
+            since='2.23'),
+        'links': f(LINKS, since='2.23', optional=True),
+        'uuid': f(STR, since='2.59'),
+        'user_id': f(NSTR, since='2.80'),
+        'project_id': f(NSTR, since='2.80')}),
+    'ServerMigration': obj({
+        'id': INT, 'server_uuid': STR, 'status': STR,
+        'source_compute': NSTR, 'source_node': NSTR, 'dest_compute': NSTR,
+        'dest_node': NSTR, 'dest_host': NSTR,
+        'memory_total_bytes': INT, 'memory_processed_bytes': INT,
+        'memory_remaining_bytes': INT, 'disk_total_bytes': INT,
+        'disk_processed_bytes': INT, 'disk_remaining_bytes': INT,
+        'created_at': STR, 'updated_at': NSTR,
+        'uuid': f(STR, since='2.59'), 'user_id': f(NSTR, since='2.80'),
+        'project_id': f(NSTR, since='2.80')}),
+    'Image': {'type': 'object', 'required': ['id', 'name', 'status'],
+              'properties': {'id': STR, 'name': STR, 'status': STR}},
+}
+SCHEMAS['InstanceActionDetail'] = {
+    'allOf': [ref('InstanceAction')],
+    'type': 'object',
+    'properties': dict(SCHEMAS['InstanceAction']['properties'], events=f(
+        {'type': 'array', 'items': ref('InstanceActionEvent')},
+        admin=True, public_since='2.51')),
+    'required': SCHEMAS['InstanceAction']['required'],
+    'x-required': SCHEMAS['InstanceAction']['x-required'] + ['events'],
+    'additionalProperties': False}
+del SCHEMAS['InstanceActionDetail']['allOf']
+
+
+def _ok(schema_or_name, description='OK'):
+    schema = ref(schema_or_name) if isinstance(schema_or_name, str) \
+        else schema_or_name
+    return {'description': description,
+            'content': {'application/json': {'schema': schema}}}
+
+
+def _empty(description):
+    return {'description': description}
+
+
+# --- operations --------------------------------------------------------------
+# endpoint -> summary, query parameters, responses, extras
+
+_PAGING = ['limit', 'marker']
+OPERATIONS = {
+    'versions': ('List the API versions (no token).', [],
+                 {'200': _ok('Versions')}),
+    'v21': ('Show the v2.1 version (no token).', [], {'200': _ok('Version')}),
+    'servers_index': (
+        'List servers (id, name, links).',
+        ['all_tenants', 'project_id', 'host', 'status', 'name', 'deleted']
+        + _PAGING, {'200': _ok(listing('servers', ref('ServerBrief')))}),
+    'servers_detail': (
+        'List servers with details.',
+        ['all_tenants', 'project_id', 'host', 'status', 'name', 'deleted']
+        + _PAGING, {'200': _ok(listing('servers', ref('Server')))}),
+    'servers_create': ('Boot a server (202; scheduled in the background).',
+                       [], {'202': _ok('ServerCreated', 'Accepted')}),
+    'servers_show': ('Show a server.', [],
+                     {'200': _ok(wrap('server', ref('Server')))}),
+    'servers_delete': ('Delete a server (409 while it is being moved).', [],
+                       {'204': _empty('Deleted')}),
+    'server_action': (
+        'Run a server action; the body names it (see the oneOf).', [],
+        {'200': _empty('evacuate: {"adminPass"} below 2.14, empty after'),
+         '202': _empty('resize, revertResize, migrate, os-migrateLive'),
+         '204': _empty('confirmResize')}),
+    'actions_index': (
+        'List the instance actions of a server.',
+        ['limit', 'marker', 'changes-since', 'changes-before'],
+        {'200': _ok(wrap('instanceActions', {
+            'type': 'array', 'items': ref('InstanceAction')}))}),
+    'actions_show': ('Show one instance action with its events.', [],
+                     {'200': _ok(wrap('instanceAction',
+                                      ref('InstanceActionDetail')))}),
+    'flavors_index': ('List flavors.', ['is_public', 'minRam', 'minDisk']
+                      + _PAGING,
+                      {'200': _ok(listing('flavors', ref('FlavorBrief')))}),
+    'flavors_detail': ('List flavors with details.',
+                       ['is_public', 'minRam', 'minDisk'] + _PAGING,
+                       {'200': _ok(listing('flavors', ref('Flavor')))}),
+    'flavors_create': ('Create a flavor (admin).', [],
+                       {'200': _ok(wrap('flavor', ref('Flavor')))}),
+    'flavors_show': ('Show a flavor.', [],
+                     {'200': _ok(wrap('flavor', ref('Flavor')))}),
+    'flavors_delete': ('Delete a flavor (admin).', [],
+                       {'202': _empty('Deleted')}),
+    'flavors_extra_specs': ('Flavor extra specs (always empty).', [],
+                            {'200': _ok(wrap('extra_specs', ANY_OBJ))}),
+    'flavors_extra_spec': ('One flavor extra spec (never found).', [], {}),
+    'services_index': ('List services (admin).', ['binary', 'host'],
+                       {'200': _ok(wrap('services', {
+                           'type': 'array', 'items': ref('Service')}))}),
+    'services_update': (
+        'Enable, disable or force down a service: PUT /os-services/{uuid} '
+        'from 2.53; below, {service_id} is the action enable, disable, '
+        'disable-log-reason or force-down (2.11) and the body names host '
+        'and binary.', [],
+        {'200': _ok({'oneOf': [
+            f(wrap('service', ref('Service')), since='2.53'),
+            f(ref('ServiceLegacyUpdate'), until='2.52')]})}),
+    'services_delete': ('Delete a service (409 if a compute still hosts '
+                        'servers).', [], {'204': _empty('Deleted')}),
+    'hypervisors_index': ('List hypervisors (admin).',
+                          ['hypervisor_hostname_pattern'],
+                          {'200': _ok(wrap('hypervisors', {
+                              'type': 'array',
+                              'items': ref('HypervisorBrief')}))}),
+    'hypervisors_detail': ('List hypervisors with details (admin).',
+                           ['hypervisor_hostname_pattern'],
+                           {'200': _ok(wrap('hypervisors', {
+                               'type': 'array',
+                               'items': ref('Hypervisor')}))}),
+    'hypervisors_show': ('Show a hypervisor (admin).', [],
+                         {'200': _ok(wrap('hypervisor', ref('Hypervisor')))}),
+    'hypervisors_uptime': ('Hypervisor uptime (admin; removed in 2.88).',
+                           [], {'200': _ok('HypervisorUptime')},
+                           {'x-max-version': '2.87'}),
+    'aggregates_index': ('Host aggregates (always empty in nova_moves).',
+                         [], {'200': _ok(wrap('aggregates', {
+                             'type': 'array', 'maxItems': 0}))}),
+    'migrations_index': (
+        'List migrations (admin).',
+        ['instance_uuid', 'host', 'source_compute', 'status',
+         'migration_type', 'changes-since', 'changes-before', 'user_id',
+         'project_id'] + _PAGING,
+        {'200': _ok(listing('migrations', ref('Migration')))}),
+    'server_migrations_index': (
+        'In-progress live migrations of a server.', [],
+        {'200': _ok(wrap('migrations', {'type': 'array',
+                                        'items': ref('ServerMigration')}))},
+        {'x-min-version': '2.23'}),
+    'server_migrations_show': (
+        'One in-progress live migration of a server.', [],
+        {'200': _ok(wrap('migration', ref('ServerMigration')))},
+        {'x-min-version': '2.23'}),
+    'server_migrations_delete': (
+        'Abort a live migration (running; queued and preparing from 2.65).',
+        [], {'202': _empty('Accepted')}, {'x-min-version': '2.24'}),
+    'server_migrations_action': (
+        'Force a running live migration to complete.', [],
+        {'202': _empty('Accepted')}, {'x-min-version': '2.22'}),
+    'placement_show': ('nova_moves: resource providers, usages and every '
+                       'allocation (admin).', [],
+                       {'200': _ok(obj({'resource_providers': ANY_OBJ,
+                                        'allocations': ANY_OBJ}))}),
+    'images_index': ('Images of the fake hypervisor, Glance v2 style.',
+                     ['name', 'id'], {'200': _ok(obj({
+                         'images': {'type': 'array', 'items': ref('Image')},
+                         'schema': STR, 'first': STR}))}),
+    'images_show': ('One image, Glance v2 style (unwrapped).', [],
+                    {'200': _ok('Image')}),
+    'identity_version': ('Minimal identity v3 for admin_token clients.', [],
+                         {'200': _ok(wrap('version', ANY_OBJ))}),
+    'openapi': ('This document (no token).', [],
+                {'200': _ok({'type': 'object', 'required': ['openapi']})}),
+}
+for _kind in ('projects', 'users', 'domains'):
+    OPERATIONS['identity_%s_index' % _kind] = (
+        'Look up %s by name (echoes the name; admin_token clients).' % _kind,
+        ['name'], {'200': _ok(ANY_OBJ)})
+    OPERATIONS['identity_%s_show' % _kind] = (
+        'One of the %s (any id exists; admin_token clients).' % _kind, [],
+        {'200': _ok(ANY_OBJ)})
+_NO_TOKEN = {'versions', 'v21', 'v21_slash', 'identity_version',
+             'identity_version_slash', 'openapi'}
+_ALIASES = {'v21_slash': 'v21', 'identity_version_slash': 'identity_version'}
+# Test-only routes exist only with [api] enable_test_hooks; the document
+# describes what every deployment serves.
+_HIDDEN = re.compile(r'^test_|^static$')
+
+
+# --- request bodies ----------------------------------------------------------
+
+def _version_range(low, high):
+    return {'x-min-version': low or microversion.MIN_VERSION,
+            'x-max-version': high or _MAX}
+
+
+def _action_body(name, schema):
+    """BODY_SCHEMAS hold either the whole body or just the value of the
+    action key; the document always shows the whole body."""
+    props = schema.get('properties') or {}
+    if schema.get('type') == 'object' and list(props) == [name]:
+        return copy.deepcopy(schema)
+    return {'type': 'object', 'additionalProperties': False,
+            'required': [name], 'properties': {name: copy.deepcopy(schema)}}
+
+
+def _move_modules():
+    modules = []
+    for name in ('migrate', 'live_migrate', 'evacuate'):
+        try:
+            modules.append(importlib.import_module('nova_moves.api.' + name))
+        except ImportError:
+            continue
+    return modules
+
+
+def _body_schemas():
+    """{action_name: [(min, max, full body schema)]} over the move modules."""
+    bodies = {}
+    for module in _move_modules():
+        for name, versions in sorted(getattr(module, 'BODY_SCHEMAS',
+                                             {}).items()):
+            bodies[name] = [(low, high, _action_body(name, schema))
+                            for low, high, schema in versions]
+    return bodies
+
+
+def _tagged_alternatives(versions, action=None):
+    alternatives = []
+    for low, high, schema in versions:
+        schema = dict(schema, **_version_range(low, high))
+        if action:
+            schema['x-action'] = action
+        alternatives.append(schema)
+    return alternatives
+
+
+def _request_bodies():
+    from nova_moves.api import flavors
+    from nova_moves.api import servers
+    from nova_moves.api import services
+    bodies = {
+        'servers_create': [servers.CREATE_SCHEMA],
+        'flavors_create': _tagged_alternatives([
+            ('2.1', '2.54', flavors._create_schema(
+                microversion.APIVersion('2.1'))),
+            ('2.55', None, flavors._create_schema(
+                microversion.APIVersion('2.55')))]),
+        'services_update': _tagged_alternatives([
+            ('2.1', '2.52', services._LEGACY_SCHEMA),
+            ('2.53', None, services.UPDATE_SCHEMA)]),
+    }
+    actions = _body_schemas()
+    server_actions = []
+    for name, versions in sorted(actions.items()):
+        if name == 'force_complete':
+            bodies['server_migrations_action'] = _tagged_alternatives(
+                versions, name)
+            continue
+        server_actions.extend(_tagged_alternatives(versions, name))
+    if server_actions:
+        bodies['server_action'] = server_actions
+    return bodies
+
+
+# --- the document ------------------------------------------------------------
+
+def _openapi_path(rule):
+    return re.sub(r'<(?:[^:<>]+:)?([^<>]+)>', r'{\1}', rule)
+
+
+def _tag(path):
+    parts = [p for p in path.split('/') if p and not p.startswith('{')]
+    if not parts or parts[0] != 'v2.1':
+        return 'versions' if not parts or parts[0] != 'v3' else 'identity'
+    if len(parts) == 1:
+        return 'versions'
+    if parts[1] == 'servers' and len(parts) > 2 and parts[2] in (
+            'os-instance-actions', 'migrations', 'action'):
+        return {'os-instance-actions': 'instance actions',
+                'migrations': 'server migrations',
+                'action': 'server actions'}[parts[2]]
+    return parts[1]
+
+
+def _parameters(rule, query):
+    params = [{'name': name, 'in': 'path', 'required': True,
+               'schema': STR} for name in re.findall(
+                   r'<(?:[^:<>]+:)?([^<>]+)>', rule)]
+    params += [{'name': name, 'in': 'query', 'required': False,
+                'schema': STR} for name in query]
+    return params
+
+
+def _errors(endpoint):
+    errors = {'400': 'Bad request: the message names the field',
+              '401': 'No token', '403': 'Forbidden by policy',
+              '404': 'Not found', '406': 'Microversion out of range',
+              '409': 'Conflict: wrong state or a move in progress'}
+    if endpoint in _NO_TOKEN:
+        return {}
+    return {code: {'description': text, 'content': {'application/json': {
+        'schema': ref('Fault')}}} for code, text in errors.items()}
+
+
+def build(app=None):
+    """The document for ``app`` (default: every registered route)."""
+    if app is None:
+        import flask
+        from nova_moves.api import routes
+        app = flask.Flask('nova_moves.api.openapi')
+        routes.register(app)
+    bodies = _request_bodies()
+    paths = {}
+    for rule in sorted(app.url_map.iter_rules(), key=lambda r: (r.rule,
+                                                                r.endpoint)):
+        if _HIDDEN.search(rule.endpoint) or rule.rule.endswith('/') and \
+                rule.rule != '/':
+            continue
+        endpoint = _ALIASES.get(rule.endpoint, rule.endpoint)
+        path = _openapi_path(rule.rule)
+        for method in sorted(rule.methods - {'HEAD', 'OPTIONS'}):
+            spec = OPERATIONS.get(endpoint)
+            if spec is None:
+                view = app.view_functions[rule.endpoint]
+                doc = (view.__doc__ or endpoint).strip().splitlines()[0]
+                spec = (doc, [], {'200': _empty('OK')})
+            summary, query, responses = spec[:3]
+            operation = {'operationId': endpoint, 'summary': summary,
+                         'tags': [_tag(path)],
+                         'parameters': _parameters(rule.rule, query),
+                         'responses': dict(responses, **_errors(endpoint))}
+            if len(spec) > 3:
+                operation.update(spec[3])
+            if endpoint in _NO_TOKEN:
+                operation['security'] = []
+            elif path.startswith('/v2.1'):
+                operation['parameters'].append(
+                    {'$ref': '#/components/parameters/microversion'})
+            if endpoint in bodies:
+                alternatives = bodies[endpoint]
+                schema = alternatives[0] if len(alternatives) == 1 else \
+                    {'oneOf': alternatives}
+                operation['requestBody'] = {
+                    'required': True,
+                    'content': {'application/json': {'schema': schema}}}
+            paths.setdefault(path, {})[method.lower()] = operation
+    return {
+        'openapi': OPENAPI_VERSION,
+        'info': {
+            'title': 'nova_moves compute API',
+            'version': _MAX,
+            'description': (
+                'Nova compute API v2.1 as implemented by nova_moves, '
+                'microversions %s to %s. Microversion notes are x- '
+                'extensions, see x-microversions and the module docstring '
+                'of nova_moves/api/openapi.py.' % (microversion.MIN_VERSION,
+                                                   _MAX)),
+            'x-microversions': {
+                'min': microversion.MIN_VERSION, 'max': _MAX,
+                'history': [line.strip() for line in
+                            microversion.HISTORY.strip().splitlines()]}},
+        'servers': [{'url': '/'}],
+        'security': [{'token': []}],
+        'paths': paths,
+        'components': {
+            'securitySchemes': {'token': {
+                'type': 'apiKey', 'in': 'header', 'name': 'X-Auth-Token',
+                'description': '"user:project"; admin when user is admin'}},
+            'parameters': {'microversion': {
+                'name': 'OpenStack-API-Version', 'in': 'header',
+                'required': False,
+                'description': '"compute X.Y" or "compute latest"; also '
+                               'X-OpenStack-Nova-API-Version: X.Y. Echoed '
+                               'in the response.',
+                'schema': STR}},
+            'schemas': copy.deepcopy(SCHEMAS)},
+    }
+
+
+def dumps(document):
+    return json.dumps(document, indent=1, sort_keys=True) + '\n'
+
+
+# --- using it: one microversion, one audience --------------------------------
+
+def _in_range(schema, version):
+    low, high = schema.get('x-min-version'), schema.get('x-max-version')
+    return (low is None or version >= low) and (high is None or
+                                                version <= high)
+
+
+def _visible(schema, version, admin):
+    if not schema.get('x-admin-only') or admin:
+        return True
+    public = schema.get('x-public-since')
+    return public is not None and version >= public
+
+
+def resolve(document, schema):
+    while isinstance(schema, dict) and '$ref' in schema:
+        name = schema['$ref'].rsplit('/', 1)[-1]
+        schema = document['components']['schemas'][name]
+    return schema
+
+
+def specialize(document, schema, version, admin=True):
+    """The exact schema at microversion ``version`` for an admin or not:
+    refs inlined, out-of-range and hidden properties dropped (so their
+    presence fails), x-required merged into required, versioned oneOf
+    alternatives chosen."""
+    version = microversion.APIVersion(str(version))
+    schema = resolve(document, schema)
+    if not isinstance(schema, dict):
+        return schema
+    alternatives = schema.get('oneOf')
+    if alternatives and all('x-min-version' in resolve(document, a) or
+                            'x-max-version' in resolve(document, a)
+                            for a in alternatives):
+        chosen = [a for a in alternatives
+                  if _in_range(resolve(document, a), version)]
+        if len(chosen) == 1:
+            return specialize(document, chosen[0], version, admin)
+    result = {k: v for k, v in schema.items()
+              if k not in ('properties', 'required', 'x-required', 'items',
+                           'oneOf', 'additionalProperties')}
+    if 'oneOf' in schema:
+        result['oneOf'] = [specialize(document, a, version, admin)
+                           for a in schema['oneOf']]
+    if 'items' in schema:
+        result['items'] = specialize(document, schema['items'], version,
+                                     admin)
+    if isinstance(schema.get('additionalProperties'), dict):
+        result['additionalProperties'] = specialize(
+            document, schema['additionalProperties'], version, admin)
+    elif 'additionalProperties' in schema:
+        result['additionalProperties'] = schema['additionalProperties']
+    if 'properties' in schema:
+        kept = {}
+        for name, prop in schema['properties'].items():
+            raw = resolve(document, prop)
+            if _in_range(raw, version) and _visible(raw, version, admin):
+                kept[name] = specialize(document, prop, version, admin)
+        result['properties'] = kept
+        required = [n for n in schema.get('required', []) +
+                    schema.get('x-required', []) if n in kept]
+        if required:
+            result['required'] = required
+    return result
+
+
+def response_schema(document, path, method, status, version, admin=True):
+    operation = document['paths'][path][method.lower()]
+    content = operation['responses'][str(status)]['content']
+    return specialize(document, content['application/json']['schema'],
+                      version, admin)
+
+
+# --- serving it --------------------------------------------------------------
+
+def serve():
+    import flask
+    app = flask.current_app
+    if 'nova_moves.openapi' not in app.extensions:
+        app.extensions['nova_moves.openapi'] = dumps(build())
+    return flask.Response(app.extensions['nova_moves.openapi'],
+                          mimetype='application/json')
+
+
+def register(app):
+    app.add_url_rule('/openapi.json', 'openapi', serve, methods=['GET'])
+
+
+def main():
+    from nova_moves import conf
+    conf.CONF([], project='nova_moves', default_config_files=[])
+    sys.stdout.write(dumps(build()))
+
+
+if __name__ == '__main__':
+    main()

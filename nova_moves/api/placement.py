@@ -1,0 +1,19 @@
+"""GET /os-nova-moves-placement (admin): resource providers with their
+inventories and usages, and every consumer's allocations. nova_moves
+keeps placement in its own database; this is how operators, the harness
+and the tests look at it."""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.db import api as db_api
+
+
+def show():
+    api_app.authorize('nova_moves:placement:show')
+    return flask.jsonify({'resource_providers': db_api.provider_usages(),
+                          'allocations': db_api.allocations_all()})
+
+
+def register(app):
+    app.add_url_rule('/v2.1/os-nova-moves-placement', 'placement_show', show,
+                     methods=['GET'])

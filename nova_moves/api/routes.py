@@ -1,0 +1,28 @@
+"""Every resource of the API, in one place."""
+from nova_moves.api import aggregates
+from nova_moves.api import evacuate
+from nova_moves.api import flavors
+from nova_moves.api import hypervisors
+from nova_moves.api import identity
+from nova_moves.api import images
+from nova_moves.api import instance_actions
+from nova_moves.api import live_migrate
+from nova_moves.api import migrate
+from nova_moves.api import migrations
+from nova_moves.api import openapi
+from nova_moves.api import placement
+from nova_moves.api import server_actions
+from nova_moves.api import servers
+from nova_moves.api import services
+from nova_moves.api import test_hooks
+from nova_moves.api import versions
+
+_MODULES = (versions, flavors, servers, server_actions, instance_actions,
+            services, hypervisors, placement, test_hooks, migrations, migrate,
+            live_migrate, evacuate, identity, images, aggregates, openapi)
+
+
+def register(app):
+    for module in _MODULES:
+        if hasattr(module, 'register'):
+            module.register(app)

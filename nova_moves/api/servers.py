@@ -1,0 +1,186 @@
+"""Servers: create, list, detail, show and delete."""
+import secrets
+
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import validation
+from nova_moves.api import views
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+# Nova accepts many more boot fields; those a client commonly sends are
+# accepted and ignored here, since the fake hypervisor has no network,
+# image or volume service.
+_IGNORED = ('metadata', 'key_name', 'security_groups', 'user_data',
+            'config_drive', 'block_device_mapping_v2', 'adminPass',
+            'accessIPv4', 'accessIPv6', 'OS-DCF:diskConfig', 'tags',
+            'description', 'hostname', 'trusted_image_certificates',
+            'return_reservation_id', 'personality', 'hypervisor_hostname',
+            'host')
+
+CREATE_SCHEMA = {
+    'type': 'object', 'additionalProperties': False, 'required': ['server'],
+    'properties': {
+        'server': {
+            'type': 'object', 'additionalProperties': False,
+            'required': ['name', 'flavorRef'],
+            'properties': dict(
+                {'name': {'type': 'string', 'minLength': 1,
+                          'maxLength': 255},
+                 'flavorRef': validation.FLAVOR_REF,
+                 'imageRef': {'type': ['string', 'null']},
+                 'availability_zone': {'type': 'string', 'minLength': 1,
+                                       'maxLength': 255},
+                 'networks': {'type': ['string', 'array']},
+                 'min_count': {'type': ['integer', 'string'],
+                               'pattern': '^1$', 'minimum': 1,
+                               'maximum': 1},
+                 'max_count': {'type': ['integer', 'string'],
+                               'pattern': '^1$', 'minimum': 1,
+                               'maximum': 1}},
+                **{name: {} for name in _IGNORED})},
+        'os:scheduler_hints': {'type': 'object'},
+        'OS-SCH-HNT:scheduler_hints': {'type': 'object'},
+    }}
+
+_STATUS_FILTER = {
+    'ACTIVE': ('active', None), 'ERROR': ('error', None),
+    'VERIFY_RESIZE': ('resized', None), 'SHUTOFF': ('stopped', None),
+    'BUILD': ('building', None)}
+
+
+def _parse_az(value):
+    """'zone', 'zone:host' or ':host'. Naming a host is admin-only."""
+    if not value:
+        return None, None
+    zone, _, host = value.partition(':')
+    if host:
+        api_app.authorize('os_compute_api:servers:create:forced_host')
+    return zone or None, host or None
+
+
+def create():
+    ctxt = api_app.context()
+    api_app.authorize('os_compute_api:servers:create')
+    body = validation.validate(common.json_body(), CREATE_SCHEMA)['server']
+    try:
+        flavor = db_api.flavor_get(body['flavorRef'])
+    except exception.FlavorNotFound as exc:
+        raise exception.Invalid(reason=exc.message)
+    zone, host = _parse_az(body.get('availability_zone'))
+    if host:
+        try:
+            db_api.compute_node_get_by_host(host)
+        except exception.ComputeHostNotFound as exc:
+            raise exception.Invalid(reason=exc.message)
+    instance = db_api.instance_create({
+        'display_name': body['name'], 'user_id': ctxt.user_id,
+        'project_id': ctxt.project_id, 'image_ref': body.get('imageRef'),
+        'vm_state': 'building', 'task_state': 'scheduling',
+        'flavor': flavor, 'requested_az': zone,
+        'availability_zone': zone})
+    common.record_action(instance, 'create')
+    spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
+            'availability_zone': zone, 'project_id': ctxt.project_id,
+            'user_id': ctxt.user_id, 'ignore_hosts': [],
+            'requested_destination': {'host': host} if host else None}
+    api_app.services().conductor.build_instances(ctxt, [instance['uuid']],
+                                                 spec)
+    return common.accepted({'server': {
+        'id': instance['uuid'],
+        'links': common.links('servers', instance['uuid']),
+        'OS-DCF:diskConfig': 'MANUAL',
+        'security_groups': [{'name': 'default'}],
+        'adminPass': secrets.token_urlsafe(9)}})
+
+
+def _list_instances():
+    ctxt = api_app.context()
+    api_app.authorize('os_compute_api:servers:index')
+    args = flask.request.args
+    project = ctxt.project_id
+    if validation.to_bool(args.get('all_tenants', False)) or \
+            'all_tenants' in args and args.get('all_tenants') == '':
+        api_app.authorize('os_compute_api:servers:index:get_all_tenants')
+        project = args.get('project_id') or args.get('tenant_id')
+    host = args.get('host')
+    if host and not ctxt.is_admin:
+        host = None
+    limit, marker = common.limit_and_marker()
+    instances = db_api.instance_get_all(
+        project_id=project, host=host, limit=limit, marker=marker,
+        read_deleted=validation.to_bool(args.get('deleted', False))
+        and ctxt.is_admin)
+    status = args.get('status')
+    if status:
+        instances = [i for i in instances
+                     if views.server_status(i) == status.upper()]
+    name = args.get('name')
+    if name:
+        instances = [i for i in instances if name in (i['display_name']
+                                                      or '')]
+    return instances
+
+
+def index():
+    return flask.jsonify({'servers': [views.server_brief(i)
+                                      for i in _list_instances()]})
+
+
+def detail():
+    return flask.jsonify({'servers': [
+        views.server_detail(i, db_api.instance_fault_get_latest(i['uuid'])
+                            if i['vm_state'] == 'error' else None)
+        for i in _list_instances()]})
+
+
+def show(server_id):
+    instance = common.get_instance(server_id)
+    fault = (db_api.instance_fault_get_latest(server_id)
+             if instance['vm_state'] == 'error' else None)
+    return flask.jsonify({'server': views.server_detail(instance, fault)})
+
+
+def delete(server_id):
+    ctxt = api_app.context()
+    instance = common.get_instance(server_id,
+                                   'os_compute_api:servers:delete')
+    # A server in the middle of a move is not deleted under its feet.
+    if instance['task_state'] not in (None, 'scheduling') and \
+            instance['vm_state'] != 'error':
+        raise exception.InstanceInvalidState(
+            method='delete', instance_uuid=server_id, attr='task_state',
+            state=instance['task_state'])
+    instance = db_api.instance_update(
+        server_id, {'task_state': 'deleting'},
+        expected_task_state=[instance['task_state']])
+    common.record_action(instance, 'delete')
+    for migration in db_api.migration_get_all(instance_uuid=server_id):
+        db_api.allocations_delete(migration['uuid'])
+        if migration['status'] not in _TERMINAL_MIGRATION:
+            db_api.migration_update(migration['id'], {'status': 'error'})
+    db_api.allocations_delete(server_id)
+    if instance['host']:
+        api_app.services().compute.terminate_instance(ctxt, instance['host'],
+                                                      server_id)
+    db_api.instance_destroy(server_id)
+    return common.no_content()
+
+
+_TERMINAL_MIGRATION = ('confirmed', 'reverted', 'error', 'failed',
+                       'completed', 'cancelled', 'done')
+
+
+def register(app):
+    app.add_url_rule('/v2.1/servers', 'servers_index', index,
+                     methods=['GET'])
+    app.add_url_rule('/v2.1/servers', 'servers_create', create,
+                     methods=['POST'])
+    app.add_url_rule('/v2.1/servers/detail', 'servers_detail', detail,
+                     methods=['GET'])
+    app.add_url_rule('/v2.1/servers/<server_id>', 'servers_show', show,
+                     methods=['GET'])
+    app.add_url_rule('/v2.1/servers/<server_id>', 'servers_delete', delete,
+                     methods=['DELETE'])

@@ -1,0 +1,153 @@
+"""os-services: list, enable/disable, force down (the evacuate gate)."""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import servicegroup_cache
+from nova_moves.api import validation
+from nova_moves.db import api as db_api
+from nova_moves import exception
+from nova_moves import timeutil
+
+UPDATE_SCHEMA = {
+    'type': 'object', 'additionalProperties': False, 'minProperties': 1,
+    'properties': {
+        'status': {'type': 'string', 'enum': ['enabled', 'disabled']},
+        'disabled_reason': {'type': 'string', 'minLength': 1,
+                            'maxLength': 255},
+        'forced_down': validation.BOOLEAN}}
+
+_LEGACY_SCHEMA = {
+    'type': 'object', 'additionalProperties': False,
+    'required': ['host', 'binary'],
+    'properties': {'host': validation.HOSTNAME,
+                   'binary': {'type': 'string', 'minLength': 1},
+                   'disabled_reason': {'type': 'string', 'minLength': 1,
+                                       'maxLength': 255},
+                   'forced_down': validation.BOOLEAN}}
+
+
+def view(service):
+    version = api_app.version()
+    up = servicegroup_cache.is_up(service)
+    body = {'id': service['uuid'] if version >= '2.53' else service['id'],
+            'binary': service['binary'], 'host': service['host'],
+            'zone': (service['availability_zone'] or 'nova')
+            if service['binary'] == 'nova-moves-compute' else 'internal',
+            'status': 'disabled' if service['disabled'] else 'enabled',
+            'state': 'up' if up else 'down',
+            'updated_at': timeutil.api_time(service['updated_at']
+                                            or service['last_seen_up']),
+            'disabled_reason': service['disabled_reason']}
+    if version >= '2.11':
+        body['forced_down'] = service['forced_down']
+    return body
+
+
+def index():
+    api_app.authorize('os_compute_api:os-services:list')
+    args = flask.request.args
+    services = db_api.service_get_all(binary=args.get('binary'),
+                                      host=args.get('host'))
+    return flask.jsonify({'services': [view(s) for s in services]})
+
+
+def _values_from(body):
+    values = {}
+    if 'status' in body:
+        values['disabled'] = body['status'] == 'disabled'
+        values['disabled_reason'] = (body.get('disabled_reason')
+                                     if values['disabled'] else None)
+    elif 'disabled_reason' in body:
+        raise exception.ValidationError(
+            detail='disabled_reason is only allowed with status disabled.')
+    if 'forced_down' in body:
+        values['forced_down'] = validation.to_bool(body['forced_down'])
+    return values
+
+
+def update(service_id):
+    """2.53+: PUT /os-services/{uuid}; older: PUT /os-services/{action}."""
+    api_app.authorize('os_compute_api:os-services:update')
+    version = api_app.version()
+    body = common.json_body()
+    if version < '2.53':
+        return _legacy_update(service_id, body, version)
+    validation.validate(body, UPDATE_SCHEMA)
+    if body.get('status') != 'disabled' and 'disabled_reason' in body:
+        raise exception.ValidationError(
+            detail='Specifying a disabled_reason is only supported when the '
+                   'status is disabled.')
+    service = _get_by_uuid(service_id)
+    values = _values_from(body)
+    if 'forced_down' in values and service['binary'] != 'nova-moves-compute':
+        raise exception.ValidationError(
+            detail='Updating a %s service is not supported; only '
+                   'nova-moves-compute services can be forced down.'
+                   % service['binary'])
+    service = db_api.service_update(service['id'], values)
+    return flask.jsonify({'service': view(service)})
+
+
+def _get_by_uuid(service_id):
+    try:
+        return db_api.service_get(service_id)
+    except exception.ServiceNotFound:
+        raise exception.ServiceNotFound(service_id=service_id)
+
+
+def _legacy_update(action, body, version):
+    actions = {'enable', 'disable', 'disable-log-reason'}
+    if version >= '2.11':
+        actions.add('force-down')
+    if action not in actions:
+        raise exception.NotFound('Unknown action %s' % action)
+    validation.validate(body, _LEGACY_SCHEMA)
+    services = db_api.service_get_all(binary=body['binary'],
+                                      host=body['host'])
+    if not services:
+        raise exception.NotFound('Service %s on host %s could not be found.'
+                                 % (body['binary'], body['host']))
+    service = services[0]
+    if action == 'force-down':
+        if 'forced_down' not in body:
+            raise exception.ValidationError(
+                detail="'forced_down' is a required property")
+        forced = validation.to_bool(body['forced_down'])
+        db_api.service_update(service['id'], {'forced_down': forced})
+        return flask.jsonify({'service': {
+            'host': body['host'], 'binary': body['binary'],
+            'forced_down': forced}})
+    disabled = action != 'enable'
+    reason = body.get('disabled_reason') if disabled else None
+    if action == 'disable-log-reason' and not reason:
+        raise exception.ValidationError(
+            detail="'disabled_reason' is a required property")
+    db_api.service_update(service['id'], {'disabled': disabled,
+                                          'disabled_reason': reason})
+    result = {'host': body['host'], 'binary': body['binary'],
+              'status': 'disabled' if disabled else 'enabled'}
+    if reason:
+        result['disabled_reason'] = reason
+    return flask.jsonify({'service': result})
+
+
+def delete(service_id):
+    api_app.authorize('os_compute_api:os-services:delete')
+    service = db_api.service_get(service_id)
+    if service['binary'] == 'nova-moves-compute' and db_api.instance_get_all(
+            host=service['host'], limit=1):
+        raise exception.Conflict(
+            reason='Unable to delete compute service %s: it still hosts '
+                   'servers.' % service['host'])
+    db_api.service_delete(service['id'])
+    return common.no_content()
+
+
+def register(app):
+    app.add_url_rule('/v2.1/os-services', 'services_index', index,
+                     methods=['GET'])
+    app.add_url_rule('/v2.1/os-services/<service_id>', 'services_update',
+                     update, methods=['PUT'])
+    app.add_url_rule('/v2.1/os-services/<service_id>', 'services_delete',
+                     delete, methods=['DELETE'])

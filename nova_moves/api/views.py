@@ -1,0 +1,202 @@
+"""Response bodies, shaped like Nova's per microversion."""
+import re
+
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import servicegroup_cache
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves import exception
+from nova_moves import timeutil
+
+POWER_STATES = {0: 0, 1: 1, 3: 3, 4: 4, 6: 6, 7: 7}
+
+
+def server_status(instance):
+    vm, task = instance['vm_state'], instance['task_state']
+    if vm == 'deleted':
+        return 'DELETED'
+    if vm == 'error':
+        return 'ERROR'
+    if vm == 'building':
+        return 'BUILD'
+    if task in ('resize_prep', 'resize_migrating', 'resize_migrated',
+                'resize_finish'):
+        return 'RESIZE'
+    if task == 'resize_reverting':
+        return 'REVERT_RESIZE'
+    if task == 'resize_confirming' or vm == 'resized':
+        return 'VERIFY_RESIZE' if vm == 'resized' else 'ACTIVE'
+    if task == 'migrating':
+        return 'MIGRATING'
+    if task in ('rebuilding', 'rebuild_spawning',
+                'rebuild_block_device_mapping'):
+        return 'REBUILD'
+    if task == 'deleting':
+        return 'ACTIVE' if vm == 'active' else 'SHUTOFF'
+    if vm == 'stopped':
+        return 'SHUTOFF'
+    return 'ACTIVE'
+
+
+def flavor_in_server(flavor, version):
+    if version >= '2.47':
+        return {'vcpus': flavor['vcpus'], 'ram': flavor['memory_mb'],
+                'disk': flavor['root_gb'],
+                'ephemeral': flavor.get('ephemeral_gb', 0),
+                'swap': flavor.get('swap', 0),
+                'original_name': flavor['name'], 'extra_specs': {}}
+    return {'id': flavor['flavorid'],
+            'links': [common.links('flavors', flavor['flavorid'])[1]]}
+
+
+def server_brief(instance):
+    return {'id': instance['uuid'], 'name': instance['display_name'],
+            'links': common.links('servers', instance['uuid'])}
+
+
+def server_detail(instance, fault=None):
+    version = api_app.version()
+    ctxt = api_app.context()
+    status = server_status(instance)
+    body = server_brief(instance)
+    body.update({
+        'status': status,
+        'tenant_id': instance['project_id'],
+        'user_id': instance['user_id'],
+        'metadata': {},
+        'hostId': common_host_id(instance),
+        'image': ({'id': instance['image_ref'],
+                   'links': [common.links('images',
+                                          instance['image_ref'])[1]]}
+                  if instance['image_ref'] else ''),
+        'flavor': flavor_in_server(instance['flavor'], version),
+        'created': timeutil.api_time_z(instance['created_at']),
+        'updated': timeutil.api_time_z(instance['updated_at']
+                                       or instance['created_at']),
+        'addresses': {},
+        'accessIPv4': '', 'accessIPv6': '',
+        'OS-DCF:diskConfig': 'MANUAL',
+        'progress': instance['progress'] if status in (
+            'BUILD', 'RESIZE', 'MIGRATING', 'REBUILD') else 0,
+        'OS-EXT-AZ:availability_zone': availability_zone(instance),
+        'config_drive': '',
+        'key_name': None,
+        'OS-SRV-USG:launched_at': timeutil.api_time(instance['launched_at']),
+        'OS-SRV-USG:terminated_at': timeutil.api_time(
+            instance['terminated_at']),
+        'OS-EXT-STS:task_state': instance['task_state'],
+        'OS-EXT-STS:vm_state': instance['vm_state'],
+        'OS-EXT-STS:power_state': instance['power_state'],
+        'os-extended-volumes:volumes_attached': [],
+        'security_groups': [{'name': 'default'}],
+    })
+    is_admin_view = api_app.can('os_compute_api:os-extended-server-attributes',
+                                {'project_id': instance['project_id']})
+    if is_admin_view:
+        body.update({
+            'OS-EXT-SRV-ATTR:host': instance['host'],
+            'OS-EXT-SRV-ATTR:hypervisor_hostname': instance['node'],
+            'OS-EXT-SRV-ATTR:instance_name': 'instance-%08x' % instance['id'],
+        })
+        if version >= '2.3':
+            # Nova's extra extended attributes; nothing to tell here.
+            body.update({'OS-EXT-SRV-ATTR:reservation_id': 'r-%08x' %
+                         instance['id'],
+                         'OS-EXT-SRV-ATTR:launch_index': 0,
+                         'OS-EXT-SRV-ATTR:kernel_id': '',
+                         'OS-EXT-SRV-ATTR:ramdisk_id': '',
+                         'OS-EXT-SRV-ATTR:root_device_name': None,
+                         'OS-EXT-SRV-ATTR:user_data': None})
+    if (is_admin_view and version >= '2.3') or version >= '2.90':
+        body['OS-EXT-SRV-ATTR:hostname'] = _hostname(instance)
+    if version >= '2.9':
+        body['locked'] = False
+    if version >= '2.16' and is_admin_view:
+        # Nova: admin-only by default (servers:show:host_status).
+        body['host_status'] = host_status(instance)
+    if version >= '2.19':
+        body['description'] = None
+    if version >= '2.26':
+        body['tags'] = []
+    if version >= '2.73':
+        body['locked_reason'] = None
+    if version >= '2.63':
+        body['trusted_image_certificates'] = None
+    if version >= '2.71':
+        body['server_groups'] = []
+    if version >= '2.96':
+        body['pinned_availability_zone'] = None
+    if fault and status in ('ERROR', 'DELETED'):
+        body['fault'] = {'code': fault['code'], 'message': fault['message'],
+                         'created': timeutil.api_time_z(fault['created_at'])}
+        if ctxt.is_admin and fault.get('details'):
+            body['fault']['details'] = fault['details']
+    return body
+
+
+def _hostname(instance):
+    name = re.sub(r'[^a-z0-9-]+', '-',
+                  (instance['display_name'] or '').lower()).strip('-')
+    return name[:63] or 'server-%s' % instance['uuid']
+
+
+def _compute_service(host):
+    """The compute service of ``host``, looked up once per request."""
+    cache = flask.g.setdefault('compute_services', {})
+    if host not in cache:
+        try:
+            cache[host] = db_api.service_get_by_host_and_binary(
+                host, 'nova-moves-compute')
+        except exception.NotFound:
+            cache[host] = None
+    return cache[host]
+
+
+def availability_zone(instance):
+    """Like Nova: the requested zone, else the zone of the server's host
+    once it has one, else ''."""
+    if instance['availability_zone']:
+        return instance['availability_zone']
+    if not instance['host']:
+        return ''
+    service = _compute_service(instance['host'])
+    return (service and service['availability_zone']) or \
+        conf.CONF.compute.availability_zone
+
+
+def host_status(instance):
+    """UP, DOWN, MAINTENANCE (service disabled) or UNKNOWN; '' when the
+    server has no host."""
+    if not instance['host']:
+        return ''
+    service = _compute_service(instance['host'])
+    if service is None:
+        return 'UNKNOWN'
+    if service['forced_down'] or not servicegroup_cache.is_up(service):
+        return 'DOWN'
+    return 'MAINTENANCE' if service['disabled'] else 'UP'
+
+
+def common_host_id(instance):
+    return api_app.host_id(instance['project_id'], instance['host'])
+
+
+def flavor(row):
+    version = api_app.version()
+    body = {'id': row['flavorid'], 'name': row['name'],
+            'ram': row['memory_mb'], 'disk': row['root_gb'],
+            'vcpus': row['vcpus'],
+            'links': common.links('flavors', row['flavorid']),
+            'OS-FLV-EXT-DATA:ephemeral': row['ephemeral_gb'],
+            'OS-FLV-DISABLED:disabled': row['disabled'],
+            'swap': row['swap'] or '',
+            'rxtx_factor': row['rxtx_factor'],
+            'os-flavor-access:is_public': row['is_public']}
+    if version >= '2.55':
+        body['description'] = row['description']
+    if version >= '2.61':
+        body['extra_specs'] = {}
+    return body

@@ -1,0 +1,21 @@
+"""nova-moves-compute: one agent process serving one or more hosts
+([compute] fake_hosts), each with its own RPC server and service record."""
+import sys
+
+from nova_moves.compute import manager
+from nova_moves import conf
+from nova_moves import coordination
+from nova_moves import service
+
+CONF = conf.CONF
+
+
+def main():
+    service.prepare(sys.argv, 'nova-moves-compute')
+    hosts = CONF.compute.fake_hosts or [CONF.host]
+    services = []
+    for host in hosts:
+        compute = manager.ComputeManager(host)
+        services.append(service.Service(host, 'nova-moves-compute',
+                                        'compute', compute, compute.report))
+    service.exit_with(service.run(services, coordination.Coordinator()))

@@ -1,0 +1,86 @@
+"""nova-moves-manage: database and service administration."""
+import sys
+
+from oslo_config import cfg
+
+from nova_moves.cmd import manage_host
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves.db import migration
+from nova_moves import service
+
+CONF = conf.CONF
+
+
+def _db_sync(args):
+    migration.db_sync()
+    print('Database at revision %s' % migration.db_version())
+    return 0
+
+
+def _db_version(args):
+    print(migration.db_version() or 'none')
+    return 0
+
+
+def _service_list(args):
+    rows = db_api.service_get_all()
+    print('%-5s %-22s %-24s %-9s %-5s %s' % ('Id', 'Binary', 'Host',
+                                             'Status', 'State',
+                                             'Forced down'))
+    for row in rows:
+        print('%-5s %-22s %-24s %-9s %-5s %s' % (
+            row['id'], row['binary'], row['host'],
+            'disabled' if row['disabled'] else 'enabled',
+            'up' if db_api.service_is_up(row) else 'down',
+            row['forced_down']))
+    return 0
+
+
+def _service_delete(args):
+    db_api.service_delete(args.service_id)
+    print('Deleted service %s' % args.service_id)
+    return 0
+
+
+COMMANDS = {}
+COMMANDS['host'] = (manage_host.HELP, manage_host.setup)
+
+
+def add_command_parsers(subparsers):
+    db = subparsers.add_parser('db', help='Database schema')
+    db_sub = db.add_subparsers(dest='action')
+    db_sub.required = True
+    db_sub.add_parser('sync', help='Upgrade the schema to head').set_defaults(
+        func=_db_sync)
+    db_sub.add_parser('version', help='Print the schema revision') \
+        .set_defaults(func=_db_version)
+    svc = subparsers.add_parser('service', help='Services')
+    svc_sub = svc.add_subparsers(dest='action')
+    svc_sub.required = True
+    svc_sub.add_parser('list', help='List services').set_defaults(
+        func=_service_list)
+    delete = svc_sub.add_parser('delete', help='Delete a service record')
+    delete.add_argument('service_id')
+    delete.set_defaults(func=_service_delete)
+    for name, (help_text, setup) in COMMANDS.items():
+        setup(subparsers.add_parser(name, help=help_text))
+
+
+def main():
+    CONF.register_cli_opt(cfg.SubCommandOpt(
+        'category', title='Commands', handler=add_command_parsers))
+    service.prepare(sys.argv, 'nova-moves-manage')
+    sys.exit(CONF.category.func(CONF.category))
+
+
+def _register_commands():
+    # Added here rather than next to COMMANDS so each command module stays
+    # an independent, small edit.
+    from nova_moves.cmd import manage_placement
+    from nova_moves.cmd import manage_status
+    COMMANDS['placement'] = (manage_placement.HELP, manage_placement.setup)
+    COMMANDS['status'] = (manage_status.HELP, manage_status.setup)
+
+
+_register_commands()

@@ -1,0 +1,105 @@
+"""nova-moves-manage status check: an upgrade-check style report.
+
+Checks the database schema is at head, the RabbitMQ of ``transport_url``
+accepts a connection (short timeout) and the services are up. Exit codes
+follow oslo.upgradecheck: 0 success, 1 warning, 2 failure (the worst
+result wins).
+"""
+import prettytable
+
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves.db import migration
+
+CONF = conf.CONF
+HELP = 'Upgrade-check style health report'
+
+SUCCESS, WARNING, FAILURE = 0, 1, 2
+_NAMES = {SUCCESS: 'Success', WARNING: 'Warning', FAILURE: 'Failure'}
+REQUIRED_BINARIES = ('nova-moves-conductor', 'nova-moves-scheduler',
+                     'nova-moves-compute')
+
+
+def check_database():
+    try:
+        current = migration.db_version()
+    except Exception as exc:
+        return FAILURE, 'Cannot read the schema version: %s' % exc
+    head = migration.head_version()
+    if current != head:
+        return FAILURE, ('Schema at %s, head is %s: run nova-moves-manage '
+                         'db sync.' % (current, head))
+    return SUCCESS, 'Schema at head (%s).' % head
+
+
+def check_rabbitmq(timeout=3.0):
+    import kombu
+    import oslo_messaging as messaging
+    from nova_moves import rpc
+    rpc.get_transport()  # registers [DEFAULT] transport_url; connects not
+    url = messaging.TransportURL.parse(CONF, CONF.transport_url)
+    if url.transport not in ('rabbit', 'amqp', 'kombu'):
+        return WARNING, 'Transport %s is not RabbitMQ; not checked.' % (
+            url.transport)
+    failures = []
+    for host in url.hosts or [None]:
+        amqp = 'amqp://%s:%s@%s:%s/%s' % (
+            host.username if host else 'guest',
+            host.password if host else 'guest',
+            host.hostname if host else 'localhost',
+            (host.port if host else None) or 5672, url.virtual_host or '')
+        connection = kombu.Connection(amqp, connect_timeout=timeout,
+                                      transport_options={'max_retries': 0})
+        try:
+            connection.ensure_connection(max_retries=1, timeout=timeout)
+            return SUCCESS, 'Connected to %s:%s (vhost %r).' % (
+                connection.hostname, connection.port, url.virtual_host or '/')
+        except Exception as exc:
+            failures.append('%s: %s' % (host.hostname if host else
+                                        'localhost', exc))
+        finally:
+            connection.release()
+    return FAILURE, 'RabbitMQ unreachable: %s' % '; '.join(failures)
+
+
+def check_services():
+    try:
+        services = db_api.service_get_all()
+    except Exception as exc:
+        return FAILURE, 'Cannot list services: %s' % exc
+    down = ['%s on %s' % (s['binary'], s['host']) for s in services
+            if s['forced_down'] or not db_api.service_is_up(s)]
+    missing = [binary for binary in REQUIRED_BINARIES
+               if not any(s['binary'] == binary and not s['forced_down']
+                          and db_api.service_is_up(s) for s in services)]
+    if missing:
+        return FAILURE, 'No live %s.%s' % (', '.join(missing), (
+            ' Down: %s.' % ', '.join(down)) if down else '')
+    if down:
+        return WARNING, 'Down: %s.' % ', '.join(down)
+    return SUCCESS, '%d services up.' % len(services)
+
+
+CHECKS = (('Database schema', check_database),
+          ('RabbitMQ', check_rabbitmq),
+          ('Services', check_services))
+
+
+def check(args):
+    table = prettytable.PrettyTable(['Upgrade Check Results'],
+                                    align='l')
+    worst = SUCCESS
+    for name, fn in CHECKS:
+        code, details = fn()
+        worst = max(worst, code)
+        table.add_row(['Check: %s\nResult: %s\nDetails: %s'
+                       % (name, _NAMES[code], details)])
+    print(table)
+    return worst
+
+
+def setup(parser):
+    sub = parser.add_subparsers(dest='action')
+    sub.required = True
+    sub.add_parser('check', help='Check the schema, the broker and the '
+                                 'services').set_defaults(func=check)

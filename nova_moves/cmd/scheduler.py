@@ -1,0 +1,25 @@
+"""nova-moves-scheduler: select_destinations and check_destination."""
+import sys
+
+from nova_moves import conf
+from nova_moves import coordination
+from nova_moves.db import api as db_api
+from nova_moves.scheduler import manager
+from nova_moves import service
+from nova_moves import servicegroup
+
+CONF = conf.CONF
+
+
+def _report(ctxt, host, binary, topic):
+    db_api.service_report(host, binary, topic)
+
+
+def main():
+    service.prepare(sys.argv, 'nova-moves-scheduler')
+    coordinator = coordination.Coordinator()
+    group = servicegroup.ServiceGroup(
+        coordinator if coordination.membership_enabled() else None)
+    svc = service.Service(CONF.host, 'nova-moves-scheduler', 'scheduler',
+                          manager.SchedulerManager(group), _report)
+    service.exit_with(service.run([svc], coordinator))

@@ -1,0 +1,121 @@
+"""The fake hypervisor behind each compute host: capacity from config,
+simulated durations, injectable failures, and a small state file that
+stands for the host's local disks (so a restarted compute still finds
+the copies it had before it died)."""
+import json
+import os
+import threading
+import time
+
+from nova_moves import conf
+from nova_moves import exception
+
+CONF = conf.CONF
+
+
+class FakeDriver:
+
+    def __init__(self, host):
+        self.host = host
+        self._lock = threading.Lock()
+        self._fail = set(self._failures_for(CONF.compute.fail_operations))
+        self._seconds = {k: float(v)
+                         for k, v in CONF.compute.operation_seconds.items()}
+        self._path = os.path.join(CONF.state_path, 'fake-hypervisor',
+                                  '%s.json' % host)
+        os.makedirs(os.path.dirname(self._path), exist_ok=True)
+        self._guests = self._load()
+
+    def _failures_for(self, entries):
+        ops = set()
+        for entry in entries:
+            host, _, op = entry.rpartition(':')
+            if not host or host == self.host:
+                ops.add(op)
+        return ops
+
+    # -- state file -----------------------------------------------------------
+    def _load(self):
+        try:
+            with open(self._path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+    def _save(self):
+        tmp = self._path + '.tmp'
+        with open(tmp, 'w') as f:
+            json.dump(self._guests, f)
+        os.replace(tmp, self._path)
+
+    # -- what the host offers -------------------------------------------------
+    def node_info(self):
+        c = CONF.compute
+        return {'host': self.host, 'hypervisor_type': c.hypervisor_type,
+                'cpu_model': c.cpu_model, 'host_ip': c.host_ip,
+                'vcpus': c.vcpus, 'memory_mb': c.memory_mb,
+                'disk_gb': c.disk_gb,
+                'reserved_host_memory_mb': c.reserved_host_memory_mb,
+                'cpu_allocation_ratio': c.cpu_allocation_ratio,
+                'ram_allocation_ratio': c.ram_allocation_ratio,
+                'disk_allocation_ratio': c.disk_allocation_ratio,
+                'disk_provider': c.disk_provider,
+                'availability_zone': c.availability_zone}
+
+    # -- fault injection ------------------------------------------------------
+    def set_fault_injection(self, fail_operations, operation_seconds=None):
+        with self._lock:
+            self._fail = set(self._failures_for(fail_operations or []))
+            if operation_seconds is not None:
+                self._seconds = {k: float(v)
+                                 for k, v in operation_seconds.items()}
+        return {'fail_operations': sorted(self._fail),
+                'operation_seconds': self._seconds}
+
+    def duration(self, operation):
+        return self._seconds.get(operation,
+                                 CONF.compute.default_operation_seconds)
+
+    def injected(self, operation):
+        """Whether ``operation`` is set to fail on this host (for steps a
+        caller times itself, such as a live migration's transfer)."""
+        with self._lock:
+            return operation in self._fail
+
+    def operate(self, operation):
+        """Spend the simulated time of ``operation``; raise if injected."""
+        delay = self.duration(operation)
+        if delay:
+            time.sleep(delay)
+        if operation in self._fail:
+            raise exception.HypervisorOperationFailed(operation=operation,
+                                                      host=self.host)
+
+    # -- guests ---------------------------------------------------------------
+    def guests(self):
+        with self._lock:
+            return dict(self._guests)
+
+    def has_guest(self, instance_uuid):
+        with self._lock:
+            return instance_uuid in self._guests
+
+    def spawn(self, instance_uuid, flavor, operation='spawn'):
+        self.operate(operation)
+        with self._lock:
+            self._guests[instance_uuid] = {'power': 'running',
+                                           'flavor': flavor['name']}
+            self._save()
+
+    def set_power(self, instance_uuid, power, operation):
+        self.operate(operation)
+        with self._lock:
+            if instance_uuid in self._guests:
+                self._guests[instance_uuid]['power'] = power
+                self._save()
+
+    def destroy(self, instance_uuid, operation='destroy'):
+        self.operate(operation)
+        with self._lock:
+            if self._guests.pop(instance_uuid, None) is not None:
+                self._save()

@@ -1,0 +1,365 @@
+"""Compute side of live migration.
+
+Checks (both blocking calls, run while the conductor waits):
+  dest check_can_live_migrate_destination
+    -> source check_can_live_migrate_source
+Transfer (cast by the conductor to the source):
+  source live_migration: wait for a slot ([DEFAULT]
+  max_concurrent_live_migrations, the migration stays ``queued``) ->
+  ``preparing`` (call dest pre_live_migration) -> ``running`` (simulated
+  memory/disk copy, progress written to the migration row) -> call dest
+  post_live_migration_at_destination (the server now lives there) ->
+  drop the migration's source allocation -> ``completed`` -> destroy the
+  source copy.
+Any failure rolls back: the source allocation returns to the server (the
+destination claim goes with it), the destination is told to clean up, the
+server stays ACTIVE on the source, the migration ends ``error`` (or
+``cancelled`` when aborted, ``failed`` when found half-done at start-up).
+
+Abort and force-complete are casts from the API to the source; they flag
+the running (or queued/preparing, 2.65) migration, which acts on the flag
+at its next step."""
+import threading
+import time
+
+from oslo_log import log as logging
+
+from nova_moves import conf
+from nova_moves import exception
+from nova_moves import instance_actions
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+wrap_instance_event = instance_actions.wrap_instance_event
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+PROGRESS_INTERVAL = 0.3   # seconds between two progress writes
+POLL_INTERVAL = 0.05
+POWER_RUNNING = 1
+IN_FLIGHT = ('queued', 'preparing', 'running')
+
+
+class LiveMigrationAborted(exception.NovaMovesException):
+    msg_fmt = 'Live migration %(migration)s was aborted by a user.'
+    code = 400
+
+
+class _Control:
+    """What the abort / force-complete casts tell a running migration."""
+
+    def __init__(self):
+        self.abort = threading.Event()
+        self.force_complete = threading.Event()
+
+
+class LiveMigrationMixin:
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._lm_setup()
+
+    def _lm_setup(self):
+        if getattr(self, '_lm_lock', None) is not None:
+            return
+        self._lm_lock = threading.Lock()
+        limit = CONF.max_concurrent_live_migrations
+        self._lm_slots = threading.BoundedSemaphore(limit) if limit else None
+        self._lm_controls = {}       # migration id -> _Control
+        self._lm_early_aborts = set()  # aborts that beat the transfer cast
+
+    # -- pre-checks -----------------------------------------------------------
+    @wrap_instance_event('compute')
+    def check_can_live_migrate_destination(self, ctxt, instance_uuid,
+                                           block_migration, migration_uuid):
+        instance = self._instance(ctxt, instance_uuid)
+        info = self.driver.node_info()
+        self._check_free_memory(ctxt, instance, info)
+        dest_check_data = {'dest_host': self.host,
+                           'dest_ip': info['host_ip'],
+                           'hypervisor_type': info['hypervisor_type'],
+                           'cpu_model': info['cpu_model'],
+                           'block_migration': block_migration}
+        return self.compute_rpcapi.check_can_live_migrate_source(
+            ctxt, instance['host'], instance_uuid, dest_check_data)
+
+    def _check_free_memory(self, ctxt, instance, info):
+        """Physical memory left on this host, without over-commit."""
+        used = sum(i['flavor']['memory_mb'] for i in
+                   self.conductor.instance_get_all_by_host(ctxt, self.host)
+                   if i['uuid'] != instance['uuid'] and i.get('flavor'))
+        avail = info['memory_mb'] - info['reserved_host_memory_mb'] - used
+        wanted = instance['flavor']['memory_mb']
+        if avail < wanted:
+            raise exception.MigrationPreCheckError(
+                reason='Unable to migrate %s to %s: Lack of memory(host:%d '
+                       '<= instance:%d)' % (instance['uuid'], self.host,
+                                            avail, wanted))
+
+    @wrap_instance_event('compute')
+    def check_can_live_migrate_source(self, ctxt, instance_uuid,
+                                      dest_check_data):
+        info = self.driver.node_info()
+        dest = dest_check_data['dest_host']
+        if not self.driver.has_guest(instance_uuid):
+            raise exception.MigrationPreCheckError(
+                reason='instance %s is not running on %s'
+                       % (instance_uuid, self.host))
+        if dest_check_data['hypervisor_type'] != info['hypervisor_type']:
+            raise exception.MigrationPreCheckError(
+                reason='hypervisor type mismatch: source %s is %s, '
+                       'destination %s is %s' % (
+                           self.host, info['hypervisor_type'], dest,
+                           dest_check_data['hypervisor_type']))
+        if dest_check_data['cpu_model'] != info['cpu_model']:
+            raise exception.MigrationPreCheckError(
+                reason='CPU model mismatch: source %s has %s, destination '
+                       '%s has %s' % (self.host, info['cpu_model'], dest,
+                                      dest_check_data['cpu_model']))
+        return dict(dest_check_data, source_host=self.host)
+
+    # -- destination steps ----------------------------------------------------
+    @wrap_instance_event('compute')
+    def pre_live_migration(self, ctxt, instance_uuid, migration_uuid,
+                           migrate_data):
+        self.driver.operate('pre_live_migration')
+        return migrate_data
+
+    @wrap_instance_event('compute')
+    def post_live_migration_at_destination(self, ctxt, instance_uuid,
+                                           migration_uuid):
+        instance = self._instance(ctxt, instance_uuid)
+        self.driver.spawn(instance_uuid, instance['flavor'],
+                          operation='post_live_migration_at_destination')
+        self._update(ctxt, instance_uuid,
+                     {'host': self.host, 'node': self.host,
+                      'task_state': None,
+                      'power_state': POWER_RUNNING, 'progress': 0},
+                     expected_task_state=['migrating'])
+
+    @wrap_instance_event('compute')
+    def rollback_live_migration_at_destination(self, ctxt, instance_uuid,
+                                               migration_uuid):
+        # The server never started here; drop whatever copy arrived.
+        if self.driver.has_guest(instance_uuid):
+            self.driver.destroy(instance_uuid,
+                                operation='rollback_live_migration')
+
+    # -- source: the transfer -------------------------------------------------
+    @wrap_instance_event('compute')
+    def live_migration(self, ctxt, instance_uuid, dest, migration_uuid,
+                       migrate_data):
+        self._lm_setup()
+        migration = self.conductor.migration_get(ctxt, migration_uuid)
+        if migration['status'] != 'queued':
+            # Rolled back meanwhile (this host restarted with the cast
+            # still in its queue): nothing left to do.
+            LOG.warning('Live migration %s is %s, not queued; not starting',
+                        migration['id'], migration['status'])
+            return
+        control = _Control()
+        with self._lm_lock:
+            self._lm_controls[migration['id']] = control
+            if migration['id'] in self._lm_early_aborts:
+                self._lm_early_aborts.discard(migration['id'])
+                control.abort.set()
+        try:
+            if not self._lm_wait_for_slot(control):
+                self._lm_rollback(ctxt, instance_uuid, migration, dest,
+                                  None, 'cancelled', dest_prepared=False)
+                return
+            try:
+                self._lm_run(ctxt, instance_uuid, migration, dest,
+                             migrate_data, control)
+            finally:
+                if self._lm_slots is not None:
+                    self._lm_slots.release()
+        finally:
+            with self._lm_lock:
+                self._lm_controls.pop(migration['id'], None)
+
+    def _lm_wait_for_slot(self, control):
+        """Queue behind max_concurrent_live_migrations; False if aborted
+        while waiting."""
+        if self._lm_slots is None:
+            return not control.abort.is_set()
+        while not control.abort.is_set():
+            if self._lm_slots.acquire(timeout=POLL_INTERVAL):
+                if control.abort.is_set():
+                    self._lm_slots.release()
+                    return False
+                return True
+        return False
+
+    def _lm_set_status(self, ctxt, migration, status, expected=None,
+                       **values):
+        values['status'] = status
+        return self.conductor.migration_update(
+            ctxt, migration['id'], values, expected_status=expected)
+
+    def _lm_run(self, ctxt, instance_uuid, migration, dest, migrate_data,
+                control):
+        dest_prepared = False
+        try:
+            self._lm_set_status(ctxt, migration, 'preparing', ['queued'])
+            # From here the destination may hold something to clean up,
+            # even when pre_live_migration itself fails half-way.
+            dest_prepared = True
+            self.compute_rpcapi.pre_live_migration(
+                ctxt, dest, instance_uuid, migration['uuid'], migrate_data)
+            if control.abort.is_set():
+                raise LiveMigrationAborted(migration=migration['id'])
+            instance = self._instance(ctxt, instance_uuid)
+            self._lm_transfer(ctxt, instance, migration, migrate_data,
+                              control)
+            self.compute_rpcapi.post_live_migration_at_destination(
+                ctxt, dest, instance_uuid, migration['uuid'])
+        except LiveMigrationAborted:
+            LOG.info('Live migration %s of %s aborted', migration['id'],
+                     instance_uuid)
+            self._lm_rollback(ctxt, instance_uuid, migration, dest, None,
+                              'cancelled', dest_prepared)
+            return
+        except Exception as exc:
+            LOG.warning('Live migration %s of %s to %s failed: %s',
+                        migration['id'], instance_uuid, dest, exc)
+            self._lm_rollback(ctxt, instance_uuid, migration, dest, exc,
+                              'error', dest_prepared)
+            raise
+        # The server runs on dest now: release the source half, then the
+        # migration is done, then the local copy goes.
+        self.conductor.allocations_delete(ctxt, migration['uuid'])
+        self._lm_set_status(ctxt, migration, 'completed')
+        try:
+            self.driver.destroy(instance_uuid,
+                                operation='live_migration_cleanup')
+        except Exception:
+            LOG.exception('Could not remove the source copy of %s',
+                          instance_uuid)
+
+    def _lm_totals(self, instance, migrate_data):
+        flavor = instance['flavor']
+        memory_mb = CONF.compute.live_migration_memory_mb or \
+            flavor['memory_mb']
+        block = migrate_data.get('block_migration')
+        disk_gb = (flavor.get('root_gb', 0) + flavor.get('ephemeral_gb', 0)
+                   if block in (True, 'auto') else 0)
+        return memory_mb * MIB, disk_gb * GIB
+
+    def _lm_transfer(self, ctxt, instance, migration, migrate_data,
+                     control):
+        """Copy memory (and disks for a block migration) over the
+        simulated duration; force-complete finishes now, abort stops."""
+        memory_total, disk_total = self._lm_totals(instance, migrate_data)
+        duration = self.driver.duration('live_migration')
+
+        def progress(fraction):
+            memory_done = int(memory_total * fraction)
+            disk_done = int(disk_total * fraction)
+            return {'memory_total': memory_total,
+                    'memory_processed': memory_done,
+                    'memory_remaining': memory_total - memory_done,
+                    'disk_total': disk_total, 'disk_processed': disk_done,
+                    'disk_remaining': disk_total - disk_done}
+
+        self._lm_set_status(ctxt, migration, 'running', ['preparing'],
+                            **progress(0.0))
+        started = last_report = time.monotonic()
+        while True:
+            if control.abort.is_set():
+                raise LiveMigrationAborted(migration=migration['id'])
+            now = time.monotonic()
+            if control.force_complete.is_set() or now - started >= duration:
+                break
+            if now - last_report >= PROGRESS_INTERVAL:
+                fraction = min(1.0, (now - started) / duration)
+                self.conductor.migration_update(ctxt, migration['id'],
+                                                progress(fraction))
+                # The server's own progress field, like Nova's.
+                self._update(ctxt, instance['uuid'],
+                             {'progress': int(100 * fraction)})
+                last_report = now
+            time.sleep(min(POLL_INTERVAL, max(0.0, duration -
+                                              (now - started))))
+        if self.driver.injected('live_migration'):
+            raise exception.HypervisorOperationFailed(
+                operation='live_migration', host=self.host)
+        self.conductor.migration_update(ctxt, migration['id'], progress(1.0))
+
+    def _lm_rollback(self, ctxt, instance_uuid, migration, dest, exc,
+                     status, dest_prepared):
+        """The server stays on this host: its allocation comes back (the
+        destination claim is dropped by the same move), the destination
+        cleans up, then task_state and finally the migration status."""
+        try:
+            self.conductor.allocations_move(ctxt, migration['uuid'],
+                                            instance_uuid)
+        except Exception:
+            LOG.exception('Could not return the allocation of %s',
+                          instance_uuid)
+        if dest_prepared and dest:
+            try:
+                self.compute_rpcapi.rollback_live_migration_at_destination(
+                    ctxt, dest, instance_uuid, migration['uuid'])
+            except Exception:
+                LOG.exception('Could not ask %s to clean up %s', dest,
+                              instance_uuid)
+        try:
+            self._update(ctxt, instance_uuid,
+                         {'task_state': None, 'progress': 0},
+                         expected_task_state=['migrating'])
+        except exception.NovaMovesException as update_exc:
+            LOG.warning('Could not reset task_state of %s: %s',
+                        instance_uuid, update_exc)
+        if exc is not None:
+            self._fault(ctxt, instance_uuid, exc)
+        self._lm_set_status(ctxt, migration, status)
+
+    # -- abort and force-complete (casts from the API) ------------------------
+    def _lm_control(self, migration_id):
+        self._lm_setup()
+        with self._lm_lock:
+            return self._lm_controls.get(migration_id)
+
+    @wrap_instance_event('compute')
+    def live_migration_abort(self, ctxt, instance_uuid, migration_id):
+        self._lm_setup()
+        migration = self.conductor.migration_get(ctxt, migration_id)
+        if migration['status'] not in IN_FLIGHT:
+            LOG.info('Nothing to abort: migration %s is %s', migration_id,
+                     migration['status'])
+            return
+        # Under the lock live_migration() registers its control with, so
+        # the abort is either seen by a running transfer or left for the
+        # transfer cast that has not been handled yet.
+        with self._lm_lock:
+            control = self._lm_controls.get(migration['id'])
+            if control is not None:
+                control.abort.set()
+            else:
+                self._lm_early_aborts.add(migration['id'])
+
+    @wrap_instance_event('compute')
+    def live_migration_force_complete(self, ctxt, instance_uuid,
+                                      migration_id):
+        control = self._lm_control(migration_id)
+        if control is None:
+            LOG.info('Nothing to force-complete: migration %s is not '
+                     'running on %s', migration_id, self.host)
+            return
+        control.force_complete.set()
+
+    # -- start-up -------------------------------------------------------------
+    def _init_host_live_migration(self, ctxt):
+        """A live migration this host was running when it stopped cannot
+        go on: roll it back, it ends ``failed``."""
+        self._lm_setup()
+        for migration in self.conductor.migration_get_all(
+                ctxt, source_compute=self.host,
+                migration_type='live-migration', status=list(IN_FLIGHT)):
+            LOG.warning('Rolling back live migration %s of %s left %s',
+                        migration['id'], migration['instance_uuid'],
+                        migration['status'])
+            self._lm_rollback(ctxt, migration['instance_uuid'], migration,
+                              migration['dest_compute'], None, 'failed',
+                              dest_prepared=True)

@@ -1,0 +1,120 @@
+"""The compute agent of one host. It never opens the database: every
+read and write goes to the conductor (``self.conductor``). Move flows live
+in one mixin per operation."""
+import traceback
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from nova_moves.compute import driver as fake_driver
+from nova_moves.compute import evacuate
+from nova_moves.compute import live_migration
+from nova_moves.compute import resize
+from nova_moves.compute import rpcapi as compute_rpcapi
+from nova_moves.conductor import rpcapi as conductor_rpcapi
+from nova_moves import instance_actions
+from nova_moves import timeutil
+
+LOG = logging.getLogger(__name__)
+wrap_instance_event = instance_actions.wrap_instance_event
+
+POWER_RUNNING = 1
+POWER_SHUTDOWN = 4
+
+
+class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
+                     evacuate.EvacuateMixin):
+    target = messaging.Target(version='1.0')
+
+    def __init__(self, host):
+        self.host = host
+        self.driver = fake_driver.FakeDriver(host)
+        self.conductor = conductor_rpcapi.ConductorDBAPI()
+        self.event_backend = self.conductor
+        self.compute_rpcapi = compute_rpcapi.ComputeAPI()
+        self.compute_task_api = conductor_rpcapi.ComputeTaskAPI()
+        super().__init__()
+
+    def endpoints(self):
+        return [self]
+
+    def init_host(self):
+        """Report the node and its providers, then let each move mixin
+        recover what it left half-done when this host last stopped."""
+        from nova_moves import context as nm_context
+        ctxt = nm_context.get_admin_context()
+        # A short timeout: a call sent before any conductor listens is
+        # dropped by the broker, and the service start retries it.
+        self.conductor.compute_node_sync(ctxt, self.driver.node_info(),
+                                         timeout=3)
+        for hook in (self._init_host_evacuate, self._init_host_resize,
+                     self._init_host_live_migration):
+            try:
+                hook(ctxt)
+            except Exception:
+                LOG.exception('init_host step %s failed on %s',
+                              hook.__name__, self.host)
+
+    def report(self, ctxt, host, binary, topic):
+        self.conductor.service_report(
+            ctxt, host, binary, topic,
+            availability_zone=self.driver.node_info()['availability_zone'])
+
+    # -- helpers shared by the move mixins ----------------------------------
+    def _instance(self, ctxt, instance_uuid):
+        return self.conductor.instance_get(ctxt, instance_uuid)
+
+    def _update(self, ctxt, instance_uuid, values, **expected):
+        return self.conductor.instance_update(ctxt, instance_uuid, values,
+                                              **expected)
+
+    def _fault(self, ctxt, instance_uuid, exc):
+        self.conductor.instance_fault_create(
+            ctxt, instance_uuid, getattr(exc, 'code', 500),
+            str(exc) or type(exc).__name__,
+            details=''.join(traceback.format_exception(
+                type(exc), exc, exc.__traceback__)), host=self.host)
+
+    # -- boot and delete ------------------------------------------------------
+    @wrap_instance_event('compute')
+    def build_and_run_instance(self, ctxt, instance_uuid, request_spec,
+                               alternates):
+        instance = self._instance(ctxt, instance_uuid)
+        try:
+            self.driver.spawn(instance_uuid, instance['flavor'])
+        except Exception as exc:
+            LOG.warning('Spawn of %s failed on %s: %s', instance_uuid,
+                        self.host, exc)
+            self._reschedule_build(ctxt, instance_uuid, request_spec,
+                                   alternates, exc)
+            raise
+        self._update(ctxt, instance_uuid,
+                     {'vm_state': 'active', 'task_state': None,
+                      'power_state': POWER_RUNNING,
+                      'launched_at': timeutil.utcnow_iso()},
+                     expected_task_state=['spawning'])
+
+    def _reschedule_build(self, ctxt, instance_uuid, request_spec,
+                          alternates, exc):
+        self.conductor.allocations_delete(ctxt, instance_uuid)
+        if alternates:
+            self._update(ctxt, instance_uuid,
+                         {'task_state': 'scheduling', 'host': None,
+                          'node': None})
+            spec = dict(request_spec, alternates=alternates)
+            self.compute_task_api.build_instances(ctxt, [instance_uuid], spec)
+            return
+        # The fault first: whoever sees ERROR must also see why.
+        self._fault(ctxt, instance_uuid, exc)
+        self._update(ctxt, instance_uuid,
+                     {'vm_state': 'error', 'task_state': None})
+
+    @wrap_instance_event('compute')
+    def terminate_instance(self, ctxt, instance_uuid):
+        self.driver.destroy(instance_uuid)
+
+    # -- test hook ---------------------------------------------------------
+    def set_fault_injection(self, ctxt, fail_operations,
+                            operation_seconds=None):
+        return self.driver.set_fault_injection(fail_operations,
+                                               operation_seconds)

@@ -1,0 +1,137 @@
+"""Client of the compute agents, addressed by host. Casts unless the
+caller must know the outcome before going on (the live migration checks
+and the two live migration steps on the destination)."""
+import oslo_messaging as messaging
+
+from nova_moves import rpc
+
+TOPIC = 'compute'
+
+
+class ComputeAPI:
+    """1.0 - boot, resize/cold migrate, live migration, evacuate, hooks"""
+    VERSION = '1.0'
+
+    def __init__(self):
+        self.client = rpc.get_client(messaging.Target(topic=TOPIC,
+                                                      version=self.VERSION))
+
+    def _cast(self, ctxt, host, method, **kwargs):
+        self.client.prepare(server=host).cast(ctxt, method, **kwargs)
+
+    def _call(self, ctxt, host, method, timeout=None, **kwargs):
+        return self.client.prepare(server=host, timeout=timeout).call(
+            ctxt, method, **kwargs)
+
+    # -- boot and delete ---------------------------------------------------
+    def build_and_run_instance(self, ctxt, host, instance_uuid, request_spec,
+                               alternates):
+        self._cast(ctxt, host, 'build_and_run_instance',
+                   instance_uuid=instance_uuid, request_spec=request_spec,
+                   alternates=alternates)
+
+    def terminate_instance(self, ctxt, host, instance_uuid):
+        self._cast(ctxt, host, 'terminate_instance',
+                   instance_uuid=instance_uuid)
+
+    # -- resize and cold migrate -------------------------------------------
+    def prep_resize(self, ctxt, host, instance_uuid, migration_uuid, flavor,
+                    request_spec, alternates):
+        """To the destination: claim and get ready; on failure it asks the
+        conductor (a call) to try the next alternate."""
+        self._cast(ctxt, host, 'prep_resize', instance_uuid=instance_uuid,
+                   migration_uuid=migration_uuid, flavor=flavor,
+                   request_spec=request_spec, alternates=alternates)
+
+    def resize_instance(self, ctxt, host, instance_uuid, migration_uuid):
+        """To the source: power off and send the disks."""
+        self._cast(ctxt, host, 'resize_instance', instance_uuid=instance_uuid,
+                   migration_uuid=migration_uuid)
+
+    def finish_resize(self, ctxt, host, instance_uuid, migration_uuid):
+        """To the destination: start the server there -> VERIFY_RESIZE."""
+        self._cast(ctxt, host, 'finish_resize', instance_uuid=instance_uuid,
+                   migration_uuid=migration_uuid)
+
+    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
+        """To the source: drop the old copy and the migration's claim."""
+        self._cast(ctxt, host, 'confirm_resize', instance_uuid=instance_uuid,
+                   migration_uuid=migration_uuid)
+
+    def revert_resize(self, ctxt, host, instance_uuid, migration_uuid):
+        """To the destination: drop the new copy, then hand back."""
+        self._cast(ctxt, host, 'revert_resize', instance_uuid=instance_uuid,
+                   migration_uuid=migration_uuid)
+
+    def finish_revert_resize(self, ctxt, host, instance_uuid,
+                             migration_uuid):
+        """To the source: restart the old copy with the old flavor."""
+        self._cast(ctxt, host, 'finish_revert_resize',
+                   instance_uuid=instance_uuid, migration_uuid=migration_uuid)
+
+    # -- live migration ------------------------------------------------------
+    def check_can_live_migrate_destination(self, ctxt, host, instance_uuid,
+                                           block_migration, migration_uuid):
+        """Call to the destination, which calls the source's check."""
+        return self._call(ctxt, host, 'check_can_live_migrate_destination',
+                          instance_uuid=instance_uuid,
+                          block_migration=block_migration,
+                          migration_uuid=migration_uuid)
+
+    def check_can_live_migrate_source(self, ctxt, host, instance_uuid,
+                                      dest_check_data):
+        return self._call(ctxt, host, 'check_can_live_migrate_source',
+                          instance_uuid=instance_uuid,
+                          dest_check_data=dest_check_data)
+
+    def live_migration(self, ctxt, host, instance_uuid, dest, migration_uuid,
+                       migrate_data):
+        """Cast to the source: run the transfer."""
+        self._cast(ctxt, host, 'live_migration', instance_uuid=instance_uuid,
+                   dest=dest, migration_uuid=migration_uuid,
+                   migrate_data=migrate_data)
+
+    def pre_live_migration(self, ctxt, host, instance_uuid, migration_uuid,
+                           migrate_data):
+        return self._call(ctxt, host, 'pre_live_migration',
+                          instance_uuid=instance_uuid,
+                          migration_uuid=migration_uuid,
+                          migrate_data=migrate_data)
+
+    def post_live_migration_at_destination(self, ctxt, host, instance_uuid,
+                                           migration_uuid):
+        return self._call(ctxt, host, 'post_live_migration_at_destination',
+                          instance_uuid=instance_uuid,
+                          migration_uuid=migration_uuid)
+
+    def rollback_live_migration_at_destination(self, ctxt, host,
+                                               instance_uuid, migration_uuid):
+        self._cast(ctxt, host, 'rollback_live_migration_at_destination',
+                   instance_uuid=instance_uuid, migration_uuid=migration_uuid)
+
+    def live_migration_abort(self, ctxt, host, instance_uuid, migration_id):
+        self._cast(ctxt, host, 'live_migration_abort',
+                   instance_uuid=instance_uuid, migration_id=migration_id)
+
+    def live_migration_force_complete(self, ctxt, host, instance_uuid,
+                                      migration_id):
+        self._cast(ctxt, host, 'live_migration_force_complete',
+                   instance_uuid=instance_uuid, migration_id=migration_id)
+
+    # -- evacuate -----------------------------------------------------------
+    def rebuild_instance(self, ctxt, host, instance_uuid, migration_uuid,
+                         allocations, recreate=True, stop_after=False):
+        """To the destination of an evacuation: claim and rebuild there."""
+        self._cast(ctxt, host, 'rebuild_instance',
+                   instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+                   allocations=allocations, recreate=recreate,
+                   stop_after=stop_after)
+
+    # -- test hook ------------------------------------------------------------
+    def set_fault_injection(self, ctxt, host, fail_operations,
+                            operation_seconds=None):
+        """Admin test hook: which fake hypervisor operations raise on this
+        host, and optional new simulated durations."""
+        return self._call(ctxt, host, 'set_fault_injection',
+                          fail_operations=fail_operations,
+                          operation_seconds=operation_seconds)

@@ -1,0 +1,67 @@
+"""The conductor's ``compute_db`` endpoint: db/api.py for compute agents.
+Conductor code uses the same object locally, so both sides record
+instance events through one interface."""
+import oslo_messaging as messaging
+
+from nova_moves.db import api as db_api
+
+
+class ComputeDBProxy:
+    target = messaging.Target(namespace='compute_db', version='1.0')
+
+    def service_report(self, ctxt, host, binary, topic,
+                       availability_zone=None):
+        return db_api.service_report(host, binary, topic, availability_zone)
+
+    def compute_node_sync(self, ctxt, node):
+        return db_api.compute_node_sync(node)
+
+    def instance_get(self, ctxt, instance_uuid, read_deleted=False):
+        return db_api.instance_get(instance_uuid, read_deleted=read_deleted)
+
+    def instance_get_all_by_host(self, ctxt, host):
+        return db_api.instance_get_all(host=host)
+
+    def instance_update(self, ctxt, instance_uuid, values, expected=None):
+        return db_api.instance_update(instance_uuid, values,
+                                      **(expected or {}))
+
+    def instance_fault_create(self, ctxt, instance_uuid, code, message,
+                              details=None, host=None):
+        return db_api.instance_fault_create(instance_uuid, code, message,
+                                            details, host)
+
+    def migration_get(self, ctxt, migration_id):
+        return db_api.migration_get(migration_id)
+
+    def migration_get_all(self, ctxt, filters):
+        return db_api.migration_get_all(**filters)
+
+    def migration_update(self, ctxt, migration_id, values,
+                         expected_status=None):
+        return db_api.migration_update(migration_id, values,
+                                       expected_status=expected_status)
+
+    def allocations_get(self, ctxt, consumer_id):
+        return db_api.allocations_get(consumer_id)
+
+    def allocations_replace(self, ctxt, consumer_id, allocations,
+                            from_consumer=None):
+        return db_api.allocations_replace(consumer_id, allocations,
+                                          from_consumer=from_consumer)
+
+    def allocations_move(self, ctxt, from_consumer, to_consumer):
+        return db_api.allocations_move(from_consumer, to_consumer)
+
+    def allocations_delete(self, ctxt, consumer_id, root_host=None):
+        return db_api.allocations_delete(consumer_id, root_host=root_host)
+
+    def action_event_start(self, ctxt, instance_uuid, request_id, event,
+                           host=None):
+        return db_api.action_event_start(instance_uuid, request_id, event,
+                                         host)
+
+    def action_event_finish(self, ctxt, instance_uuid, request_id, event,
+                            result, traceback=None, details=None):
+        return db_api.action_event_finish(instance_uuid, request_id, event,
+                                          result, traceback, details)

@@ -1,0 +1,198 @@
+"""Live migration, conductor side: the pre-checks and the cast to the
+source.
+
+execute(): the source service must be up; the source allocation moves to
+the migration's uuid; a destination is chosen (forced host, or the
+scheduler, which claims it for the server) and checked by a call to the
+destination, which calls the source; a failed check drops that host's
+claim and tries the next one (``[DEFAULT] migrate_max_retries``, no retry
+for a requested host). Then the migration is ``queued`` with its
+destination and the source is told to start.
+
+The same task serves both API paths: below 2.34 the API waits for it (a
+failure is a 400), from 2.34 it runs after the 202 and a failure only
+shows in the instance action's events."""
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from nova_moves.conductor.tasks import base
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+COMPUTE_BINARY = 'nova-moves-compute'
+
+
+class LiveMigrationTask(base.TaskBase):
+
+    def __init__(self, ctxt, instance_uuid, migration_uuid, host, force,
+                 block_migration, db, scheduler, compute_rpcapi):
+        super().__init__(ctxt, instance_uuid)
+        self.migration_uuid = migration_uuid
+        self.requested_host = host
+        self.force = bool(force and host)
+        self.block_migration = block_migration
+        self.db = db
+        self.scheduler = scheduler
+        self.compute_rpcapi = compute_rpcapi
+        self.source_held_by_migration = False
+        self.failed_checks = []
+
+    # -- helpers --------------------------------------------------------------
+    def _check_service_up(self, host, what):
+        try:
+            service = db_api.service_get_by_host_and_binary(host,
+                                                            COMPUTE_BINARY)
+        except exception.NotFound:
+            service = None
+        if service is None or not db_api.service_is_up(service):
+            message = ('Compute service of %s is unavailable at this time '
+                       '(%s host).' % (host, what))
+            raise exception.Invalid(message, reason=message)
+        return service
+
+    def _check_destination(self, host):
+        """Call the destination, which calls the source. Returns the
+        migrate_data; raises MigrationPreCheckError when a check fails."""
+        try:
+            return self.compute_rpcapi.check_can_live_migrate_destination(
+                self.ctxt, host, self.instance_uuid, self.block_migration,
+                self.migration_uuid)
+        except messaging.MessagingTimeout:
+            message = 'Timeout while checking if we can live migrate to ' \
+                      'host: %s' % host
+            raise exception.MigrationPreCheckError(message, reason=message)
+
+    def _forced_destination(self, host):
+        """2.30-2.67 force: no scheduler, copy the allocation to the
+        host's root provider -- only possible for a single-root
+        allocation (seed 004)."""
+        self._check_service_up(host, 'destination')
+        if not db_api.allocation_is_single_root(self.migration_uuid):
+            raise exception.NoValidHost(
+                reason='Unable to move instance %s to host %s. The instance '
+                       'has complex allocations (nested or sharing '
+                       'providers) on the source host so a forced move is '
+                       'not possible.' % (self.instance_uuid, host))
+        resources = db_api.resources_from_flavor(self.instance['flavor'])
+        candidate = db_api.root_only_candidate(resources, host)
+        if candidate is None:
+            raise exception.NoValidHost(
+                reason='Unable to move instance %s to host %s. There is not '
+                       'enough capacity on the host for the instance, or it '
+                       'would need nested or sharing providers.'
+                       % (self.instance_uuid, host))
+        try:
+            self.db.allocations_replace(self.ctxt, self.instance_uuid,
+                                        candidate)
+        except exception.AllocationFailed as exc:
+            raise exception.NoValidHost(reason=exc.message)
+        migrate_data = self._check_destination(host)
+        return {'host': host, 'nodename': host}, migrate_data
+
+    def _request_spec(self, ignore_hosts):
+        instance = self.instance
+        return {'instance_uuid': self.instance_uuid,
+                'flavor': instance['flavor'],
+                'availability_zone': instance.get('requested_az'),
+                'project_id': instance['project_id'],
+                'user_id': instance['user_id'],
+                'ignore_hosts': list(ignore_hosts),
+                'requested_destination': ({'host': self.requested_host}
+                                          if self.requested_host else None)}
+
+    def _scheduled_destination(self):
+        ignore_hosts = [self.instance['host']]
+        retries = CONF.migrate_max_retries
+        while True:
+            try:
+                selection = self.scheduler.select_destinations(
+                    self.ctxt, self._request_spec(ignore_hosts),
+                    [self.instance_uuid], return_alternates=False)[0][0]
+            except exception.NoValidHost as exc:
+                if self.failed_checks:
+                    raise exception.NoValidHost(
+                        reason='%s Pre-checks failed on: %s' % (
+                            exc.kwargs.get('reason', ''),
+                            '; '.join(self.failed_checks)))
+                raise
+            host = selection['host']
+            try:
+                return selection, self._check_destination(host)
+            except exception.Invalid as exc:
+                # Drop the claim the scheduler made on the failed host.
+                self.db.allocations_delete(self.ctxt, self.instance_uuid)
+                self.failed_checks.append('%s: %s' % (host, exc.message))
+                LOG.info('Live migration pre-check of %s failed on %s: %s',
+                         self.instance_uuid, host, exc.message)
+                if self.requested_host:
+                    raise
+                ignore_hosts.append(host)
+                if retries != -1 and len(self.failed_checks) > retries:
+                    raise exception.MaxRetriesExceeded(
+                        reason='Exceeded max scheduling retries %d for '
+                               'instance %s during live migration. Pre-'
+                               'checks failed on: %s' % (
+                                   retries, self.instance_uuid,
+                                   '; '.join(self.failed_checks)))
+
+    # -- the task -------------------------------------------------------------
+    def execute(self):
+        self.instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+        source = self.instance['host']
+        if self.instance['task_state'] != 'migrating':
+            raise exception.UnexpectedTaskState(
+                instance_uuid=self.instance_uuid, expected='migrating',
+                actual=self.instance['task_state'])
+        if self.requested_host == source:
+            message = ('Unable to migrate instance (%s) to current host '
+                       '(%s).' % (self.instance_uuid, source))
+            raise exception.Invalid(message, reason=message)
+        self._check_service_up(source, 'source')
+        self.db.allocations_move(self.ctxt, self.instance_uuid,
+                                 self.migration_uuid)
+        self.source_held_by_migration = True
+        if self.force:
+            selection, migrate_data = self._forced_destination(
+                self.requested_host)
+        else:
+            selection, migrate_data = self._scheduled_destination()
+        dest = selection['host']
+        migrate_data = dict(migrate_data or {},
+                            block_migration=self.block_migration)
+        self.db.migration_update(
+            self.ctxt, self.migration_uuid,
+            {'status': 'queued', 'dest_compute': dest,
+             'dest_node': selection['nodename'],
+             'dest_host': migrate_data.get('dest_ip')},
+            expected_status=['accepted'])
+        LOG.info('Live migration of %s: %s -> %s', self.instance_uuid,
+                 source, dest)
+        self.compute_rpcapi.live_migration(
+            self.ctxt, source, self.instance_uuid, dest,
+            self.migration_uuid, migrate_data)
+
+    def rollback(self, exc):
+        """Back to before the request: the server's claim on any
+        destination goes, the source allocation returns to it."""
+        if self.source_held_by_migration:
+            # allocations_move first empties the target consumer, which
+            # drops a destination claim held by the server.
+            self.db.allocations_move(self.ctxt, self.migration_uuid,
+                                     self.instance_uuid)
+        try:
+            self.db.instance_update(self.ctxt, self.instance_uuid,
+                                    {'task_state': None},
+                                    expected={'expected_task_state':
+                                              ['migrating']})
+        except exception.NovaMovesException as update_exc:
+            LOG.warning('Could not reset task_state of %s: %s',
+                        self.instance_uuid, update_exc)
+        self.db.migration_update(self.ctxt, self.migration_uuid,
+                                 {'status': 'error'})
+        self.db.instance_fault_create(
+            self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
+            getattr(exc, 'message', None) or str(exc) or
+            type(exc).__name__)

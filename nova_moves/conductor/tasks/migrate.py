@@ -1,0 +1,170 @@
+"""Resize and cold migrate: the conductor half.
+
+First run (cast from the API): create the migration (pre-migrating), park
+the source allocation on the migration's uuid, pick and claim a
+destination (scheduler with alternates, or a forced host), record it on
+the migration and cast prep_resize to it.
+
+Reschedule (called synchronously by a destination whose prep_resize
+failed, with ``migration_uuid`` and the remaining ``alternates``): claim
+the next alternate that still fits and cast prep_resize there.
+
+rollback() puts everything back from what the database says: the
+server's destination claim is dropped and the migration's allocation
+handed back to the server (one atomic move), migration 'error', task_state
+None on the old host, a fault. The exception still propagates, so the
+conductor_migrate_server event is recorded as Error with its traceback.
+"""
+from oslo_log import log as logging
+
+from nova_moves.conductor.tasks import base
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+
+class MigrationTask(base.TaskBase):
+
+    def __init__(self, ctxt, instance_uuid, flavor, host, force,
+                 migration_uuid, alternates, db, scheduler, compute_rpcapi):
+        super().__init__(ctxt, instance_uuid)
+        self.flavor = flavor
+        self.host = host
+        self.force = force
+        self.migration_uuid = migration_uuid
+        self.alternates = list(alternates or [])
+        self.rescheduling = migration_uuid is not None
+        self.db = db
+        self.scheduler = scheduler
+        self.compute_rpcapi = compute_rpcapi
+        self.migration = None
+        # Set once the source allocation is held by the migration; only
+        # then may rollback hand it back.
+        self.source_parked = False
+
+    # -- execute -----------------------------------------------------------
+    def execute(self):
+        if self.rescheduling:
+            return self._reschedule()
+        instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+        old_flavor = instance['flavor']
+        new_flavor = self.flavor or old_flavor
+        is_resize = new_flavor['flavorid'] != old_flavor['flavorid']
+        # One transaction: the migration row, old/new flavor on the server
+        # and the source allocation parked on the migration's uuid.
+        self.migration = db_api.migration_start(self.instance_uuid, {
+            'instance_uuid': self.instance_uuid,
+            'migration_type': 'resize' if is_resize else 'migration',
+            'status': 'pre-migrating',
+            'source_compute': instance['host'],
+            'source_node': instance['node'],
+            'old_flavor_id': old_flavor['flavorid'],
+            'new_flavor_id': new_flavor['flavorid'],
+            'user_id': self.ctxt.user_id,
+            'project_id': self.ctxt.project_id,
+        }, old_flavor, new_flavor)
+        self.source_parked = True
+        spec = self._request_spec(instance, new_flavor, is_resize)
+        if self.force:
+            selection, alternates = self._claim_forced_host(new_flavor), []
+        else:
+            selections = self.scheduler.select_destinations(
+                self.ctxt, spec, [self.instance_uuid],
+                return_alternates=True)[0]
+            selection, alternates = selections[0], selections[1:]
+        self._send_to(selection, new_flavor, spec, alternates)
+
+    def _request_spec(self, instance, flavor, is_resize):
+        source = instance['host']
+        same_host_ok = is_resize and CONF.allow_resize_to_same_host
+        return {'instance_uuid': self.instance_uuid, 'flavor': flavor,
+                'availability_zone': instance.get('requested_az'),
+                'project_id': instance['project_id'],
+                'user_id': instance['user_id'],
+                'ignore_hosts': [] if same_host_ok else [source],
+                'requested_destination':
+                    {'host': self.host} if self.host else None}
+
+    def _claim_forced_host(self, flavor):
+        """Seed 002 force, with seed 004's limit: the server's allocation
+        can only be copied when one root provider serves all of it."""
+        if not db_api.allocation_is_single_root(self.migration['uuid']):
+            raise exception.NoValidHost(
+                reason='Unable to force-migrate %s: its allocation is not '
+                       'on a single root resource provider (nested or '
+                       'sharing providers).' % self.instance_uuid)
+        resources = db_api.resources_from_flavor(flavor)
+        allocation = db_api.root_only_candidate(resources, self.host)
+        if allocation is None:
+            raise exception.NoValidHost(
+                reason='Forced host %s cannot fit %s: %s' % (
+                    self.host, resources,
+                    '; '.join(db_api.explain_unfit(resources, self.host))
+                    or 'no room on its root provider'))
+        try:
+            self.db.allocations_replace(self.ctxt, self.instance_uuid,
+                                        allocation)
+        except exception.AllocationFailed as exc:
+            raise exception.NoValidHost(reason=str(exc))
+        return {'host': self.host, 'nodename': self.host,
+                'compute_node_uuid': next(iter(allocation)),
+                'allocation_request': allocation}
+
+    def _send_to(self, selection, flavor, spec, alternates):
+        """Record the destination on the migration, then cast: the
+        destination reads it from the database."""
+        self.migration = self.db.migration_update(
+            self.ctxt, self.migration['uuid'],
+            {'dest_compute': selection['host'],
+             'dest_node': selection['nodename'],
+             'dest_host': selection['host']},
+            expected_status=['pre-migrating'])
+        LOG.info('Migration %s of %s: destination %s (alternates %s)',
+                 self.migration['uuid'], self.instance_uuid,
+                 selection['host'], [a['host'] for a in alternates])
+        self.compute_rpcapi.prep_resize(
+            self.ctxt, selection['host'], self.instance_uuid,
+            self.migration['uuid'], flavor, spec, alternates)
+
+    def _reschedule(self):
+        self.migration = self.db.migration_get(self.ctxt, self.migration_uuid)
+        self.source_parked = True
+        instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+        flavor = instance['new_flavor'] or instance['flavor']
+        spec = self._request_spec(
+            instance, flavor,
+            self.migration['migration_type'] == 'resize')
+        while self.alternates:
+            selection = self.alternates.pop(0)
+            try:
+                self.db.allocations_replace(self.ctxt, self.instance_uuid,
+                                            selection['allocation_request'])
+            except exception.AllocationFailed as exc:
+                LOG.info('Alternate %s no longer fits %s: %s',
+                         selection['host'], self.instance_uuid, exc)
+                continue
+            return self._send_to(selection, flavor, spec, self.alternates)
+        raise exception.MaxRetriesExceeded(
+            reason='No alternate host left to resize or migrate %s to.'
+                   % self.instance_uuid)
+
+    # -- rollback ----------------------------------------------------------
+    def rollback(self, exc):
+        if self.migration is not None:
+            if self.source_parked:
+                # One atomic hand-over: drops the server's destination
+                # claim (if any) and gives it back the source allocation.
+                self.db.allocations_move(self.ctxt, self.migration['uuid'],
+                                         self.instance_uuid)
+            self.db.migration_update(self.ctxt, self.migration['uuid'],
+                                     {'status': 'error'})
+        self.db.instance_update(
+            self.ctxt, self.instance_uuid,
+            {'task_state': None, 'old_flavor': None, 'new_flavor': None},
+            expected={'expected_task_state': ['resize_prep']})
+        self.db.instance_fault_create(
+            self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
+            str(exc) or type(exc).__name__, host=CONF.host)

@@ -1,0 +1,64 @@
+from oslo_config import cfg
+
+compute_group = cfg.OptGroup('compute', title='Compute agent and its fake '
+                             'hypervisor')
+
+compute_opts = [
+    cfg.ListOpt('fake_hosts', default=[],
+                help='Serve several hosts from one nova-moves-compute '
+                     'process, each with its own RPC server, service record '
+                     'and resource provider. Empty means just [DEFAULT] '
+                     'host.'),
+    cfg.IntOpt('vcpus', default=16, min=1, help='VCPU inventory of a host.'),
+    cfg.IntOpt('memory_mb', default=32768, min=1,
+               help='MEMORY_MB inventory of a host.'),
+    cfg.IntOpt('disk_gb', default=500, min=1, help='DISK_GB inventory.'),
+    cfg.IntOpt('reserved_host_memory_mb', default=0, min=0,
+               help='MEMORY_MB reserved for the host itself.'),
+    cfg.FloatOpt('cpu_allocation_ratio', default=4.0, min=0.0,
+                 help='VCPU overcommit ratio.'),
+    cfg.FloatOpt('ram_allocation_ratio', default=1.0, min=0.0,
+                 help='MEMORY_MB overcommit ratio.'),
+    cfg.FloatOpt('disk_allocation_ratio', default=1.0, min=0.0,
+                 help='DISK_GB overcommit ratio.'),
+    cfg.StrOpt('disk_provider', default='root',
+               help='Where DISK_GB comes from: "root" (the compute node), '
+                    '"nested" (a child provider <host>_disk) or '
+                    '"sharing:<name>" (a sharing provider <name> joined to '
+                    'the host by an aggregate of the same name). Nested and '
+                    'sharing layouts make forced moves fail with NoValidHost '
+                    '(seed 004).'),
+    cfg.StrOpt('cpu_model', default='Haswell',
+               help='CPU model the fake hypervisor reports; a live migration '
+                    'needs the same model on both hosts.'),
+    cfg.StrOpt('hypervisor_type', default='QEMU',
+               help='Hypervisor type reported; live migration needs it equal '
+                    'on both hosts.'),
+    cfg.StrOpt('availability_zone', default='nova',
+               help='Availability zone of this host.'),
+    cfg.StrOpt('host_ip', default='127.0.0.1', help='IP reported in '
+               'os-hypervisors.'),
+    cfg.DictOpt('operation_seconds', default={},
+                help='Simulated duration per fake hypervisor operation, e.g. '
+                     'spawn:0.2,migrate_disk:0.5,live_migration:2.'),
+    cfg.FloatOpt('default_operation_seconds', default=0.05, min=0.0,
+                 help='Duration of a fake operation not in '
+                      'operation_seconds.'),
+    cfg.ListOpt('fail_operations', default=[],
+                help='Fake hypervisor operations that raise, e.g. '
+                     'spawn,prep_resize. Entries may be host-qualified as '
+                     'host:operation. Tests can also set this at run time '
+                     'through the admin test hook.'),
+    cfg.IntOpt('live_migration_memory_mb', default=0, min=0,
+               help='Memory to transfer in a simulated live migration; 0 '
+                    'uses the flavor memory.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(compute_group)
+    conf.register_opts(compute_opts, group=compute_group)
+
+
+def list_opts():
+    return {compute_group: compute_opts}

@@ -1,0 +1,53 @@
+import socket
+
+from oslo_config import cfg
+
+default_opts = [
+    cfg.StrOpt('host', default=socket.gethostname(),
+               sample_default='<hostname>',
+               help='Name of this node. Compute agents are addressed on the '
+                    'message bus by this name, and servers report it as '
+                    'OS-EXT-SRV-ATTR:host.'),
+    cfg.StrOpt('state_path', default='/var/lib/nova_moves',
+               help='Directory for the embedded SQLite database and the '
+                    'file:// coordination backend.'),
+    cfg.IntOpt('report_interval', default=10, min=1,
+               help='Seconds between two liveness reports of a service.'),
+    cfg.IntOpt('service_down_time', default=60, min=1,
+               help='A service whose last report is older than this many '
+                    'seconds is considered down.'),
+    cfg.IntOpt('graceful_shutdown_timeout', default=60, min=0,
+               help='On SIGTERM, how long to wait for in-flight RPC handlers '
+                    'before exiting anyway.'),
+    cfg.IntOpt('migrate_max_retries', default=-1, min=-1,
+               help='How many other destinations a live migration tries after '
+                    'a failed pre-check. -1 means as many as the scheduler '
+                    'returns, 0 means no retry.'),
+    cfg.IntOpt('max_concurrent_live_migrations', default=1, min=0,
+               help='Live migrations run at once by one compute host; more '
+                    'wait in status queued. 0 means unlimited.'),
+    cfg.IntOpt('resize_confirm_window', default=0, min=0,
+               help='Confirm a resize or cold migration automatically after '
+                    'this many seconds in VERIFY_RESIZE. 0 disables.'),
+    cfg.BoolOpt('allow_resize_to_same_host', default=False,
+                help='Let the scheduler pick the current host for a resize.'),
+    cfg.StrOpt('rpc_stats_dir',
+               help='When set, this process times its RPC calls, casts and '
+                    'handlers per method and writes the aggregate as JSON '
+                    'to <dir>/<program>-<host>-<pid>.json every second and '
+                    'on exit. nova-moves-harness sums the directory into '
+                    'its report.'),
+    cfg.IntOpt('stuck_move_timeout', default=120, min=0,
+               help='A move whose first step has not progressed for this '
+                    'many seconds (its conductor or destination died after '
+                    'the broker delivered the request) is rolled back by '
+                    'the conductors. 0 disables the sweep.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(default_opts)
+
+
+def list_opts():
+    return {'DEFAULT': default_opts}

@@ -1,0 +1,27 @@
+"""Entry points for oslo-config-generator."""
+from oslo_config import cfg
+from oslo_db import options as db_options
+
+from nova_moves.conf import api
+from nova_moves.conf import compute
+from nova_moves.conf import coordination
+from nova_moves.conf import database
+from nova_moves.conf import default
+from nova_moves.conf import scheduler
+
+_MODULES = (default, api, compute, coordination, database, scheduler)
+
+
+def list_opts():
+    return [(group, opts) for module in _MODULES
+            for group, opts in module.list_opts().items()]
+
+
+def set_defaults(conf=None):
+    if conf is None:
+        # oslo-config-generator calls the oslo.config.opts.defaults entry
+        # point with no argument and then prints the opts' own defaults.
+        cfg.set_defaults(db_options.database_opts,
+                         connection=database.DEFAULT_SQL_CONNECTION)
+        return
+    database.set_defaults(conf)

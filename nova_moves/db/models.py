@@ -1,0 +1,215 @@
+"""SQLAlchemy models. Soft delete only for instances (Nova shows deleted
+servers to admins); everything else is deleted for real."""
+import datetime
+
+from sqlalchemy import (Boolean, Column, DateTime, Float, ForeignKey, Index,
+                        Integer, String, Text, UniqueConstraint)
+from sqlalchemy.orm import declarative_base
+
+BASE = declarative_base()
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class TimestampMixin:
+    created_at = Column(DateTime, default=_utcnow, nullable=False)
+    updated_at = Column(DateTime, onupdate=_utcnow)
+
+
+class Service(BASE, TimestampMixin):
+    __tablename__ = 'services'
+    __table_args__ = (UniqueConstraint('host', 'binary',
+                                       name='uniq_services0host0binary'),)
+    id = Column(Integer, primary_key=True)
+    uuid = Column(String(36), nullable=False, unique=True)
+    host = Column(String(255), nullable=False)
+    binary = Column(String(255), nullable=False)
+    topic = Column(String(255), nullable=False)
+    disabled = Column(Boolean, nullable=False, default=False)
+    disabled_reason = Column(String(255))
+    forced_down = Column(Boolean, nullable=False, default=False)
+    last_seen_up = Column(DateTime)
+    report_count = Column(Integer, nullable=False, default=0)
+    availability_zone = Column(String(255))
+
+
+class ComputeNode(BASE, TimestampMixin):
+    __tablename__ = 'compute_nodes'
+    id = Column(Integer, primary_key=True)
+    uuid = Column(String(36), nullable=False, unique=True)
+    host = Column(String(255), nullable=False, unique=True)
+    hypervisor_hostname = Column(String(255), nullable=False)
+    hypervisor_type = Column(String(255), nullable=False)
+    hypervisor_version = Column(Integer, nullable=False, default=1)
+    cpu_model = Column(String(255), nullable=False)
+    host_ip = Column(String(64))
+    vcpus = Column(Integer, nullable=False)
+    memory_mb = Column(Integer, nullable=False)
+    local_gb = Column(Integer, nullable=False)
+
+
+class ResourceProvider(BASE, TimestampMixin):
+    __tablename__ = 'resource_providers'
+    id = Column(Integer, primary_key=True)
+    uuid = Column(String(36), nullable=False, unique=True)
+    name = Column(String(255), nullable=False, unique=True)
+    generation = Column(Integer, nullable=False, default=0)
+    root_provider_id = Column(Integer, ForeignKey('resource_providers.id'),
+                              index=True)
+    parent_provider_id = Column(Integer,
+                                ForeignKey('resource_providers.id'))
+    # Sharing providers (MISC_SHARES_VIA_AGGREGATE) lend their inventory to
+    # every root provider in one of their aggregates.
+    shares_via_aggregate = Column(Boolean, nullable=False, default=False)
+
+
+class ProviderAggregate(BASE):
+    __tablename__ = 'provider_aggregates'
+    resource_provider_id = Column(Integer, ForeignKey('resource_providers.id'),
+                                  primary_key=True)
+    aggregate_uuid = Column(String(36), primary_key=True)
+
+
+class Inventory(BASE):
+    __tablename__ = 'inventories'
+    __table_args__ = (UniqueConstraint('resource_provider_id',
+                                       'resource_class',
+                                       name='uniq_inventories0rp0rc'),)
+    id = Column(Integer, primary_key=True)
+    resource_provider_id = Column(Integer, ForeignKey('resource_providers.id'),
+                                  nullable=False)
+    resource_class = Column(String(255), nullable=False)
+    total = Column(Integer, nullable=False)
+    reserved = Column(Integer, nullable=False, default=0)
+    min_unit = Column(Integer, nullable=False, default=1)
+    max_unit = Column(Integer, nullable=False)
+    step_size = Column(Integer, nullable=False, default=1)
+    allocation_ratio = Column(Float, nullable=False, default=1.0)
+
+
+class Allocation(BASE):
+    __tablename__ = 'allocations'
+    __table_args__ = (Index('allocations_consumer_id_idx', 'consumer_id'),
+                      Index('allocations_rp_rc_idx', 'resource_provider_id',
+                            'resource_class'))
+    id = Column(Integer, primary_key=True)
+    resource_provider_id = Column(Integer, ForeignKey('resource_providers.id'),
+                                  nullable=False)
+    consumer_id = Column(String(36), nullable=False)
+    resource_class = Column(String(255), nullable=False)
+    used = Column(Integer, nullable=False)
+
+
+class Flavor(BASE, TimestampMixin):
+    __tablename__ = 'flavors'
+    id = Column(Integer, primary_key=True)
+    flavorid = Column(String(255), nullable=False, unique=True)
+    name = Column(String(255), nullable=False, unique=True)
+    vcpus = Column(Integer, nullable=False)
+    memory_mb = Column(Integer, nullable=False)
+    root_gb = Column(Integer, nullable=False, default=0)
+    ephemeral_gb = Column(Integer, nullable=False, default=0)
+    swap = Column(Integer, nullable=False, default=0)
+    rxtx_factor = Column(Float, nullable=False, default=1.0)
+    is_public = Column(Boolean, nullable=False, default=True)
+    disabled = Column(Boolean, nullable=False, default=False)
+    description = Column(Text)
+
+
+class Instance(BASE, TimestampMixin):
+    __tablename__ = 'instances'
+    __table_args__ = (Index('instances_host_idx', 'host'),
+                      Index('instances_project_idx', 'project_id'))
+    id = Column(Integer, primary_key=True)
+    uuid = Column(String(36), nullable=False, unique=True)
+    display_name = Column(String(255))
+    user_id = Column(String(255), nullable=False)
+    project_id = Column(String(255), nullable=False)
+    image_ref = Column(String(255))
+    host = Column(String(255))
+    node = Column(String(255))
+    availability_zone = Column(String(255))
+    requested_az = Column(String(255))
+    vm_state = Column(String(255), nullable=False)
+    task_state = Column(String(255))
+    power_state = Column(Integer, nullable=False, default=0)
+    # Flavors are copied onto the server (JSON) so that a later change or
+    # deletion of the flavor does not change what the server holds.
+    flavor = Column(Text, nullable=False)
+    old_flavor = Column(Text)
+    new_flavor = Column(Text)
+    launched_at = Column(DateTime)
+    terminated_at = Column(DateTime)
+    progress = Column(Integer, nullable=False, default=0)
+    deleted = Column(Integer, nullable=False, default=0)
+    deleted_at = Column(DateTime)
+
+
+class InstanceFault(BASE):
+    __tablename__ = 'instance_faults'
+    id = Column(Integer, primary_key=True)
+    instance_uuid = Column(String(36), nullable=False, index=True)
+    code = Column(Integer, nullable=False)
+    message = Column(String(255))
+    details = Column(Text)
+    host = Column(String(255))
+    created_at = Column(DateTime, default=_utcnow, nullable=False)
+
+
+class InstanceAction(BASE, TimestampMixin):
+    __tablename__ = 'instance_actions'
+    __table_args__ = (Index('instance_actions_uuid_req_idx', 'instance_uuid',
+                            'request_id'),)
+    id = Column(Integer, primary_key=True)
+    action = Column(String(255), nullable=False)
+    instance_uuid = Column(String(36), nullable=False)
+    request_id = Column(String(255), nullable=False)
+    user_id = Column(String(255))
+    project_id = Column(String(255))
+    start_time = Column(DateTime, nullable=False)
+    finish_time = Column(DateTime)
+    message = Column(String(255))
+
+
+class InstanceActionEvent(BASE, TimestampMixin):
+    __tablename__ = 'instance_actions_events'
+    id = Column(Integer, primary_key=True)
+    action_id = Column(Integer, ForeignKey('instance_actions.id'),
+                       nullable=False, index=True)
+    event = Column(String(255), nullable=False)
+    start_time = Column(DateTime, nullable=False)
+    finish_time = Column(DateTime)
+    result = Column(String(255))
+    traceback = Column(Text)
+    host = Column(String(255))
+    details = Column(Text)
+
+
+class Migration(BASE, TimestampMixin):
+    __tablename__ = 'migrations'
+    __table_args__ = (Index('migrations_instance_uuid_idx', 'instance_uuid'),
+                      Index('migrations_status_idx', 'status'))
+    id = Column(Integer, primary_key=True)
+    uuid = Column(String(36), nullable=False, unique=True)
+    instance_uuid = Column(String(36), nullable=False)
+    migration_type = Column(String(32), nullable=False)
+    status = Column(String(255), nullable=False)
+    source_compute = Column(String(255))
+    source_node = Column(String(255))
+    dest_compute = Column(String(255))
+    dest_node = Column(String(255))
+    dest_host = Column(String(255))
+    old_flavor_id = Column(String(255))
+    new_flavor_id = Column(String(255))
+    user_id = Column(String(255))
+    project_id = Column(String(255))
+    memory_total = Column(Integer)
+    memory_processed = Column(Integer)
+    memory_remaining = Column(Integer)
+    disk_total = Column(Integer)
+    disk_processed = Column(Integer)
+    disk_remaining = Column(Integer)
+    hidden = Column(Boolean, nullable=False, default=False)
+    deleted = Column(Integer, nullable=False, default=0)

@@ -1,0 +1,107 @@
+"""Errors. Each carries the HTTP code the API answers with when it reaches
+the user, so handlers need no mapping table."""
+
+
+class NovaMovesException(Exception):
+    msg_fmt = 'An unknown error occurred.'
+    code = 500
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                message = self.msg_fmt
+        self.message = message
+        super().__init__(message)
+
+
+class Invalid(NovaMovesException):
+    msg_fmt = 'Invalid request: %(reason)s'
+    code = 400
+
+
+class ValidationError(Invalid):
+    msg_fmt = '%(detail)s'
+
+
+class NotFound(NovaMovesException):
+    msg_fmt = 'Resource could not be found.'
+    code = 404
+
+
+class Conflict(NovaMovesException):
+    msg_fmt = 'Conflict: %(reason)s'
+    code = 409
+
+
+class Forbidden(NovaMovesException):
+    msg_fmt = 'Policy does not allow %(action)s to be performed.'
+    code = 403
+
+
+class InstanceNotFound(NotFound):
+    msg_fmt = 'Instance %(instance_id)s could not be found.'
+
+
+class FlavorNotFound(NotFound):
+    msg_fmt = 'Flavor %(flavor_id)s could not be found.'
+
+
+class MigrationNotFound(NotFound):
+    msg_fmt = 'Migration %(migration_id)s could not be found.'
+
+
+class ComputeHostNotFound(NotFound):
+    msg_fmt = 'Compute host %(host)s could not be found.'
+
+
+class ServiceNotFound(NotFound):
+    msg_fmt = 'Service %(service_id)s could not be found.'
+
+
+class ActionNotFound(NotFound):
+    msg_fmt = 'Action for request_id %(request_id)s on instance ' \
+              '%(instance_uuid)s not found'
+
+
+class ResourceProviderNotFound(NotFound):
+    msg_fmt = 'Resource provider %(uuid)s could not be found.'
+
+
+class InstanceInvalidState(Conflict):
+    msg_fmt = ('Cannot \'%(method)s\' instance %(instance_uuid)s while it is '
+               'in %(attr)s %(state)s')
+
+
+class UnexpectedTaskState(Conflict):
+    msg_fmt = ('Instance %(instance_uuid)s is busy: expected task_state '
+               '%(expected)s, found %(actual)s')
+
+
+class ConcurrentUpdate(Conflict):
+    msg_fmt = 'Resource provider %(uuid)s changed while updating; retry.'
+
+
+class NoValidHost(NovaMovesException):
+    msg_fmt = 'No valid host was found. %(reason)s'
+    code = 400
+
+
+class MaxRetriesExceeded(NoValidHost):
+    msg_fmt = 'Exceeded maximum number of retries. %(reason)s'
+
+
+class AllocationFailed(NovaMovesException):
+    msg_fmt = 'Unable to allocate %(consumer)s: %(reason)s'
+    code = 409
+
+
+class MigrationPreCheckError(Invalid):
+    msg_fmt = 'Migration pre-check error: %(reason)s'
+
+
+class HypervisorOperationFailed(NovaMovesException):
+    msg_fmt = 'Fake hypervisor operation %(operation)s failed on %(host)s ' \
+              '(injected failure).'

@@ -1,0 +1,137 @@
+"""The README's first command: bring the whole stack up (api, conductor,
+scheduler, two computes) on the local RabbitMQ, boot a server, cold
+migrate it, confirm, and print its timeline."""
+import argparse
+import sys
+import threading
+import time
+
+from nova_moves.harness import invariants
+from nova_moves.harness import stack as nm_stack
+
+
+class StatusRecorder:
+    """Polls a server and keeps every change of (status, task_state, host)
+    with the time it was first seen."""
+
+    def __init__(self, client, server_id, interval=0.02):
+        self.client = client
+        self.server_id = server_id
+        self.interval = interval
+        self.changes = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.t0 = time.monotonic()
+
+    def _run(self):
+        last = None
+        while not self._stop.is_set():
+            server = self.client.server(self.server_id, version='2.47')
+            state = (server['status'], server['OS-EXT-STS:task_state'],
+                     server.get('OS-EXT-SRV-ATTR:host'))
+            if state != last:
+                self.changes.append((time.monotonic() - self.t0, state))
+                last = state
+            self._stop.wait(self.interval)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+
+def _print_timeline(recorder, marks):
+    print('\nTimeline of server %s' % recorder.server_id)
+    print('%9s  %-14s %-18s %s' % ('t (ms)', 'status', 'task_state', 'host'))
+    events = [(t, 'state', s) for t, s in recorder.changes]
+    events += [(t, 'mark', m) for t, m in marks]
+    for t, kind, what in sorted(events, key=lambda e: e[0]):
+        if kind == 'mark':
+            print('%9.1f  -- %s' % (t * 1000, what))
+        else:
+            status, task, host = what
+            print('%9.1f  %-14s %-18s %s' % (t * 1000, status, task or '-',
+                                             host))
+
+
+def run(args):
+    computes = [{'name': 'compute1'}, {'name': 'compute2'}]
+    stack = nm_stack.Stack(computes=computes, keep_workdir=args.keep)
+    print('Starting api, conductor, scheduler and 2 computes on %s '
+          '(vhost %s), work dir %s' % (stack.broker_url, stack.vhost,
+                                       stack.workdir))
+    t = time.monotonic()
+    stack.start()
+    print('Stack up in %.1f s; API at %s' % (time.monotonic() - t,
+                                            stack.endpoint))
+    try:
+        client = stack.client(version='2.56')
+        flavor = client.create_flavor('m1.small', vcpus=1, ram=512, disk=1)
+        recorder_marks = []
+        body = client.boot('quickstart', flavor['id'], wait=False)
+        recorder = StatusRecorder(client, body['id']).start()
+
+        def mark(text):
+            recorder_marks.append((time.monotonic() - recorder.t0, text))
+        mark('POST /servers -> 202')
+        server = client.wait_for_status(body['id'], ('ACTIVE', 'ERROR'))
+        if server['status'] != 'ACTIVE':
+            raise RuntimeError('boot failed: %s' % server.get('fault'))
+        source = server['OS-EXT-SRV-ATTR:host']
+        t = time.monotonic()
+        client.action(server['id'], {'migrate': None}, expect=202)
+        mark('POST migrate -> 202 in %.1f ms'
+             % ((time.monotonic() - t) * 1000))
+        server = client.wait_for_status(server['id'],
+                                        ('VERIFY_RESIZE', 'ACTIVE', 'ERROR'))
+        if server['status'] != 'VERIFY_RESIZE':
+            raise RuntimeError('migration did not reach VERIFY_RESIZE: %s'
+                               % server['status'])
+        t = time.monotonic()
+        client.action(server['id'], {'confirmResize': None}, expect=204)
+        mark('POST confirmResize -> 204 in %.1f ms'
+             % ((time.monotonic() - t) * 1000))
+        server = client.wait_for_status(server['id'], 'ACTIVE')
+        time.sleep(0.1)
+        recorder.stop()
+        _print_timeline(recorder, recorder_marks)
+        print('\nInstance actions (events as an admin sees them):')
+        for action in reversed(client.actions(server['id'])):
+            detail = client.action_detail(server['id'], action['request_id'])
+            print('  %-14s %s' % (action['action'], action['request_id']))
+            for event in detail['events']:
+                print('      %-44s %-8s %s' % (event['event'], event['result'],
+                                               event.get('host') or ''))
+        migration = client.migrations(instance_uuid=server['id'])[0]
+        print('\nMigration %s: %s -> %s, status %s' % (
+            migration['uuid'], migration['source_compute'],
+            migration['dest_compute'], migration['status']))
+        problems = invariants.check(client)
+        print('Moved from %s to %s; invariants: %s' % (
+            source, server['OS-EXT-SRV-ATTR:host'],
+            'all hold' if not problems else problems))
+        if args.keep:
+            print('\nThe stack keeps running (--keep). Try:\n  openstack '
+                  '--os-auth-type admin_token --os-token admin:admin '
+                  '--os-endpoint %s server list\nStop it with: kill %s'
+                  % (stack.endpoint, ' '.join(
+                      str(p.popen.pid) for p in stack.processes.values())))
+        return 1 if problems or source == server[
+            'OS-EXT-SRV-ATTR:host'] else 0
+    finally:
+        if not args.keep:
+            stack.stop()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument('--keep', action='store_true',
+                        help='leave the stack running afterwards')
+    return run(parser.parse_args(argv))
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,651 @@
+"""Run a scenario: bring up (or attach to) a stack, create flavors, boot
+servers, run the phases with their concurrency while a poller records
+every server's status, apply the faults at their moments, then settle,
+collect the RPC stats written by the processes, and check the invariants.
+
+Operations speak the Nova compute API exactly as a client would:
+POST /servers/{id}/action with resize / confirmResize / revertResize /
+migrate / os-migrateLive / evacuate bodies shaped per microversion, and
+DELETE /servers/{id}/migrations/{mid} for abort."""
+import concurrent.futures
+import os
+import signal
+import tempfile
+import threading
+import time
+
+from nova_moves.harness import client as api_client
+from nova_moves.harness import invariants
+from nova_moves.harness import rpcstats
+from nova_moves.harness import stack as nm_stack
+
+SETTLED = invariants.SERVER_SETTLED
+
+
+def mv(version):
+    major, minor = str(version).split('.')
+    return int(major), int(minor)
+
+
+class StatusPoller(threading.Thread):
+    """Polls GET /servers/detail every ``interval`` seconds and keeps, per
+    server, the latest view and the history of its status changes.
+    Waiters ask for a view taken after a given moment, so a request that
+    was just accepted is never judged on a poll that started before it."""
+
+    def __init__(self, client, t0, interval=0.1):
+        super().__init__(daemon=True, name='status-poller')
+        self.client = client
+        self.t0 = t0
+        self.interval = interval
+        self.latest = {}        # id -> server view
+        self.history = {}       # id -> [(t, status)]
+        self.tracked = set()
+        self.poll_started = 0.0
+        self.polls = 0
+        self.errors = 0
+        self._cond = threading.Condition()
+        self._halt = threading.Event()
+
+    def track(self, server_ids):
+        with self._cond:
+            self.tracked.update(server_ids)
+
+    def _list(self):
+        servers, marker = [], None
+        while True:
+            params = {'all_tenants': '1', 'limit': '1000'}
+            if marker:
+                params['marker'] = marker
+            page = self.client.get('/servers/detail', version='2.47',
+                                   params=params, expect=200).json()['servers']
+            servers += page
+            if len(page) < 1000:
+                return servers
+            marker = page[-1]['id']
+
+    def poll_once(self):
+        started = time.monotonic() - self.t0
+        servers = {s['id']: s for s in self._list()}
+        with self._cond:
+            for server_id in self.tracked:
+                view = servers.get(server_id)
+                status = view['status'] if view else 'DELETED'
+                if view is None:
+                    view = {'id': server_id, 'status': 'DELETED',
+                            'OS-EXT-STS:task_state': None,
+                            'OS-EXT-SRV-ATTR:host': None}
+                self.latest[server_id] = view
+                hist = self.history.setdefault(server_id, [])
+                if not hist or hist[-1][1] != status:
+                    hist.append((started, status))
+            self.poll_started = started
+            self.polls += 1
+            self._cond.notify_all()
+
+    def run(self):
+        while not self._halt.is_set():
+            began = time.monotonic()
+            try:
+                self.poll_once()
+            except Exception:
+                self.errors += 1
+            spent = time.monotonic() - began
+            # Listing many servers is expensive for the API (py-spy showed
+            # the poller at ~40% of the API's CPU in resize-storm): poll at
+            # most a third of the time so the API is left to the workload.
+            self._halt.wait(max(self.interval, 2 * spent))
+
+    def stop(self):
+        self._halt.set()
+
+    def wait_for(self, server_id, predicate, after, timeout):
+        """The first view of ``server_id`` from a poll started after
+        ``after`` (seconds since t0) that satisfies ``predicate``; None on
+        timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                view = self.latest.get(server_id)
+                if self.poll_started > after and view is not None \
+                        and predicate(view):
+                    return view
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._cond.wait(min(left, 1.0))
+
+    def view(self, server_id):
+        with self._cond:
+            return self.latest.get(server_id)
+
+
+def settled(view):
+    return view['status'] == 'DELETED' or (
+        view['OS-EXT-STS:task_state'] is None and view['status'] in SETTLED)
+
+
+class Runner:
+
+    def __init__(self, scenario, endpoint=None, token='admin:admin',
+                 out_dir=None, quiet=True, stack=None, rpc_stats_dir=None,
+                 log=None):
+        self.scenario = scenario
+        self.endpoint = endpoint
+        self.token = token
+        self.out_dir = out_dir or tempfile.mkdtemp(prefix='harness-')
+        os.makedirs(self.out_dir, exist_ok=True)
+        self.quiet = quiet
+        self.stack = stack
+        self.own_stack = False
+        self.rpc_stats_dir = rpc_stats_dir
+        self.log = log or (lambda msg: None)
+        self.records = []
+        self.faults = []
+        self.phases = []
+        self.flavors = {}
+        self.servers = []
+        self.hosts = [h for p in scenario['topology']['compute_processes']
+                      for h in p['hosts']]
+        self._records_lock = threading.Lock()
+        self._local = threading.local()
+        self._timers = []
+        self.t0 = None
+        self.poller = None
+
+    # -- plumbing -------------------------------------------------------------
+    def now(self):
+        return time.monotonic() - self.t0
+
+    def client(self):
+        """One HTTP session per thread (requests.Session is not shared)."""
+        c = getattr(self._local, 'client', None)
+        if c is None:
+            c = self._local.client = api_client.Client(self.endpoint,
+                                                       self.token)
+        return c
+
+    def start_stack(self):
+        topo = self.scenario['topology']
+        self.rpc_stats_dir = os.path.join(self.out_dir, 'rpc-stats')
+        os.makedirs(self.rpc_stats_dir, exist_ok=True)
+        for name in os.listdir(self.rpc_stats_dir):
+            os.unlink(os.path.join(self.rpc_stats_dir, name))
+        extra = {section: dict(values) for section, values in
+                 (topo.get('conf') or {}).items()}
+        extra.setdefault('DEFAULT', {})['rpc_stats_dir'] = self.rpc_stats_dir
+        self.stack = nm_stack.Stack(
+            computes=[{'name': p['name'], 'hosts': p['hosts'],
+                       'compute': p['compute']}
+                      for p in topo['compute_processes']],
+            conductors=topo['conductors'], schedulers=topo['schedulers'],
+            extra_conf=extra,
+            service_down_time=topo.get('service_down_time', 5),
+            workdir=os.path.join(self.out_dir, 'stack'), keep_workdir=True)
+        self.own_stack = True
+        self.log('starting stack in %s (%d compute processes, %d hosts)' % (
+            self.stack.workdir, len(topo['compute_processes']),
+            len(self.hosts)))
+        try:
+            self.stack.start(timeout=180)
+        except Exception:
+            self.stack.stop()
+            raise
+        self.endpoint = self.stack.endpoint
+
+    # -- setup ----------------------------------------------------------------
+    def create_flavors(self):
+        admin = self.client()
+        existing = {f['name']: f for f in admin.get(
+            '/flavors/detail', expect=200).json()['flavors']}
+        for flavor in self.scenario['flavors']:
+            name = flavor['name']
+            have = existing.get(name)
+            if have and (have['vcpus'], have['ram'], have['disk']) == (
+                    flavor['vcpus'], flavor['ram'], flavor.get('disk', 1)):
+                self.flavors[name] = have
+            else:
+                if have:
+                    name = '%s-%s' % (name, self.scenario['name'])
+                self.flavors[flavor['name']] = admin.create_flavor(
+                    name, flavor['vcpus'], flavor['ram'],
+                    flavor.get('disk', 1))
+
+    def boot_servers(self):
+        wanted = []
+        for group in self.scenario['servers']:
+            prefix = group.get('name', self.scenario['name'])
+            for i in range(group['count']):
+                wanted.append(('%s-%d' % (prefix, len(wanted) + 1),
+                               self.flavors[group['flavor']]['id'],
+                               group.get('host')))
+        if not wanted:
+            return
+        self.log('booting %d servers' % len(wanted))
+        phase = {'name': 'boot', 'operation': 'boot', 'microversion': '2.1',
+                 'concurrency': self.scenario['boot_concurrency'],
+                 'timeout': 300, 'params': {}}
+        self._run_phase(phase, wanted, self._boot)
+
+    def _boot(self, phase, item, record):
+        name, flavor_id, host = item
+        body = {'name': name, 'flavorRef': flavor_id, 'imageRef': 'fake',
+                'networks': 'none'}
+        if host:
+            body['availability_zone'] = 'nova:%s' % host
+        response = self._send(record, 'POST', '/servers', {'server': body},
+                              phase['microversion'])
+        if response is None or response.status_code != 202:
+            return None
+        server_id = response.json()['server']['id']
+        record['server'] = server_id
+        self.poller.track([server_id])
+        with self._records_lock:
+            self.servers.append({'id': server_id, 'name': name})
+        return lambda v: v['status'] == 'ACTIVE'
+
+    # -- selections -----------------------------------------------------------
+    def select(self, selection):
+        servers = []
+        for server in self.servers:
+            view = self.poller.view(server['id']) or {}
+            if view.get('status') == 'DELETED':
+                continue
+            servers.append((server, view))
+        if selection == 'all':
+            return [s for s, _ in servers]
+        out = []
+        for server, view in servers:
+            if 'name' in selection and not server['name'].startswith(
+                    selection['name']):
+                continue
+            if 'host' in selection and view.get(
+                    'OS-EXT-SRV-ATTR:host') != selection['host']:
+                continue
+            if 'status' in selection and view.get('status') != \
+                    selection['status']:
+                continue
+            out.append(server)
+        if 'first' in selection:
+            out = out[:selection['first']]
+        return out
+
+    def _other_host(self, current):
+        if current in self.hosts:
+            return self.hosts[(self.hosts.index(current) + 1)
+                              % len(self.hosts)]
+        return self.hosts[0]
+
+    def _host_param(self, params, view):
+        host = params.get('host')
+        if host == '@next':
+            return self._other_host(view.get('OS-EXT-SRV-ATTR:host'))
+        return host
+
+    # -- request bodies (the Nova API contract) -------------------------------
+    def action_body(self, op, version, params, view):
+        v = mv(version)
+        if op == 'resize':
+            wanted = params['flavor']
+            names = wanted if isinstance(wanted, list) else [wanted]
+            current = (view.get('flavor') or {}).get('original_name')
+            for name in names:
+                flavor = self.flavors[name]
+                if flavor['name'] != current:
+                    break
+            return {'resize': {'flavorRef': flavor['id']}}
+        if op == 'confirm':
+            return {'confirmResize': None}
+        if op == 'revert':
+            return {'revertResize': None}
+        if op == 'migrate':
+            host = self._host_param(params, view)
+            body = {}
+            if host and v >= (2, 56):
+                body['host'] = host
+            for key in ('force', 'check'):
+                if key in params:
+                    body[key] = params[key]
+            return {'migrate': body or None}
+        if op == 'live-migrate':
+            body = {'host': self._host_param(params, view)}
+            if v >= (2, 25):
+                body['block_migration'] = params.get('block_migration',
+                                                     'auto')
+            else:
+                body['block_migration'] = params.get('block_migration', False)
+                body['disk_over_commit'] = False
+            if 'force' in params and (2, 30) <= v < (2, 68):
+                body['force'] = params['force']
+            if 'check' in params:
+                body['check'] = params['check']
+            return {'os-migrateLive': body}
+        if op == 'evacuate':
+            body = {}
+            host = self._host_param(params, view)
+            if host:
+                body['host'] = host
+            if v < (2, 14):
+                body['onSharedStorage'] = False
+            if 'force' in params and (2, 29) <= v < (2, 68):
+                body['force'] = params['force']
+            if 'check' in params:
+                body['check'] = params['check']
+            return {'evacuate': body}
+        raise ValueError('no action body for %s' % op)
+
+    # A confirm's or revert's 204/202 comes back while the server still
+    # shows VERIFY_RESIZE with no task_state: not finished yet.
+    STILL_GOING = {'confirm': ('VERIFY_RESIZE',),
+                   'revert': ('VERIFY_RESIZE',)}
+
+    EXPECTED_STATUS = {'resize': 202, 'confirm': 204, 'revert': 202,
+                       'migrate': 202, 'live-migrate': 202, 'evacuate': 200,
+                       'abort': 202, 'delete': 204}
+
+    # -- one operation on one server ------------------------------------------
+    def _send(self, record, method, path, body, version):
+        record['sent'] = self.now()
+        try:
+            response = self.client().request(method, path, body,
+                                             version=version)
+        except Exception as exc:
+            record['api_s'] = self.now() - record['sent']
+            record['outcome'] = 'error'
+            record['detail'] = str(exc)[:300]
+            return None
+        record['api_s'] = self.now() - record['sent']
+        record['http_status'] = response.status_code
+        record['request_id'] = response.headers.get('x-openstack-request-id')
+        if response.status_code >= 400:
+            try:
+                fault = next(iter(response.json().values()))
+                record['detail'] = '%s %s' % (response.status_code,
+                                              fault.get('message', ''))
+            except Exception:
+                record['detail'] = response.text[:200]
+        return response
+
+    def why_failed(self, record):
+        """The error events of the request's instance action, as the
+        reason a move that was accepted did not get where it should."""
+        try:
+            action = self.client().action_detail(record['server'],
+                                                 record['request_id'])
+        except Exception as exc:
+            return 'instance action not readable: %s' % exc
+        errors = ['%s: %s' % (e['event'], (e.get('details') or
+                                           (e.get('traceback') or '')
+                                           .strip().split('\n')[-1])[:200])
+                  for e in action.get('events', [])
+                  if e.get('result') == 'Error']
+        return '; '.join(errors) or 'no error event (%s)' % (
+            action.get('message') or 'no message')
+
+    def _operate(self, phase, server, record):
+        op, version, params = (phase['operation'], phase['microversion'],
+                               phase['params'])
+        server_id = server['id']
+        record['server'] = server_id
+        before = self.poller.view(server_id) or {}
+        record['host_before'] = before.get('OS-EXT-SRV-ATTR:host')
+        if op == 'delete':
+            response = self._send(record, 'DELETE', '/servers/%s' % server_id,
+                                  None, version)
+            expect = lambda v: v['status'] == 'DELETED'  # noqa: E731
+        elif op == 'abort':
+            response = self._abort(record, server_id, version)
+            expect = lambda v: v['status'] == 'ACTIVE'  # noqa: E731
+        else:
+            body = self.action_body(op, version, params, before)
+            response = self._send(record, 'POST',
+                                  '/servers/%s/action' % server_id, body,
+                                  version)
+            expect = self._success_predicate(op, record['host_before'])
+        if response is None:
+            return None
+        if response.status_code != self.EXPECTED_STATUS[op]:
+            return None
+        if params.get('check'):
+            return 'no-wait'
+        if op == 'live-migrate' and params.get('abort_after') is not None:
+            time.sleep(params['abort_after'])
+            sub = {}
+            self._abort(sub, server_id, version)
+            record['abort_status'] = sub.get('http_status')
+        return expect
+
+    def _abort(self, record, server_id, version):
+        version = version if mv(version) >= (2, 24) else '2.24'
+        try:
+            found = self.client().get('/servers/%s/migrations' % server_id,
+                                      version=version)
+        except Exception as exc:
+            record['outcome'] = 'error'
+            record['detail'] = str(exc)[:300]
+            return None
+        migrations = found.json().get('migrations', []) \
+            if found.status_code == 200 else []
+        if not migrations:
+            record['sent'] = self.now()
+            record['api_s'] = 0.0
+            record['outcome'] = 'skipped'
+            record['detail'] = 'no in-progress live migration to abort'
+            return None
+        return self._send(record, 'DELETE', '/servers/%s/migrations/%s' % (
+            server_id, migrations[0]['id']), None, version)
+
+    @staticmethod
+    def _success_predicate(op, host_before):
+        if op in ('resize',):
+            return lambda v: v['status'] == 'VERIFY_RESIZE'
+        if op == 'migrate':
+            return lambda v: v['status'] == 'VERIFY_RESIZE' and v.get(
+                'OS-EXT-SRV-ATTR:host') != host_before
+        if op in ('live-migrate', 'evacuate'):
+            return lambda v: v['status'] in ('ACTIVE', 'SHUTOFF') and v.get(
+                'OS-EXT-SRV-ATTR:host') != host_before
+        return lambda v: v['status'] == 'ACTIVE'
+
+    def _run_one(self, phase, item, work, bar):
+        record = {'phase': phase['name'], 'operation': phase['operation'],
+                  'microversion': phase['microversion'], 'server': None,
+                  'outcome': None}
+        try:
+            success = work(phase, item, record)
+        except Exception as exc:  # a harness bug must not stop the run
+            record['outcome'] = 'error'
+            record['detail'] = repr(exc)[:300]
+            success = None
+        if success is None:
+            if record['outcome'] is None:
+                record['outcome'] = 'rejected'
+                record['detail'] = record.get('detail') or ''
+            bar.update_counts(record)
+        else:
+            bar.update_counts(record, accepted=True)
+            if success == 'no-wait':
+                record['outcome'] = 'ok'
+                record['done'] = record['sent'] + record['api_s']
+            else:
+                still = self.STILL_GOING.get(phase['operation'], ())
+                view = self.poller.wait_for(
+                    record['server'],
+                    lambda v: settled(v) and v['status'] not in still,
+                    after=record['sent'] + record['api_s'],
+                    timeout=phase['timeout'])
+                if view is None:
+                    record['outcome'] = 'timeout'
+                    view = self.poller.view(record['server']) or {}
+                    record['detail'] = 'still %s (task_state %s) after %ss' % (
+                        view.get('status'), view.get('OS-EXT-STS:task_state'),
+                        phase['timeout'])
+                else:
+                    record['done'] = self.poller.poll_started
+                    record['e2e_s'] = record['done'] - record['sent']
+                    record['outcome'] = 'ok' if success(view) else 'failed'
+                    if record['outcome'] == 'failed' and record.get(
+                            'request_id'):
+                        record['detail'] = self.why_failed(record)
+                record['final_status'] = view.get('status')
+                record['host_after'] = view.get('OS-EXT-SRV-ATTR:host')
+            bar.update_counts(record, finished=True)
+        with self._records_lock:
+            self.records.append(record)
+        return record
+
+    def _run_phase(self, phase, items, work):
+        from nova_moves.harness import progress
+        started = self.now()
+        self._arm_faults(phase['name'])
+        bar = progress.PhaseBar(phase['name'], len(items), self.quiet)
+        with concurrent.futures.ThreadPoolExecutor(
+                max_workers=phase['concurrency'],
+                thread_name_prefix='op') as pool:
+            futures = [pool.submit(self._run_one, phase, item, work, bar)
+                       for item in items]
+            for future in futures:
+                future.result()
+        bar.close()
+        self.phases.append({'name': phase['name'],
+                            'operation': phase['operation'],
+                            'microversion': phase['microversion'],
+                            'servers': len(items), 'start': started,
+                            'end': self.now()})
+
+    def run_phase(self, phase):
+        if phase['operation'] == 'wait':
+            started = self.now()
+            self._arm_faults(phase['name'])
+            time.sleep(phase.get('seconds', 1))
+            self.phases.append({'name': phase['name'], 'operation': 'wait',
+                                'microversion': None, 'servers': 0,
+                                'start': started, 'end': self.now()})
+            return
+        selected = self.select(phase['servers'])
+        self.log('phase %s: %s of %d servers at %s, concurrency %d' % (
+            phase['name'], phase['operation'], len(selected),
+            phase['microversion'], phase['concurrency']))
+        self._run_phase(phase, selected, self._operate)
+
+    # -- faults ---------------------------------------------------------------
+    def _arm_faults(self, phase_name):
+        for fault in self.scenario['faults']:
+            if fault.get('phase', None) != phase_name and not (
+                    phase_name == 'boot' and 'phase' not in fault):
+                continue
+            if fault['at'] == 0:
+                # Applied before the phase's first request: no race.
+                self.apply_fault(fault)
+                continue
+            timer = threading.Timer(fault['at'], self.apply_fault, [fault])
+            timer.daemon = True
+            timer.start()
+            self._timers.append(timer)
+
+    def _service_uuid(self, host):
+        for svc in self.client().services(binary='nova-moves-compute'):
+            if svc['host'] == host:
+                return svc['id']
+        raise LookupError('no compute service on host %s' % host)
+
+    def apply_fault(self, fault):
+        entry = {'t': self.now(), 'action': fault['action'],
+                 'target': fault.get('process') or fault.get('host'),
+                 'result': 'ok'}
+        try:
+            action = fault['action']
+            if action in ('kill', 'terminate', 'restart'):
+                if self.stack is None:
+                    raise RuntimeError('process faults need the stack the '
+                                       'harness started (not --endpoint)')
+                if action == 'restart':
+                    self.stack.restart(fault['process'])
+                else:
+                    signum = signal.SIGKILL if action == 'kill' \
+                        else signal.SIGTERM
+                    code = self.stack.kill(fault['process'], signum)
+                    entry['result'] = 'exit %s' % code
+                    if fault.get('restart_after') is not None:
+                        timer = threading.Timer(
+                            fault['restart_after'], self.apply_fault,
+                            [{'action': 'restart',
+                              'process': fault['process'], 'at': 0}])
+                        timer.daemon = True
+                        timer.start()
+                        self._timers.append(timer)
+            elif action in ('force-down', 'force-up'):
+                self.client().put(
+                    '/os-services/%s' % self._service_uuid(fault['host']),
+                    {'forced_down': action == 'force-down'},
+                    version='2.53', expect=200)
+            elif action == 'set-faults':
+                self.client().set_faults(fault['host'],
+                                         fault.get('fail_operations', []),
+                                         fault.get('operation_seconds'))
+        except Exception as exc:
+            entry['result'] = 'error: %s' % exc
+        self.log('fault at %.2fs: %s %s -> %s' % (
+            entry['t'], entry['action'], entry['target'], entry['result']))
+        self.faults.append(entry)
+
+    # -- end of run -----------------------------------------------------------
+    def settle(self):
+        deadline = time.monotonic() + self.scenario['settle_timeout']
+        for timer in self._timers:
+            left = deadline - time.monotonic()
+            # Pending restarts must happen before the checks.
+            timer.join(max(0.0, left))
+        after = self.now()
+        for server in self.servers:
+            left = max(0.1, deadline - time.monotonic())
+            self.poller.wait_for(server['id'], settled, after, left)
+
+    def rpc_stats(self, before=None):
+        merged, processes = rpcstats.merge_dir(self.rpc_stats_dir)
+        if before is not None:
+            merged = rpcstats.diff(merged, before)
+        return merged, processes
+
+    def run(self, before_checks=None):
+        """Run the whole scenario; return the report (see report.py)."""
+        from nova_moves.harness import report as nm_report
+        if self.stack is None and self.endpoint is None:
+            self.start_stack()
+        elif self.stack is not None:
+            self.endpoint = self.stack.endpoint
+        # Time 0 of the report and the timeline: the stack is up.
+        self.t0 = time.monotonic()
+        wall_start = time.time()
+        rpc_before = rpcstats.merge_dir(self.rpc_stats_dir)[0] \
+            if not self.own_stack else None
+        try:
+            self.poller = StatusPoller(api_client.Client(
+                self.endpoint, self.token), self.t0,
+                self.scenario['poll_interval'])
+            self.poller.start()
+            self.create_flavors()
+            self.boot_servers()
+            workload_start = self.now()
+            for phase in self.scenario['phases']:
+                self.run_phase(phase)
+            workload_end = self.now()
+            self.settle()
+            self.poller.stop()
+            self.poller.join(5)
+            self.poller.poll_once()
+            if before_checks is not None:
+                before_checks(self)
+            problems = invariants.check(self.client())
+            # Let every process write its last second of stats.
+            time.sleep(1.5 if self.rpc_stats_dir else 0)
+            merged, processes = self.rpc_stats(rpc_before)
+            report = nm_report.build(
+                self, problems, merged, processes, wall_start,
+                workload_start, workload_end)
+        finally:
+            if self.poller is not None:
+                self.poller.stop()
+            if self.own_stack:
+                self.stack.stop()
+        return report

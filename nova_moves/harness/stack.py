@@ -1,0 +1,280 @@
+"""Bring up a whole nova_moves stack from the console scripts: api,
+conductor(s), scheduler(s) and compute agent(s) as real processes on the
+machine's RabbitMQ, isolated in a vhost of their own. The functional
+tests, the harness and the quickstart all use this."""
+import configparser
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from nova_moves.harness import client as api_client
+
+DEFAULT_BROKER = 'rabbit://guest:guest@127.0.0.1:5672/'
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def _script(name):
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    return path if os.path.exists(path) else shutil.which(name) or name
+
+
+def rabbitmqctl(*args):
+    subprocess.run(['rabbitmqctl', '-q'] + list(args), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+class Process:
+    def __init__(self, name, argv, log_path):
+        self.name = name
+        self.argv = argv
+        self.log_path = log_path
+        self.popen = None
+
+    def start(self):
+        log = open(self.log_path, 'ab')
+        self.popen = subprocess.Popen(self.argv, stdout=log,
+                                      stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL)
+        log.close()
+
+    def alive(self):
+        return self.popen is not None and self.popen.poll() is None
+
+    def signal(self, signum):
+        if self.alive():
+            self.popen.send_signal(signum)
+
+    def wait(self, timeout):
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+class Stack:
+    """``computes`` is a list of dicts, one per nova-moves-compute process:
+    {'name': 'compute1', 'hosts': ['h1', 'h2'], 'compute': {option: value}}.
+    An int N means N processes with one host each: compute1..computeN."""
+
+    def __init__(self, computes=2, conductors=1, schedulers=1, workdir=None,
+                 broker_url=None, database_url=None, coordination_url=None,
+                 extra_conf=None, report_interval=1, service_down_time=10,
+                 keep_workdir=False):
+        if isinstance(computes, int):
+            computes = [{'name': 'compute%d' % (i + 1)}
+                        for i in range(computes)]
+        self.compute_specs = computes
+        self.conductors = conductors
+        self.schedulers = schedulers
+        self.workdir = workdir or tempfile.mkdtemp(prefix='nova-moves-')
+        self.broker_url = broker_url or os.environ.get(
+            'NOVA_MOVES_BROKER_URL', DEFAULT_BROKER)
+        self.vhost = 'nova-moves-%s' % uuid.uuid4().hex[:12]
+        self.database_url = database_url
+        self.coordination_url = coordination_url
+        self.extra_conf = extra_conf or {}
+        self.report_interval = report_interval
+        self.service_down_time = service_down_time
+        self.keep_workdir = keep_workdir
+        self.api_port = free_port()
+        self.processes = {}
+        self.config_path = os.path.join(self.workdir, 'nova_moves.conf')
+        self.vhost_created = False
+
+    # -- configuration ---------------------------------------------------
+    @property
+    def transport_url(self):
+        return self.broker_url.rstrip('/') + '/' + self.vhost
+
+    @property
+    def endpoint(self):
+        return 'http://127.0.0.1:%d/v2.1' % self.api_port
+
+    def client(self, token='admin:admin', version='2.1'):
+        return api_client.Client(self.endpoint, token, version)
+
+    def _write_config(self):
+        parser = configparser.ConfigParser(interpolation=None)
+        state = os.path.join(self.workdir, 'state')
+        os.makedirs(state, exist_ok=True)
+        os.makedirs(os.path.join(self.workdir, 'logs'), exist_ok=True)
+        parser['DEFAULT'] = {
+            'transport_url': self.transport_url,
+            'state_path': state,
+            'report_interval': str(self.report_interval),
+            'service_down_time': str(self.service_down_time),
+            'graceful_shutdown_timeout': '10',
+            'rpc_response_timeout': '30',
+            'debug': 'true',
+        }
+        parser['database'] = {'connection': self.database_url or
+                              'sqlite:///%s/nova_moves.sqlite' % state}
+        parser['api'] = {'listen': '127.0.0.1', 'port': str(self.api_port),
+                         'enable_test_hooks': 'true'}
+        parser['coordination'] = {'backend_url': self.coordination_url or
+                                  'file://%s/coordination' % state}
+        parser['oslo_messaging_rabbit'] = {'heartbeat_timeout_threshold': '0'}
+        for section, values in self.extra_conf.items():
+            if section != 'DEFAULT' and not parser.has_section(section):
+                parser.add_section(section)
+            for key, value in values.items():
+                parser[section][key] = str(value)
+        with open(self.config_path, 'w') as f:
+            parser.write(f)
+
+    def _overlay(self, name, sections):
+        path = os.path.join(self.workdir, '%s.conf' % name)
+        parser = configparser.ConfigParser(interpolation=None)
+        for section, values in sections.items():
+            if section != 'DEFAULT':
+                parser.add_section(section)
+            for key, value in values.items():
+                if isinstance(value, (list, tuple)):
+                    value = ','.join(value)
+                elif isinstance(value, dict):
+                    value = ','.join('%s:%s' % kv for kv in value.items())
+                parser[section][key] = str(value)
+        with open(path, 'w') as f:
+            parser.write(f)
+        return path
+
+    # -- processes ---------------------------------------------------
+    def _argv(self, binary, overlay=None):
+        argv = [_script(binary), '--config-file', self.config_path]
+        if overlay:
+            argv += ['--config-file', overlay]
+        return argv
+
+    def add_process(self, name, binary, overlay=None):
+        proc = Process(name, self._argv(binary, overlay),
+                       os.path.join(self.workdir, 'logs', name + '.log'))
+        self.processes[name] = proc
+        proc.start()
+        return proc
+
+    def _compute_overlay(self, spec):
+        hosts = spec.get('hosts') or [spec['name']]
+        compute = dict(spec.get('compute') or {})
+        if len(hosts) > 1:
+            compute['fake_hosts'] = hosts
+        return self._overlay(spec['name'], {
+            'DEFAULT': {'host': hosts[0]}, 'compute': compute})
+
+    def compute_hosts(self):
+        return [h for spec in self.compute_specs
+                for h in (spec.get('hosts') or [spec['name']])]
+
+    def start(self, timeout=60):
+        os.makedirs(self.workdir, exist_ok=True)
+        rabbitmqctl('add_vhost', self.vhost)
+        self.vhost_created = True
+        rabbitmqctl('set_permissions', '-p', self.vhost,
+                    self._broker_user(), '.*', '.*', '.*')
+        self._write_config()
+        subprocess.run(self._argv('nova-moves-manage') + ['db', 'sync'],
+                       check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+        for i in range(self.conductors):
+            name = 'conductor%d' % (i + 1)
+            self.add_process(name, 'nova-moves-conductor', self._overlay(
+                name, {'DEFAULT': {'host': name}}))
+        for i in range(self.schedulers):
+            name = 'scheduler%d' % (i + 1)
+            self.add_process(name, 'nova-moves-scheduler', self._overlay(
+                name, {'DEFAULT': {'host': name}}))
+        self.add_process('api', 'nova-moves-api', self._overlay(
+            'api', {'DEFAULT': {'host': 'api'}}))
+        # A compute's first call to the conductor is lost if it is sent
+        # before any conductor has bound its queue (and then waits for
+        # rpc_response_timeout): start computes once conductors report.
+        self.wait_until_ready(timeout, hosts=set())
+        for spec in self.compute_specs:
+            self.add_process(spec['name'], 'nova-moves-compute',
+                             self._compute_overlay(spec))
+        self.wait_until_ready(timeout)
+        return self
+
+    def _broker_user(self):
+        rest = self.broker_url.split('://', 1)[1]
+        return rest.split('@', 1)[0].split(':', 1)[0] if '@' in rest \
+            else 'guest'
+
+    def wait_until_ready(self, timeout=60, hosts=None):
+        admin = self.client()
+        hosts = set(self.compute_hosts()) if hosts is None else hosts
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                services = admin.services()
+                up = {s['host'] for s in services if s['state'] == 'up'
+                      and s['binary'] == 'nova-moves-compute'}
+                binaries = {s['binary'] for s in services
+                            if s['state'] == 'up'}
+                if hosts <= up and {'nova-moves-conductor',
+                                    'nova-moves-scheduler'} <= binaries:
+                    return
+            except Exception:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError('stack not ready after %ss; logs in %s'
+                           % (timeout, self.workdir))
+
+    def _check_alive(self):
+        for proc in self.processes.values():
+            if proc.popen is not None and proc.popen.poll() is not None \
+                    and not getattr(proc, 'stopped_on_purpose', False):
+                raise RuntimeError('%s exited with %s; see %s' % (
+                    proc.name, proc.popen.returncode, proc.log_path))
+
+    def kill(self, name, signum=signal.SIGKILL, wait=10):
+        proc = self.processes[name]
+        proc.stopped_on_purpose = True
+        proc.signal(signum)
+        return proc.wait(wait)
+
+    def restart(self, name):
+        proc = self.processes[name]
+        if proc.alive():
+            self.kill(name, signal.SIGTERM)
+        proc.stopped_on_purpose = False
+        proc.start()
+        return proc
+
+    def stop(self):
+        for proc in self.processes.values():
+            proc.stopped_on_purpose = True
+            proc.signal(signal.SIGTERM)
+        for proc in self.processes.values():
+            if proc.popen is not None and proc.wait(15) is None:
+                proc.signal(signal.SIGKILL)
+                proc.wait(5)
+        if self.vhost_created:
+            try:
+                rabbitmqctl('delete_vhost', self.vhost)
+            except subprocess.CalledProcessError:
+                pass
+            self.vhost_created = False
+        if not self.keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def log(self, name):
+        with open(self.processes[name].log_path, errors='replace') as f:
+            return f.read()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()

@@ -1,0 +1,63 @@
+"""Instance action events: start, finish, result and traceback of each
+step of a flow, named like Nova's (conductor_migrate_server,
+compute_prep_resize, ...). The API records the action itself before any
+RPC; these record the events under it, keyed by the request id."""
+import contextlib
+import functools
+import traceback as tb
+
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def event(backend, ctxt, instance_uuid, name, host=None):
+    """Record ``name`` around a block. ``backend`` has action_event_start
+    and action_event_finish with the conductor DB API signatures. The
+    exception still propagates: recording never swallows a failure."""
+    request_id = ctxt.request_id
+    started = _safe(backend.action_event_start, ctxt, instance_uuid,
+                    request_id, name, host=host)
+    try:
+        yield
+    except Exception as exc:
+        if started:
+            _safe(backend.action_event_finish, ctxt, instance_uuid,
+                  request_id, name, 'Error', traceback=_format(exc))
+        raise
+    else:
+        if started:
+            _safe(backend.action_event_finish, ctxt, instance_uuid,
+                  request_id, name, 'Success')
+
+
+def _format(exc):
+    text = ''.join(tb.format_exception(type(exc), exc, exc.__traceback__))
+    return text or repr(exc)
+
+
+def _safe(fn, *args, **kwargs):
+    try:
+        fn(*args, **kwargs)
+        return True
+    except Exception as exc:
+        # No action for this request id (an internal or periodic flow): the
+        # step still runs, it is just not recorded.
+        LOG.debug('Instance event not recorded: %s', exc)
+        return False
+
+
+def wrap_instance_event(prefix):
+    """Decorate a manager method taking (self, ctxt, instance_uuid=...);
+    the manager provides ``event_backend`` and ``host``."""
+    def decorator(fn):
+        @functools.wraps(fn)
+        def wrapper(self, ctxt, *args, **kwargs):
+            instance_uuid = kwargs.get('instance_uuid') or args[0]
+            name = '%s_%s' % (prefix, fn.__name__)
+            with event(self.event_backend, ctxt, instance_uuid, name,
+                       host=getattr(self, 'host', None)):
+                return fn(self, ctxt, *args, **kwargs)
+        return wrapper
+    return decorator

@@ -1,0 +1,145 @@
+"""oslo.messaging plumbing: one transport per process, request contexts
+serialized into every message, and our exceptions re-raised on the caller.
+
+With ``[DEFAULT] rpc_stats_dir`` set, clients time their calls and casts
+and servers time their handlers (nova_moves.harness.rpcstats)."""
+import inspect
+import time
+
+import oslo_messaging as messaging
+from oslo_messaging.rpc import dispatcher
+
+from nova_moves import conf
+from nova_moves import context as nm_context
+from nova_moves.harness import rpcstats
+
+CONF = conf.CONF
+EXCHANGE = 'nova_moves'
+ALLOWED_EXMODS = ['nova_moves.exception']
+
+
+class RequestContextSerializer(messaging.Serializer):
+    """Carries the RequestContext across a hop; entity values are plain
+    JSON-able dicts and lists, so they pass through untouched."""
+
+    def serialize_entity(self, ctxt, entity):
+        return entity
+
+    def deserialize_entity(self, ctxt, entity):
+        return entity
+
+    def serialize_context(self, ctxt):
+        return ctxt.to_dict()
+
+    def deserialize_context(self, ctxt):
+        # Creating the context stores it in thread-local storage, so every
+        # log line written by the handler carries its request id.
+        return nm_context.RequestContext.from_dict(ctxt)
+
+
+class _Transports:
+    """Lazily built transport, one per process; kept on the class so that
+    nothing global is mutated at import time."""
+    transport = None
+
+
+def get_transport():
+    if _Transports.transport is None:
+        messaging.set_transport_defaults(control_exchange=EXCHANGE)
+        _Transports.transport = messaging.get_rpc_transport(
+            CONF, allowed_remote_exmods=ALLOWED_EXMODS)
+    return _Transports.transport
+
+
+def cleanup():
+    if _Transports.transport is not None:
+        _Transports.transport.cleanup()
+        _Transports.transport = None
+
+
+def _recorder():
+    return rpcstats.get_recorder(CONF.rpc_stats_dir, CONF.host)
+
+
+class _TimedClient:
+    """An RPCClient (or a prepared call context) whose call and cast are
+    timed per '<topic>.<method>'; everything else passes through."""
+
+    def __init__(self, client, topic, recorder):
+        self._client = client
+        self._topic = topic
+        self._recorder = recorder
+
+    def prepare(self, *args, **kwargs):
+        return _TimedClient(self._client.prepare(*args, **kwargs),
+                            kwargs.get('topic') or self._topic,
+                            self._recorder)
+
+    def _timed(self, kind, ctxt, method, kwargs):
+        start = time.monotonic()
+        failed = True
+        try:
+            result = getattr(self._client, kind)(ctxt, method, **kwargs)
+            failed = False
+            return result
+        finally:
+            self._recorder.record(kind, '%s.%s' % (self._topic, method),
+                                  time.monotonic() - start, failed)
+
+    def call(self, ctxt, method, **kwargs):
+        return self._timed('call', ctxt, method, kwargs)
+
+    def cast(self, ctxt, method, **kwargs):
+        return self._timed('cast', ctxt, method, kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+class _TimedEndpoint:
+    """An endpoint whose public methods record how long they ran; the
+    dispatcher finds ``target`` and the methods through it unchanged."""
+
+    def __init__(self, endpoint, topic, recorder):
+        self._endpoint = endpoint
+        self._topic = topic
+        self._recorder = recorder
+
+    def __getattr__(self, name):
+        attr = getattr(self._endpoint, name)
+        if name.startswith('_') or not inspect.isroutine(attr):
+            return attr
+        recorder, label = self._recorder, '%s.%s' % (self._topic, name)
+
+        def timed(*args, **kwargs):
+            start = time.monotonic()
+            failed = True
+            try:
+                result = attr(*args, **kwargs)
+                failed = False
+                return result
+            finally:
+                recorder.record('handle', label, time.monotonic() - start,
+                                failed)
+        return timed
+
+
+def get_client(target, version_cap=None, timeout=None):
+    client = messaging.get_rpc_client(
+        get_transport(), target, version_cap=version_cap,
+        serializer=RequestContextSerializer(), timeout=timeout)
+    recorder = _recorder()
+    if recorder is None:
+        return client
+    return _TimedClient(client, target.topic, recorder)
+
+
+def get_server(target, endpoints):
+    recorder = _recorder()
+    if recorder is not None:
+        endpoints = [_TimedEndpoint(e, target.topic, recorder)
+                     for e in endpoints]
+    return messaging.get_rpc_server(
+        get_transport(), target, endpoints, executor='threading',
+        serializer=RequestContextSerializer(),
+        access_policy=dispatcher.DefaultRPCAccessPolicy)

@@ -1,0 +1,110 @@
+"""The scheduler: allocation candidates from the database, filters,
+weighers, and an atomic claim for the chosen host."""
+import random
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves import exception
+from nova_moves.scheduler import filters as scheduler_filters
+from nova_moves import servicegroup
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+
+class SchedulerManager:
+    target = messaging.Target(version='1.0')
+
+    def __init__(self, service_group=None):
+        self.servicegroup = service_group or servicegroup.ServiceGroup()
+        self.filters = scheduler_filters.get_filters(
+            CONF.scheduler.enabled_filters)
+
+    def endpoints(self):
+        return [self]
+
+    def _host_states(self, candidates):
+        services = {s['host']: s for s in
+                    db_api.service_get_all(binary='nova-moves-compute')}
+        states = []
+        for candidate in candidates:
+            service = services.get(candidate['host'])
+            states.append(dict(candidate, service=service,
+                               up=bool(service) and
+                               self.servicegroup.is_up(service)))
+        return states
+
+    def _weighed(self, states):
+        mult = CONF.scheduler.ram_weight_multiplier
+        return sorted(states, key=lambda s: -mult * s['free'].get(
+            'MEMORY_MB', 0))
+
+    @staticmethod
+    def _selection(state):
+        return {'host': state['host'], 'nodename': state['host'],
+                'compute_node_uuid': state['root_uuid'],
+                'allocation_request': state['allocations']}
+
+    def _hosts_filter(self, spec):
+        wanted = (spec.get('requested_destination') or {}).get('host')
+        return [wanted] if wanted else None
+
+    def select_destinations(self, ctxt, request_spec, instance_uuids,
+                            return_alternates=True):
+        resources = db_api.resources_from_flavor(request_spec['flavor'])
+        results = []
+        for instance_uuid in instance_uuids:
+            candidates = db_api.allocation_candidates(
+                resources, hosts=self._hosts_filter(request_spec))
+            states = [s for s in self._host_states(candidates)
+                      if not scheduler_filters.reject_reasons(
+                          s, request_spec, self.filters)]
+            if not states:
+                raise exception.NoValidHost(
+                    reason='There are not enough hosts available.')
+            ordered = self._weighed(states)
+            subset = max(1, min(CONF.scheduler.host_subset_size,
+                                len(ordered)))
+            first = random.randrange(subset)
+            ordered.insert(0, ordered.pop(first))
+            chosen = None
+            for state in ordered:
+                try:
+                    db_api.allocations_replace(instance_uuid,
+                                               state['allocations'])
+                except exception.AllocationFailed as exc:
+                    # Another claim got there first; try the next host.
+                    LOG.debug('Claim on %s lost: %s', state['host'], exc)
+                    continue
+                chosen = state
+                break
+            if chosen is None:
+                raise exception.NoValidHost(
+                    reason='Every candidate host was claimed concurrently.')
+            selections = [self._selection(chosen)]
+            if return_alternates:
+                alternates = [s for s in ordered if s is not chosen]
+                selections += [self._selection(s) for s in
+                               alternates[:CONF.scheduler.max_attempts - 1]]
+            LOG.info('Selected %s for %s (alternates: %s)', chosen['host'],
+                     instance_uuid, [s['host'] for s in selections[1:]])
+            results.append(selections)
+        return results
+
+    def check_destination(self, ctxt, request_spec, host):
+        resources = db_api.resources_from_flavor(request_spec['flavor'])
+        services = db_api.service_get_all(binary='nova-moves-compute',
+                                          host=host)
+        if not services:
+            return {'valid': False,
+                    'reasons': ['Compute host %s could not be found.' % host]}
+        service = services[0]
+        state = {'host': host, 'service': service,
+                 'up': self.servicegroup.is_up(service)}
+        reasons = scheduler_filters.reject_reasons(state, request_spec,
+                                                   self.filters)
+        reasons += db_api.explain_unfit(resources, host)
+        return {'valid': not reasons, 'reasons': reasons}

@@ -1,0 +1,33 @@
+"""Client of the scheduler. Every method is a blocking call: the caller
+needs the answer to go on."""
+import oslo_messaging as messaging
+
+from nova_moves import rpc
+
+TOPIC = 'scheduler'
+
+
+class SchedulerAPI:
+    """1.0 - select_destinations, check_destination"""
+    VERSION = '1.0'
+
+    def __init__(self):
+        self.client = rpc.get_client(messaging.Target(topic=TOPIC,
+                                                      version=self.VERSION))
+
+    def select_destinations(self, ctxt, request_spec, instance_uuids,
+                            return_alternates=True):
+        """Claim a host for each instance; returns one list of selections
+        per instance, the claimed host first, unclaimed alternates after.
+        A selection is {host, nodename, compute_node_uuid,
+        allocation_request}. Raises NoValidHost."""
+        return self.client.prepare().call(
+            ctxt, 'select_destinations', request_spec=request_spec,
+            instance_uuids=instance_uuids,
+            return_alternates=return_alternates)
+
+    def check_destination(self, ctxt, request_spec, host):
+        """Seed 003: would ``host`` pass every filter and fit the request?
+        Returns {'valid': bool, 'reasons': [str]}; changes nothing."""
+        return self.client.prepare().call(
+            ctxt, 'check_destination', request_spec=request_spec, host=host)

@@ -1,0 +1,146 @@
+"""A process's RPC services: serve a topic, report liveness, and stop
+gracefully on SIGTERM (stop consuming, finish in-flight handlers, exit 0)."""
+import signal
+import sys
+import threading
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from nova_moves import conf
+from nova_moves import context as nm_context
+from nova_moves import coordination
+from nova_moves import rpc
+from nova_moves import systemd
+from nova_moves import version
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+
+def prepare(argv, binary):
+    """Parse options and set up logging, as every console script does."""
+    logging.register_options(CONF)
+    if binary == 'nova-moves-manage':
+        # Output of the command goes to stdout; its logs to stderr.
+        CONF.set_default('use_stderr', True)
+    CONF(argv[1:], project='nova_moves', prog=binary,
+         version=version.version_string())
+    logging.setup(CONF, 'nova_moves')
+
+
+class Service:
+    """One RPC server on ``topic`` addressed as ``host``, and its
+    heartbeat. ``report`` is called with (context, host, binary, topic)
+    every report_interval; computes pass one that asks the conductor."""
+
+    def __init__(self, host, binary, topic, manager, report):
+        self.host = host
+        self.binary = binary
+        self.topic = topic
+        self.manager = manager
+        self._report = report
+        self._stop = threading.Event()
+        self._server = None
+        self._heartbeat = None
+
+    def start(self):
+        if hasattr(self.manager, 'init_host'):
+            self.manager.init_host()
+        self.report_state(raise_on_error=True)
+        target = messaging.Target(topic=self.topic, server=self.host)
+        self._server = rpc.get_server(target, self.manager.endpoints())
+        self._server.start()
+        self._heartbeat = threading.Thread(
+            target=self._heartbeat_loop, daemon=True,
+            name='heartbeat-%s-%s' % (self.binary, self.host))
+        self._heartbeat.start()
+        if hasattr(self.manager, 'post_start_hook'):
+            self.manager.post_start_hook()
+        LOG.info('%s serving topic %s as %s', self.binary, self.topic,
+                 self.host)
+
+    def report_state(self, raise_on_error=False):
+        ctxt = nm_context.get_admin_context()
+        try:
+            self._report(ctxt, self.host, self.binary, self.topic)
+        except Exception:
+            if raise_on_error:
+                raise
+            LOG.exception('%s on %s could not report its state',
+                          self.binary, self.host)
+
+    def _heartbeat_loop(self):
+        while not self._stop.wait(CONF.report_interval):
+            self.report_state()
+
+    def stop(self):
+        """Stop consuming; in-flight handlers keep running."""
+        self._stop.set()
+        if self._server is not None:
+            self._server.stop()
+
+    def wait(self):
+        if self._server is not None:
+            self._server.wait()
+        if hasattr(self.manager, 'cleanup_host'):
+            self.manager.cleanup_host()
+
+
+def _start_with_retry(service, stop_event):
+    """A compute may start before any conductor: retry until it answers."""
+    delay = 0.5
+    while not stop_event.is_set():
+        try:
+            service.start()
+            return True
+        except messaging.MessagingTimeout:
+            LOG.warning('%s on %s: conductor not answering yet, retrying',
+                        service.binary, service.host)
+        stop_event.wait(delay)
+        delay = min(delay * 2, 5)
+    return False
+
+
+def run(services, coordinator=None):
+    """Start services, tell systemd we are ready, block until SIGTERM or
+    SIGINT, then drain and return the exit code."""
+    stop_event = threading.Event()
+
+    def _on_signal(signum, _frame):
+        LOG.info('Caught signal %s, stopping', signum)
+        stop_event.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    if coordinator is not None:
+        coordinator.start()
+        if coordination.membership_enabled():
+            for service in services:
+                coordinator.join(service.binary, service.host)
+    for service in services:
+        if not _start_with_retry(service, stop_event):
+            break
+    systemd.notify('READY=1')
+    while not stop_event.wait(1.0):
+        pass
+    systemd.notify('STOPPING=1')
+    for service in services:
+        service.stop()
+    drained = threading.Thread(target=lambda: [s.wait() for s in services],
+                               daemon=True)
+    drained.start()
+    drained.join(CONF.graceful_shutdown_timeout or None)
+    if drained.is_alive():
+        LOG.warning('In-flight requests still running after %ss; exiting',
+                    CONF.graceful_shutdown_timeout)
+    if coordinator is not None:
+        coordinator.stop()
+    rpc.cleanup()
+    LOG.info('Stopped')
+    return 0
+
+
+def exit_with(code):
+    sys.stdout.flush()
+    sys.exit(code)

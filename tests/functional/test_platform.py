@@ -1,0 +1,154 @@
+"""The platform on real processes: boot, read back, delete, services."""
+import subprocess
+
+from tests.functional import base
+
+
+class PlatformTest(base.StackTestCase):
+
+    def test_boot_places_on_a_host_and_records_events(self):
+        server = self.boot('vm1')
+        self.assertIn(server['OS-EXT-SRV-ATTR:host'],
+                      self.stack.compute_hosts())
+        actions = self.admin.actions(server['id'])
+        self.assertEqual(['create'], [a['action'] for a in actions])
+        detail = self.admin.action_detail(server['id'],
+                                          actions[0]['request_id'])
+        events = {e['event']: e['result'] for e in detail['events']}
+        self.assertEqual({'conductor_schedule_and_build_instances': 'Success',
+                          'compute_build_and_run_instance': 'Success'},
+                         events)
+
+    def test_boot_on_named_host_and_spread(self):
+        first = self.boot('a', host='compute2')
+        self.assertEqual('compute2', first['OS-EXT-SRV-ATTR:host'])
+
+    def test_failed_spawn_reschedules_to_alternate(self):
+        self.admin.set_faults('compute1', ['spawn'])
+        self.addCleanup(self.admin.set_faults, 'compute1', [])
+        flavor = self.flavor('big', ram=30000)
+        # compute1 has the most free RAM only if empty; force it first by
+        # naming no host and failing spawn wherever it lands.
+        server = self.boot('resched', flavor=flavor)
+        self.assertEqual('compute2', server['OS-EXT-SRV-ATTR:host'])
+        self.admin.delete('/servers/%s' % server['id'], expect=204)
+
+    def test_spawn_failure_everywhere_is_error_without_allocation(self):
+        for host in self.stack.compute_hosts():
+            self.admin.set_faults(host, ['spawn'])
+            self.addCleanup(self.admin.set_faults, host, [])
+        body = self.admin.boot('doomed', self.flavor('small')['id'],
+                               wait=False)
+        server = self.admin.wait_for_status(body['id'], 'ERROR')
+        self.assertIn('fault', server)
+        self.assertNotIn(server['id'], self.admin.placement()['allocations'])
+        self.admin.delete('/servers/%s' % server['id'], expect=204)
+
+    def test_delete_frees_allocation(self):
+        server = self.boot('gone')
+        self.assertIn(server['id'], self.admin.placement()['allocations'])
+        self.admin.delete('/servers/%s' % server['id'], expect=204)
+        self.admin.get('/servers/%s' % server['id'], expect=404)
+        self.assertNotIn(server['id'], self.admin.placement()['allocations'])
+
+    def test_non_admin_sees_own_servers_without_host(self):
+        user = self.admin.as_user('alice:proj-a')
+        server = self.boot('mine', client=user)
+        shown = user.server(server['id'])
+        self.assertNotIn('OS-EXT-SRV-ATTR:host', shown)
+        other = self.admin.as_user('bob:proj-b')
+        other.get('/servers/%s' % server['id'], expect=404)
+        user.get('/os-services', expect=403)
+
+    def test_services_and_hypervisors(self):
+        services = self.admin.services()
+        binaries = sorted({s['binary'] for s in services})
+        self.assertEqual(['nova-moves-compute', 'nova-moves-conductor',
+                          'nova-moves-scheduler'], binaries)
+        self.assertTrue(all(s['state'] == 'up' for s in services))
+        hypervisors = self.admin.get('/os-hypervisors/detail',
+                                     version='2.53',
+                                     expect=200).json()['hypervisors']
+        self.assertEqual(sorted(self.stack.compute_hosts()),
+                         sorted(h['hypervisor_hostname']
+                                for h in hypervisors))
+
+    def test_disabled_host_gets_no_servers(self):
+        svc = [s for s in self.admin.services('nova-moves-compute')
+               if s['host'] == 'compute1'][0]
+        self.admin.put('/os-services/%s' % svc['id'],
+                       {'status': 'disabled', 'disabled_reason': 'test'},
+                       version='2.53', expect=200)
+        self.addCleanup(self.admin.put, '/os-services/%s' % svc['id'],
+                        {'status': 'enabled'}, version='2.53')
+        for i in range(3):
+            server = self.boot('d%d' % i)
+            self.assertEqual('compute2', server['OS-EXT-SRV-ATTR:host'])
+
+    def test_sigterm_exits_zero(self):
+        proc = self.stack.processes['scheduler1']
+        code = self.stack.kill('scheduler1', signum=15, wait=30)
+        self.assertEqual(0, code, self.stack.log('scheduler1')[-3000:])
+        self.stack.restart('scheduler1')
+        self.boot('after-restart')
+        self.assertTrue(proc.alive())
+
+
+class MicroversionAndErrorsTest(base.StackTestCase):
+    COMPUTES = 1
+
+    def test_version_documents(self):
+        root = self.admin.session.get(self.stack.endpoint.rsplit('/', 1)[0]
+                                      + '/').json()
+        self.assertEqual('2.95', root['versions'][0]['version'])
+        doc = self.admin.session.get(self.stack.endpoint).json()
+        self.assertEqual('2.1', doc['version']['min_version'])
+
+    def test_version_negotiation(self):
+        resp = self.admin.get('/flavors', version='2.60')
+        self.assertEqual('compute 2.60', resp.headers['OpenStack-API-Version'])
+        self.assertIn('OpenStack-API-Version', resp.headers['Vary'])
+        resp = self.admin.get('/flavors', version='latest')
+        self.assertEqual('compute 2.95', resp.headers['OpenStack-API-Version'])
+        resp = self.admin.get('/flavors', version='3.0')
+        self.assertEqual(406, resp.status_code)
+        resp = self.admin.get('/flavors', version='2.x')
+        self.assertEqual(400, resp.status_code)
+
+    def test_no_token_is_401(self):
+        resp = self.admin.session.get(self.stack.endpoint + '/flavors')
+        self.assertEqual(401, resp.status_code)
+
+    def test_bad_bodies_name_the_field(self):
+        resp = self.admin.post('/servers', {'server': {'name': 'x'}})
+        self.assertEqual(400, resp.status_code)
+        self.assertIn('flavorRef', resp.json()['badRequest']['message'])
+        resp = self.admin.post('/servers', {'server': {
+            'name': 'x', 'flavorRef': '1', 'bogus': 1}})
+        self.assertEqual(400, resp.status_code)
+        self.assertIn('bogus', resp.json()['badRequest']['message'])
+        resp = self.admin.post('/servers', {'server': {
+            'name': 'x', 'flavorRef': 'nope'}})
+        self.assertEqual(400, resp.status_code)
+        self.assertIn('nope', resp.json()['badRequest']['message'])
+
+    def test_unknown_server_is_404(self):
+        resp = self.admin.get('/servers/does-not-exist')
+        self.assertEqual(404, resp.status_code)
+        self.assertIn('itemNotFound', resp.json())
+
+
+class ManageTest(base.StackTestCase):
+    COMPUTES = 1
+    CHECK_INVARIANTS = False
+
+    def test_db_version_and_service_list(self):
+        argv = [base.nm_stack._script('nova-moves-manage'), '--config-file',
+                self.stack.config_path]
+        out = subprocess.run(argv + ['db', 'version'], check=True,
+                             capture_output=True, text=True).stdout
+        self.assertEqual('0001', out.strip())
+        out = subprocess.run(argv + ['service', 'list'], check=True,
+                             capture_output=True, text=True).stdout
+        self.assertIn('nova-moves-compute', out)
+        self.assertIn('compute1', out)

@@ -1,0 +1,145 @@
+"""The boot path across the real managers over oslo.messaging's fake://
+transport (in-process, no broker): API-side cast -> conductor ->
+scheduler (call) -> compute build_and_run_instance (cast) -> conductor DB
+API (calls) -> ACTIVE, with the instance action's events recorded; and a
+spawn failure on every host ends in ERROR with a fault and no allocation."""
+import tempfile
+import time
+
+import fixtures
+import oslo_messaging as messaging
+import testtools
+
+from nova_moves.compute import manager as compute_manager
+from nova_moves.conductor import manager as conductor_manager
+from nova_moves.conductor import rpcapi as conductor_rpcapi
+from nova_moves import conf
+from nova_moves import context as nm_context
+from nova_moves.db import api as db_api
+from nova_moves import rpc
+from nova_moves.scheduler import manager as scheduler_manager
+from nova_moves import service
+from tests.unit import fixtures as nm_fixtures
+from tests.unit.scheduler import test_manager
+
+CONF = conf.CONF
+
+
+class FakeTransport(fixtures.Fixture):
+    def _setUp(self):
+        rpc.cleanup()
+        messaging.set_transport_defaults(control_exchange=rpc.EXCHANGE)
+        rpc._Transports.transport = messaging.get_rpc_transport(
+            CONF, url='fake:///', allowed_remote_exmods=rpc.ALLOWED_EXMODS)
+        self.addCleanup(rpc.cleanup)
+
+
+class Override(fixtures.Fixture):
+    def __init__(self, name, value, group=None):
+        super().__init__()
+        self.args = name, value, group
+
+    def _setUp(self):
+        name, value, group = self.args
+        CONF.set_override(name, value, group=group)
+        self.addCleanup(CONF.clear_override, name, group=group)
+
+
+def _report_db(ctxt, host, binary, topic):
+    db_api.service_report(host, binary, topic)
+
+
+class BuildOverFakeTransportTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(nm_fixtures.Database())
+        self.useFixture(Override('state_path', tempfile.mkdtemp(
+            prefix='nm-unit-state-')))
+        self.useFixture(Override('default_operation_seconds', 0.0,
+                                 'compute'))
+        self.useFixture(FakeTransport())
+        self.services = []
+        self.start(service.Service(
+            'cond', 'nova-moves-conductor', 'conductor',
+            conductor_manager.ConductorManager(), _report_db))
+        self.start(service.Service(
+            'sched', 'nova-moves-scheduler', 'scheduler',
+            scheduler_manager.SchedulerManager(
+                test_manager.FakeServiceGroup()), _report_db))
+        self.computes = {}
+        for host in ('h1', 'h2'):
+            compute = compute_manager.ComputeManager(host)
+            self.computes[host] = compute
+            self.start(service.Service(host, 'nova-moves-compute',
+                                       'compute', compute, compute.report))
+        self.ctxt = nm_context.get_admin_context()
+
+    def start(self, svc):
+        svc.start()
+        self.services.append(svc)
+        self.addCleanup(self._stop, svc)
+
+    @staticmethod
+    def _stop(svc):
+        svc.stop()
+        svc.wait()
+
+    def boot(self):
+        flavor = nm_fixtures.flavor(memory_mb=512)
+        instance = db_api.instance_create({
+            'display_name': 'vm', 'user_id': 'u', 'project_id': 'p',
+            'vm_state': 'building', 'task_state': 'scheduling',
+            'flavor': flavor})
+        db_api.action_start(instance['uuid'], 'create', self.ctxt.request_id,
+                            'u', 'p')
+        spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
+                'availability_zone': None, 'project_id': 'p',
+                'user_id': 'u', 'ignore_hosts': [],
+                'requested_destination': None}
+        conductor_rpcapi.ComputeTaskAPI().build_instances(
+            self.ctxt, [instance['uuid']], spec)
+        return instance['uuid']
+
+    def wait_settled(self, instance_uuid, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            instance = db_api.instance_get(instance_uuid)
+            if instance['task_state'] is None and \
+                    instance['vm_state'] in ('active', 'error'):
+                return instance
+            time.sleep(0.05)
+        self.fail('%s never settled: %s' % (instance_uuid, instance))
+
+    def events(self, instance_uuid):
+        action = db_api.action_get_by_request_id(instance_uuid,
+                                                 self.ctxt.request_id)
+        return {e['event']: e['result']
+                for e in db_api.action_events_get(action['id'])}
+
+    def test_boot_reaches_active_with_events(self):
+        instance_uuid = self.boot()
+        instance = self.wait_settled(instance_uuid)
+        self.assertEqual('active', instance['vm_state'], instance)
+        self.assertIn(instance['host'], ('h1', 'h2'))
+        self.assertTrue(db_api.allocations_get(instance_uuid))
+        # The server is ACTIVE a moment before the compute event finishes.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            events = self.events(instance_uuid)
+            if len(events) == 2 and None not in events.values():
+                break
+            time.sleep(0.05)
+        self.assertEqual(
+            {'conductor_schedule_and_build_instances': 'Success',
+             'compute_build_and_run_instance': 'Success'},
+            self.events(instance_uuid))
+
+    def test_spawn_failing_everywhere_is_error_without_allocation(self):
+        for compute in self.computes.values():
+            compute.driver.set_fault_injection(['spawn'])
+        instance_uuid = self.boot()
+        instance = self.wait_settled(instance_uuid)
+        self.assertEqual('error', instance['vm_state'])
+        self.assertIsNotNone(db_api.instance_fault_get_latest(instance_uuid))
+        self.assertEqual({}, db_api.allocations_get(instance_uuid))

@@ -1,0 +1,65 @@
+"""Unit-test fixtures: a fresh SQLite database at head, and helpers that
+create compute nodes and services the way compute agents would."""
+import os
+import tempfile
+
+import fixtures
+
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves.db import migration
+
+CONF = conf.CONF
+
+
+class Database(fixtures.Fixture):
+    """A temporary SQLite file migrated to head, set as
+    [database] connection for the duration of a test."""
+
+    def _setUp(self):
+        path = tempfile.mkdtemp(prefix='nm-unit-')
+        self.addCleanup(_rmtree, path)
+        self.url = 'sqlite:///%s' % os.path.join(path, 'nova_moves.sqlite')
+        db_api.dispose_engines()
+        CONF.set_override('connection', self.url, group='database')
+        self.addCleanup(CONF.clear_override, 'connection', group='database')
+        self.addCleanup(db_api.dispose_engines)
+        migration.db_sync()
+
+
+def _rmtree(path):
+    import shutil
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def node(host, vcpus=4, memory_mb=4096, disk_gb=100, disk_provider='root',
+         reserved_host_memory_mb=0, cpu_ratio=1.0, ram_ratio=1.0,
+         disk_ratio=1.0):
+    return db_api.compute_node_sync({
+        'host': host, 'hypervisor_type': 'QEMU', 'cpu_model': 'Haswell',
+        'host_ip': '127.0.0.1', 'vcpus': vcpus, 'memory_mb': memory_mb,
+        'disk_gb': disk_gb,
+        'reserved_host_memory_mb': reserved_host_memory_mb,
+        'cpu_allocation_ratio': cpu_ratio, 'ram_allocation_ratio': ram_ratio,
+        'disk_allocation_ratio': disk_ratio, 'disk_provider': disk_provider})
+
+
+def compute(host, zone='nova', **kwargs):
+    """A compute host: its provider tree and a live service record."""
+    result = node(host, **kwargs)
+    db_api.service_report(host, 'nova-moves-compute', 'compute', zone)
+    return result
+
+
+def providers():
+    """{provider name: uuid}"""
+    return {name: entry['uuid']
+            for name, entry in db_api.provider_usages().items()}
+
+
+def flavor(vcpus=1, memory_mb=512, root_gb=1, name=None):
+    return db_api.flavor_create({
+        'name': name or 'f-%d-%d-%d' % (vcpus, memory_mb, root_gb),
+        'vcpus': vcpus, 'memory_mb': memory_mb, 'root_gb': root_gb,
+        'ephemeral_gb': 0, 'swap': 0, 'rxtx_factor': 1.0,
+        'is_public': True})

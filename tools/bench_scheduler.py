@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Scheduler micro-benchmark: SchedulerManager.select_destinations called
+in-process (no RPC) against a SQLite database holding the providers of
+1,000 and 10,000 compute hosts, each request claiming its host as a real
+boot would. Prints p50/p99 per size and how they grow.
+
+  PYTHONPATH=. python tools/bench_scheduler.py [--hosts 1000 10000]
+      [--requests 50] [--profile out.html]
+
+--profile wraps the largest size in pyinstrument (if installed) and writes
+an HTML profile, to show where the time goes."""
+import argparse
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+
+from nova_moves import conf
+from nova_moves import context as nm_context
+from nova_moves.db import api as db_api
+from nova_moves.db import migration
+from nova_moves.scheduler import manager as scheduler_manager
+
+CONF = conf.CONF
+
+
+def percentile(values, pct):
+    ordered = sorted(values)
+    return ordered[max(1, int(math.ceil(len(ordered) * pct / 100.0))) - 1]
+
+
+def populate(hosts):
+    """``hosts`` compute nodes (providers with inventories) and services,
+    as the compute agents would report them."""
+    for i in range(hosts):
+        host = 'bench-%05d' % i
+        db_api.compute_node_sync({
+            'host': host, 'hypervisor_type': 'QEMU', 'cpu_model': 'Haswell',
+            'host_ip': '127.0.0.1', 'vcpus': 16, 'memory_mb': 32768,
+            'disk_gb': 500, 'reserved_host_memory_mb': 0,
+            'cpu_allocation_ratio': 4.0, 'ram_allocation_ratio': 1.0,
+            'disk_allocation_ratio': 1.0, 'disk_provider': 'root'})
+        db_api.service_report(host, 'nova-moves-compute', 'compute', 'nova')
+
+
+def bench(hosts, requests, workdir, profile=None):
+    path = os.path.join(workdir, 'bench-%d.sqlite' % hosts)
+    CONF.set_override('connection', 'sqlite:///%s' % path, group='database')
+    db_api.dispose_engines()
+    migration.db_sync()
+    started = time.monotonic()
+    populate(hosts)
+    populated = time.monotonic() - started
+    flavor = db_api.flavor_create({'name': 'bench', 'vcpus': 1,
+                                   'memory_mb': 512, 'root_gb': 1})
+    spec = {'flavor': flavor, 'availability_zone': None,
+            'project_id': 'bench', 'user_id': 'bench', 'ignore_hosts': [],
+            'requested_destination': None}
+    # service_down_time is long enough for the whole run.
+    CONF.set_override('service_down_time', 3600)
+    scheduler = scheduler_manager.SchedulerManager()
+    ctxt = nm_context.get_admin_context()
+    profiler = None
+    if profile:
+        import pyinstrument
+        profiler = pyinstrument.Profiler()
+        profiler.start()
+    times = []
+    for _ in range(requests):
+        instance = str(uuid.uuid4())
+        spec['instance_uuid'] = instance
+        t = time.perf_counter()
+        result = scheduler.select_destinations(ctxt, spec, [instance], True)
+        times.append(time.perf_counter() - t)
+        assert result[0][0]['host'].startswith('bench-')
+    if profiler is not None:
+        profiler.stop()
+        with open(profile, 'w') as f:
+            f.write(profiler.output_html())
+        print(profiler.output_text(unicode=False, color=False,
+                                   show_all=False)[:6000])
+    db_api.dispose_engines()
+    return {'hosts': hosts, 'requests': requests,
+            'populate_s': populated,
+            'p50_ms': percentile(times, 50) * 1000,
+            'p99_ms': percentile(times, 99) * 1000,
+            'mean_ms': sum(times) / len(times) * 1000}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--hosts', type=int, nargs='+', default=[1000, 10000])
+    parser.add_argument('--requests', type=int, default=30)
+    parser.add_argument('--profile', help='pyinstrument HTML for the '
+                        'largest size')
+    parser.add_argument('--workdir', help='where the SQLite files go '
+                        '(default: a temporary directory, removed)')
+    args = parser.parse_args(argv)
+    CONF([], project='nova_moves', default_config_files=[])
+    workdir = args.workdir or tempfile.mkdtemp(prefix='bench-scheduler-')
+    os.makedirs(workdir, exist_ok=True)
+    results = []
+    try:
+        for hosts in sorted(args.hosts):
+            profile = args.profile if hosts == max(args.hosts) else None
+            result = bench(hosts, args.requests, workdir, profile)
+            results.append(result)
+            print('%6d hosts: select_destinations p50 %8.1f ms  p99 %8.1f '
+                  'ms  mean %8.1f ms  (%d requests; populating took %.0f s)'
+                  % (hosts, result['p50_ms'], result['p99_ms'],
+                     result['mean_ms'], result['requests'],
+                     result['populate_s']), flush=True)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    for small, big in zip(results, results[1:]):
+        factor = big['hosts'] / small['hosts']
+        growth = big['p50_ms'] / small['p50_ms']
+        print('%dx the hosts -> p50 x%.1f (linear would be x%.0f, '
+              'quadratic x%.0f)' % (factor, growth, factor, factor ** 2))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

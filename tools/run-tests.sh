@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Quickstart, command 2: every test, unit and functional (the functional
+# ones start the real processes on the local RabbitMQ, one vhost each).
+# Prints a closing "N passed, N failed" line. Args go to stestr's filter.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source tools/ensure-env.sh
+"$VENV/bin/stestr" --test-path tests run --concurrency "${TEST_CONCURRENCY:-2}" "$@"
+rc=$?
+"$VENV/bin/python" - <<'PY'
+import subprocess, sys
+out = subprocess.run([sys.prefix + '/bin/stestr', 'last', '--subunit'],
+                     capture_output=True).stdout
+import subunit, testtools
+stream = subunit.ByteStreamToStreamResult(__import__('io').BytesIO(out))
+summary = testtools.StreamSummary()
+summary.startTestRun(); stream.run(summary); summary.stopTestRun()
+failed = len(summary.errors) + len(summary.failures)
+skipped = len(summary.skipped) if hasattr(summary, 'skipped') else 0
+passed = summary.testsRun - failed - skipped
+print('%d passed, %d failed, %d skipped' % (passed, failed, skipped))
+PY
+exit $rc
