@@ -3,7 +3,7 @@ the conductor's scheduler call and the destination/source checks) and at
 2.34 (the API casts), in one run, under the same load: requests for the
 two versions alternate, on servers booted alike on the same host.
 
-    PYTHONPATH=$PWD /work/venv/bin/python tools/bench_live_migration.py -n 20
+    .venv/bin/python tools/bench_live_migration.py -n 20
 """
 import argparse
 import statistics

@@ -6,7 +6,7 @@ POST {"migrate": null} for servers taken from a shared queue (one request
 per server: a second one would be a 409). Prints p50/p99/max of the 202
 latency and requests/s, then waits for VERIFY_RESIZE and confirms all.
 
-    PYTHONPATH=$PWD /work/venv/bin/python tools/bench_migrate.py \
+    .venv/bin/python tools/bench_migrate.py \
         --clients 16 --servers 48
 """
 import argparse

@@ -8,8 +8,7 @@ import time
 
 from tests.functional import base
 from tests.functional import test_live_migration
-
-OPENSTACK = '/work/venv/bin/openstack'
+from tests.functional import test_openstackclient
 
 
 class LiveMigrationTransferTest(test_live_migration.LiveMigrationHelpers,
@@ -161,7 +160,8 @@ class LiveMigrationOpenStackClientTest(
     COMPUTES = 2
 
     def osc(self, version, *args, expect_ok=True):
-        argv = [OPENSTACK, '--os-auth-type', 'admin_token',
+        argv = [test_openstackclient.openstack_binary(),
+                '--os-auth-type', 'admin_token',
                 '--os-token', 'admin:admin',
                 '--os-endpoint', self.stack.endpoint,
                 '--os-compute-api-version', version] + list(args)

@@ -23,7 +23,8 @@ import time
 from tests.functional import base
 
 
-def _openstack_binary():
+def openstack_binary():
+    """The `openstack` of the venv running the tests, else one on PATH."""
     candidate = os.path.join(os.path.dirname(sys.executable), 'openstack')
     return candidate if os.path.exists(candidate) else \
         shutil.which('openstack')
@@ -47,7 +48,7 @@ class OpenStackClientTest(base.StackTestCase):
                 del env[key]
         if identity_override:
             env['OS_IDENTITY_ENDPOINT_OVERRIDE'] = self.root + '/v3'
-        argv = [_openstack_binary(), '--os-auth-type', 'admin_token',
+        argv = [openstack_binary(), '--os-auth-type', 'admin_token',
                 '--os-token', 'admin:admin', '--os-endpoint',
                 self.stack.endpoint] + list(args)
         if parse:

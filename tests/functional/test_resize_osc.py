@@ -3,17 +3,16 @@ resize confirm/revert, migrate [--host], migration list."""
 import json
 import os
 import subprocess
-import sys
 
 from tests.functional import base
-
-OPENSTACK = os.path.join(os.path.dirname(sys.executable), 'openstack')
+from tests.functional import test_openstackclient
 
 
 class OpenStackClientResizeTest(base.StackTestCase):
 
     def osc(self, *args, version=None, check=True):
-        argv = [OPENSTACK, '--os-auth-type', 'admin_token',
+        argv = [test_openstackclient.openstack_binary(),
+                '--os-auth-type', 'admin_token',
                 '--os-token', 'admin:admin',
                 '--os-endpoint', self.stack.endpoint]
         if version:
