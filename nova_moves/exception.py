@@ -26,6 +26,12 @@ class ValidationError(Invalid):
     msg_fmt = '%(detail)s'
 
 
+class UnsupportedMediaType(NovaMovesException):
+    msg_fmt = ('Unsupported Content-Type %(content_type)s: send '
+               'application/json.')
+    code = 415
+
+
 class NotFound(NovaMovesException):
     msg_fmt = 'Resource could not be found.'
     code = 404

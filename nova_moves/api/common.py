@@ -1,5 +1,7 @@
 """Helpers shared by the API views: looking up servers the caller may
 see, recording instance actions, links and paging."""
+import datetime
+
 import flask
 
 from nova_moves.api import app as api_app
@@ -95,9 +97,30 @@ def limit_and_marker():
     return limit, args.get('marker')
 
 
+def time_arg(name):
+    """A changes-since/changes-before query parameter as naive UTC ISO
+    8601, or None; anything unparsable is a 400 naming the parameter."""
+    value = flask.request.args.get(name)
+    if not value:
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
+    except ValueError:
+        raise exception.ValidationError(
+            detail="Invalid input for query parameters %s. Value: %s. It "
+                   "must be an ISO 8601 date-time." % (name, value))
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return parsed.isoformat()
+
+
 def json_body():
-    body = flask.request.get_json(silent=True)
-    if body is None and flask.request.data:
+    request = flask.request
+    if request.data and request.mimetype and not request.is_json:
+        # Nova's answer to a body it cannot read: 415, naming the type.
+        raise exception.UnsupportedMediaType(content_type=request.mimetype)
+    body = request.get_json(silent=True, force=True)
+    if body is None and request.data:
         raise exception.ValidationError(
             detail='Malformed request body: it is not valid JSON.')
     return body

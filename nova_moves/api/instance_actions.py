@@ -41,16 +41,15 @@ def _event_view(event, version, project_id, show_details):
 def index(server_id):
     version = api_app.version()
     instance = _instance(server_id, 'os_compute_api:os-instance-actions:list')
-    args = flask.request.args
     limit = marker = None
     if version >= '2.58':
         limit, marker = common.limit_and_marker()
     actions = db_api.actions_get(
         instance['uuid'], limit=limit, marker=marker,
-        changes_since=args.get('changes-since') if version >= '2.58'
+        changes_since=common.time_arg('changes-since') if version >= '2.58'
         else None,
-        changes_before=args.get('changes-before') if version >= '2.66'
-        else None)
+        changes_before=common.time_arg('changes-before')
+        if version >= '2.66' else None)
     return flask.jsonify({'instanceActions': [_action_view(a, version)
                                               for a in actions]})
 

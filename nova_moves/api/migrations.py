@@ -53,9 +53,9 @@ def index():
     if version >= '2.59':
         if 'limit' in args or 'marker' in args:
             limit, marker = common.limit_and_marker()
-        filters['changes_since'] = _time_arg('changes-since')
+        filters['changes_since'] = common.time_arg('changes-since')
     if version >= '2.66':
-        filters['changes_before'] = _time_arg('changes-before')
+        filters['changes_before'] = common.time_arg('changes-before')
         if filters['changes_since'] and filters['changes_before'] and \
                 filters['changes_since'] > filters['changes_before']:
             raise exception.ValidationError(
@@ -78,22 +78,6 @@ def index():
             'href': '%s/v2.1/os-migrations?limit=%d&marker=%s' % (
                 common.base_url(), limit, migrations[-1]['uuid'])}]
     return flask.jsonify(body)
-
-
-def _time_arg(name):
-    value = flask.request.args.get(name)
-    if not value:
-        return None
-    try:
-        import datetime
-        parsed = datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
-    except ValueError:
-        raise exception.ValidationError(
-            detail="Invalid input for query parameters %s. Value: %s. It "
-                   "must be an ISO 8601 date-time." % (name, value))
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-    return parsed.isoformat()
 
 
 def register(app):

@@ -1,0 +1,71 @@
+"""Bad query strings and bodies through the real Flask app: every one is
+a 4xx whose message names the problem, never a 500."""
+import testtools
+
+from nova_moves.api import app as api_app
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from tests.unit.compute import test_build_fake_transport as fake_rpc
+from tests.unit import fixtures as nm_fixtures
+
+ADMIN = {'X-Auth-Token': 'admin:admin'}
+
+
+class BadInputTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        # The policy enforcer looks for its file through a parsed CONF.
+        conf.CONF([], project='nova_moves', default_config_files=[])
+        self.useFixture(nm_fixtures.Database())
+        self.useFixture(fake_rpc.FakeTransport())
+        self.client = api_app.create_app().test_client()
+        flavor = nm_fixtures.flavor()
+        self.instance = db_api.instance_create({
+            'display_name': 'vm', 'user_id': 'admin', 'project_id': 'admin',
+            'vm_state': 'active', 'task_state': None, 'flavor': flavor})
+
+    def get(self, path, version='2.87'):
+        headers = dict(ADMIN, **{'OpenStack-API-Version':
+                                 'compute %s' % version})
+        return self.client.get('/v2.1' + path, headers=headers)
+
+    def post_action(self, data, content_type):
+        return self.client.post(
+            '/v2.1/servers/%s/action' % self.instance['uuid'], data=data,
+            headers=dict(ADMIN, **{'Content-Type': content_type}))
+
+    def assertFault(self, response, code, *words):
+        self.assertEqual(code, response.status_code, response.get_data())
+        fault = list(response.get_json().values())[0]
+        self.assertEqual(code, fault['code'])
+        for word in words:
+            self.assertIn(word, fault['message'])
+
+    def test_instance_actions_bad_times_are_400(self):
+        path = '/servers/%s/os-instance-actions' % self.instance['uuid']
+        self.assertFault(self.get(path + '?changes-since=yesterday'), 400,
+                         'changes-since', 'yesterday')
+        self.assertFault(self.get(path + '?changes-before=2026-13-01'), 400,
+                         'changes-before')
+        self.assertFault(self.get(path + '?limit=-1'), 400, 'limit')
+        self.assertEqual(200, self.get(
+            path + '?changes-since=2026-01-01T00:00:00Z').status_code)
+
+    def test_migrations_bad_times_and_order_are_400(self):
+        self.assertFault(self.get('/os-migrations?changes-since=x'), 400,
+                         'changes-since')
+        self.assertFault(self.get(
+            '/os-migrations?changes-since=2026-02-01T00:00:00'
+            '&changes-before=2026-01-01T00:00:00'), 400, 'changes-before')
+        self.assertFault(self.get('/os-migrations?limit=ten'), 400, 'limit')
+
+    def test_body_that_is_not_json(self):
+        self.assertFault(self.post_action('{"migrate": ', 'application/json'),
+                         400, 'not valid JSON')
+        self.assertFault(self.post_action('migrate=1', 'text/plain'), 415,
+                         'text/plain')
+        # Nothing was changed by the refused requests.
+        instance = db_api.instance_get(self.instance['uuid'])
+        self.assertIsNone(instance['task_state'])
+        self.assertEqual([], db_api.migration_get_all())
