@@ -25,9 +25,13 @@ def main(argv=None):
     parser.add_argument('-n', '--requests', type=int, default=20,
                         help='requests per microversion')
     parser.add_argument('--computes', type=int, default=3)
+    parser.add_argument('--database-url',
+                        help='an empty MySQL/PostgreSQL database for the '
+                             'stack (default: a SQLite file)')
     args = parser.parse_args(argv)
 
-    stack = nm_stack.Stack(computes=args.computes)
+    stack = nm_stack.Stack(computes=args.computes,
+                           database_url=args.database_url)
     stack.start()
     try:
         admin = stack.client()

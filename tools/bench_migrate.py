@@ -32,9 +32,13 @@ def main(argv=None):
     parser.add_argument('--action', choices=['migrate', 'resize'],
                         default='migrate')
     parser.add_argument('--keep-logs', action='store_true')
+    parser.add_argument('--database-url',
+                        help='an empty MySQL/PostgreSQL database for the '
+                             'stack (default: a SQLite file)')
     args = parser.parse_args(argv)
 
-    stack = nm_stack.Stack(computes=2, keep_workdir=args.keep_logs)
+    stack = nm_stack.Stack(computes=2, keep_workdir=args.keep_logs,
+                           database_url=args.database_url)
     stack.start()
     try:
         admin = stack.client()
