@@ -32,6 +32,8 @@ INTERRUPTED = {
                    'error'),
 }
 
+RECOVERY_EVENT = 'conductor_recover_interrupted_move'
+
 
 def _older_than(value, cutoff):
     if value is None:
@@ -86,14 +88,27 @@ def _recover(instance, cutoff):
                                expected_task_state=[task_state])
     except exception.NovaMovesException:
         return False
-    db_api.instance_fault_create(
-        instance['uuid'], 500,
-        'Move interrupted (%s): a service died before finishing it; '
-        'rolled back' % task_state, host=CONF.host)
+    message = ('Move interrupted (%s): a service died before finishing '
+               'it; rolled back' % task_state)
+    db_api.instance_fault_create(instance['uuid'], 500, message,
+                                 host=CONF.host)
+    _record_error_event(instance['uuid'], message)
     LOG.warning('Rolled back interrupted move of %s (task_state %s, '
                 'migration %s)', instance['uuid'], task_state,
                 migration and migration['uuid'])
     return True
+
+
+def _record_error_event(instance_uuid, message):
+    """Close the move's instance action (the newest one, which the API
+    recorded before it cast) with an Error event, so `server event show`
+    says what happened to the request the dead process took with it."""
+    actions = db_api.actions_get(instance_uuid, limit=1)
+    if not actions:
+        return
+    db_api.action_event_finish(
+        instance_uuid, actions[0]['request_id'], RECOVERY_EVENT, 'Error',
+        traceback=message, details=message)
 
 
 class RecoveryThread:

@@ -47,6 +47,9 @@ class InterruptedMoveRecoveryTest(base.StackTestCase):
 
     def test_cold_migration_lost_by_conductor_is_rolled_back(self):
         server = self.boot('lost-migrate')
+        # The API records the action before its cast; the cast is lost.
+        db_api.action_start(server['id'], 'migrate', 'req-lost', 'admin',
+                            'admin')
         migration = self._interrupt(server, 'resize_prep', 'migration',
                                     'pre-migrating')
         self.assertNotIn(server['id'], self.admin.placement()['allocations'])
@@ -58,6 +61,16 @@ class InterruptedMoveRecoveryTest(base.StackTestCase):
         allocations = self.admin.placement()['allocations']
         self.assertIn(server['id'], allocations)
         self.assertNotIn(migration['uuid'], allocations)
+        # The user sees why in the instance action.
+        action = self.admin.get(
+            '/servers/%s/os-instance-actions/req-lost' % server['id'],
+            version='2.84').json()['instanceAction']
+        self.assertEqual('Error', action['message'])
+        [event] = action['events']
+        self.assertEqual('conductor_recover_interrupted_move',
+                         event['event'])
+        self.assertEqual('Error', event['result'])
+        self.assertIn('rolled back', event['details'])
 
     def test_live_migration_lost_before_the_conductor_is_rolled_back(self):
         server = self.boot('lost-live')
