@@ -108,6 +108,12 @@ class MigrationPreCheckError(Invalid):
     msg_fmt = 'Migration pre-check error: %(reason)s'
 
 
+class MoveInterruptedByRestart(NovaMovesException):
+    msg_fmt = ('The compute service on %(host)s restarted during '
+               '%(step)s of migration %(migration)s; the move was rolled '
+               'back.')
+
+
 class HypervisorOperationFailed(NovaMovesException):
     msg_fmt = 'Fake hypervisor operation %(operation)s failed on %(host)s ' \
               '(injected failure).'

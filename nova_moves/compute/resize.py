@@ -203,6 +203,11 @@ class ResizeMixin:
     @wrap_instance_event('compute')
     def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
         migration = self.conductor.migration_get(ctxt, migration_uuid)
+        if migration['status'] != 'confirming':
+            # Finished already by this host's restart recovery.
+            LOG.info('Migration %s is %s; nothing to confirm',
+                     migration_uuid, migration['status'])
+            return
         instance = self._instance(ctxt, instance_uuid)
         try:
             if self._same_host(migration):
@@ -235,13 +240,21 @@ class ResizeMixin:
     @wrap_instance_event('compute')
     def revert_resize(self, ctxt, instance_uuid, migration_uuid):
         migration = self.conductor.migration_get(ctxt, migration_uuid)
+        if migration['status'] != 'reverting':
+            LOG.info('Migration %s is %s; nothing to revert',
+                     migration_uuid, migration['status'])
+            return
         if not self._same_host(migration):
             self.driver.destroy(instance_uuid, operation='revert_migration')
         else:
             self.driver.operate('revert_migration')
         # The server's claim here goes; the source re-takes the
-        # migration's allocation in finish_revert_resize.
-        self.conductor.allocations_delete(ctxt, instance_uuid)
+        # migration's allocation in finish_revert_resize. Only this
+        # host's part: if this runs twice (restart recovery and a queued
+        # cast), the second must not drop what the source took back.
+        self.conductor.allocations_delete(
+            ctxt, instance_uuid,
+            root_host=None if self._same_host(migration) else self.host)
         self.compute_rpcapi.finish_revert_resize(
             ctxt, migration['source_compute'], instance_uuid, migration_uuid)
 
@@ -254,6 +267,10 @@ class ResizeMixin:
             # A failed finish_resize: the database is already put back;
             # only the old copy has to run again.
             self._restore_power(ctxt, instance)
+            return
+        if migration['status'] != 'reverting':
+            LOG.info('Migration %s is %s; revert already finished',
+                     migration_uuid, migration['status'])
             return
         old_flavor = instance['old_flavor'] or instance['flavor']
         vm_state = _vm_state_before(instance)
@@ -306,14 +323,112 @@ class ResizeMixin:
 
     # -- restart and auto-confirm ------------------------------------------
     def _init_host_resize(self, ctxt):
-        """Start the auto-confirm thread when [DEFAULT]
+        """Finish or roll back the resize steps this host was running
+        when it stopped, then start the auto-confirm thread when [DEFAULT]
         resize_confirm_window is set."""
+        self._recover_resizes(ctxt)
         if CONF.resize_confirm_window > 0:
             self._auto_confirm_stop = threading.Event()
             thread = threading.Thread(target=self._auto_confirm_loop,
                                       name='resize-auto-confirm',
                                       daemon=True)
             thread.start()
+
+    # oslo.messaging acknowledged the cast before the handler ran, so a
+    # step this host was running when it died is lost for good. Init_host
+    # runs before the RPC server consumes, so nothing of ours is running;
+    # a cast still queued for us may run the same step again afterwards,
+    # which the handlers' status checks turn into a no-op.
+    #
+    #   status          task_state         host    on restart
+    #   (pre-/post-)migrating
+    #                   resize_migrating   source  roll back (old copy on)
+    #   post-migrating, finished
+    #                   resize_finish      dest    roll back (new copy gone)
+    #   confirming      (vm resized)       source  finish the confirm
+    #   reverting       resize_reverting   dest    redo the dest part
+    #   reverting       resize_reverting   source  redo finish_revert, once
+    #                                              the dest part is done
+    #
+    # Other combinations belong to a step on the other host, or to a cast
+    # still queued for this one.
+    def _recover_resizes(self, ctxt):
+        for migration in self.conductor.migration_get_all(
+                ctxt, host=self.host,
+                status=['pre-migrating', 'migrating', 'post-migrating',
+                        'finished', 'confirming', 'reverting']):
+            if migration['migration_type'] not in ('resize', 'migration'):
+                continue
+            try:
+                self._recover_resize(ctxt, migration)
+            except Exception:
+                LOG.exception('Could not recover migration %s of %s',
+                              migration['uuid'], migration['instance_uuid'])
+
+    def _recover_resize(self, ctxt, migration):
+        instance_uuid = migration['instance_uuid']
+        try:
+            instance = self._instance(ctxt, instance_uuid)
+        except Exception:
+            return  # deleted meanwhile; the delete cleaned up
+        status, task = migration['status'], instance['task_state']
+        source = migration['source_compute'] == self.host
+        dest = migration['dest_compute'] == self.host
+        same_host = self._same_host(migration)
+        if task == 'resize_migrating' and source and status in (
+                'pre-migrating', 'migrating', 'post-migrating'):
+            LOG.warning('Rolling back migration %s of %s: this host died '
+                        'in resize_instance', migration['uuid'],
+                        instance_uuid)
+            if instance['vm_state'] != 'stopped':
+                self._power_on_quietly(instance_uuid)
+            self._resize_failed(ctxt, instance_uuid, migration,
+                                self._interrupted(migration,
+                                                  'resize_instance'))
+        elif task == 'resize_finish' and dest and status in (
+                'post-migrating', 'finished'):
+            LOG.warning('Rolling back migration %s of %s: this host died '
+                        'in finish_resize', migration['uuid'], instance_uuid)
+            if not same_host:
+                self._destroy_quietly(instance_uuid)
+            self._resize_failed(ctxt, instance_uuid, migration,
+                                self._interrupted(migration,
+                                                  'finish_resize'))
+            if same_host:
+                if instance['vm_state'] != 'stopped':
+                    self._power_on_quietly(instance_uuid)
+            else:
+                self.compute_rpcapi.finish_revert_resize(
+                    ctxt, migration['source_compute'], instance_uuid,
+                    migration['uuid'])
+        elif status == 'confirming' and source and \
+                instance['vm_state'] == 'resized':
+            LOG.info('Finishing the confirm of migration %s of %s',
+                     migration['uuid'], instance_uuid)
+            self.confirm_resize(ctxt, instance_uuid=instance_uuid,
+                                migration_uuid=migration['uuid'])
+        elif status == 'reverting' and task == 'resize_reverting':
+            holds_source_half = bool(self.conductor.allocations_get(
+                ctxt, migration['uuid']))
+            if dest and holds_source_half:
+                LOG.info('Redoing the destination part of the revert of '
+                         'migration %s of %s', migration['uuid'],
+                         instance_uuid)
+                self.revert_resize(ctxt, instance_uuid=instance_uuid,
+                                   migration_uuid=migration['uuid'])
+            elif source and not same_host and holds_source_half and \
+                    not self.conductor.allocations_get(ctxt, instance_uuid):
+                # The destination dropped its claim: its part is done and
+                # the finish_revert_resize it cast was ours to run.
+                LOG.info('Redoing finish_revert_resize of migration %s of '
+                         '%s', migration['uuid'], instance_uuid)
+                self.finish_revert_resize(ctxt, instance_uuid=instance_uuid,
+                                          migration_uuid=migration['uuid'])
+
+    def _interrupted(self, migration, step):
+        from nova_moves import exception
+        return exception.MoveInterruptedByRestart(
+            host=self.host, step=step, migration=migration['uuid'])
 
     def _auto_confirm_loop(self):
         interval = max(1, min(10, CONF.resize_confirm_window))
