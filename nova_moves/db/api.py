@@ -186,6 +186,12 @@ def _to_dict(row):
     return values
 
 
+def _row_dict(row):
+    """A Core result row as _to_dict would give its ORM object."""
+    return {key: value.isoformat() if isinstance(value, datetime.datetime)
+            else value for key, value in row._mapping.items()}
+
+
 def _parse_time(value):
     if value is None or isinstance(value, datetime.datetime):
         return value
@@ -224,13 +230,15 @@ def service_report(host, binary, topic, availability_zone=None):
 
 
 def service_get_all(binary=None, host=None):
+    # Core rows: the scheduler reads every compute service per request.
+    table = models.Service.__table__
     with _session(writer=False) as session:
-        query = sa.select(models.Service).order_by(models.Service.id)
+        query = sa.select(table).order_by(table.c.id)
         if binary:
-            query = query.where(models.Service.binary == binary)
+            query = query.where(table.c.binary == binary)
         if host:
-            query = query.where(models.Service.host == host)
-        return [_to_dict(s) for s in session.scalars(query)]
+            query = query.where(table.c.host == host)
+        return [_row_dict(row) for row in session.execute(query)]
 
 
 def service_get(service_id):
@@ -407,25 +415,41 @@ def _capacity(inv):
     return int((inv.total - inv.reserved) * inv.allocation_ratio)
 
 
-def _load_placement(session, root_names=None):
-    """Providers, inventories and usages, in three queries, keyed by id."""
-    rps = {rp.id: rp for rp in session.scalars(
-        sa.select(models.ResourceProvider))}
+def _load_placement(session, provider_ids=None):
+    """Providers, inventories, usages and aggregates keyed by provider id;
+    only ``provider_ids`` when given. Plain Core rows (attribute access by
+    column name), not ORM objects: at 10,000 hosts that is 40,000 rows per
+    scheduling request, and building ORM objects for them dominated."""
+    rp_t = models.ResourceProvider.__table__
+    inv_t = models.Inventory.__table__
+    alloc_t = models.Allocation.__table__
+    agg_t = models.ProviderAggregate.__table__
+
+    def only(query, column):
+        if provider_ids is None:
+            return query
+        return query.where(column.in_(list(provider_ids)))
+
+    rps = {rp.id: rp for rp in session.execute(
+        only(sa.select(rp_t), rp_t.c.id))}
     invs = {}
-    for inv in session.scalars(sa.select(models.Inventory)):
+    for inv in session.execute(
+            only(sa.select(inv_t), inv_t.c.resource_provider_id)):
         invs.setdefault(inv.resource_provider_id, {})[inv.resource_class] = inv
     usage = {}
     for rp_id, rc, used in session.execute(
-            sa.select(models.Allocation.resource_provider_id,
-                      models.Allocation.resource_class,
-                      sa.func.sum(models.Allocation.used))
-            .group_by(models.Allocation.resource_provider_id,
-                      models.Allocation.resource_class)):
+            only(sa.select(alloc_t.c.resource_provider_id,
+                           alloc_t.c.resource_class,
+                           sa.func.sum(alloc_t.c.used)),
+                 alloc_t.c.resource_provider_id)
+            .group_by(alloc_t.c.resource_provider_id,
+                      alloc_t.c.resource_class)):
         usage[(rp_id, rc)] = int(used)
     aggs = {}
     for rp_id, agg in session.execute(
-            sa.select(models.ProviderAggregate.resource_provider_id,
-                      models.ProviderAggregate.aggregate_uuid)):
+            only(sa.select(agg_t.c.resource_provider_id,
+                           agg_t.c.aggregate_uuid),
+                 agg_t.c.resource_provider_id)):
         aggs.setdefault(rp_id, set()).add(agg)
     return rps, invs, usage, aggs
 
@@ -454,12 +478,14 @@ def _providers_for_root(root, rps, aggs, index=None):
     """The providers that may serve a root: its tree, then sharing
     providers in one of its aggregates."""
     trees, sharing_all = index or _provider_index(rps)
-    tree = sorted(trees.get(root.id, []),
-                  key=lambda rp: (rp.id != root.id, rp.id))
-    root_aggs = aggs.get(root.id, set())
-    sharing = [rp for rp in sharing_all
-               if aggs.get(rp.id, set()) & root_aggs]
-    return tree + sharing
+    tree = trees.get(root.id, [])
+    if len(tree) > 1:
+        tree = sorted(tree, key=lambda rp: (rp.id != root.id, rp.id))
+    root_aggs = aggs.get(root.id)
+    if not sharing_all or not root_aggs:
+        return tree  # the common case: one provider per host, no sharing
+    return tree + [rp for rp in sharing_all
+                   if aggs.get(rp.id, set()) & root_aggs]
 
 
 def _candidate_for_root(root, resources, rps, invs, usage, aggs, index=None):
@@ -583,12 +609,18 @@ def allocations_replace(consumer_id, allocations, from_consumer=None):
     transaction (an atomic hand-over). Raises AllocationFailed when a
     provider cannot fit the request."""
     with _session() as session:
-        rps, invs, usage, _aggs = _load_placement(session)
-        by_uuid = {rp.uuid: rp for rp in rps.values()}
         old = session.scalars(sa.select(models.Allocation).where(
             models.Allocation.consumer_id.in_(
                 [consumer_id] + ([from_consumer] if from_consumer else []))
         )).all()
+        # Only the providers this claim touches: the ones asked for and
+        # the ones the consumers hold now.
+        wanted = set(session.scalars(
+            sa.select(models.ResourceProvider.id).where(
+                models.ResourceProvider.uuid.in_(list(allocations)))))
+        rps, invs, usage, _aggs = _load_placement(
+            session, wanted | {a.resource_provider_id for a in old})
+        by_uuid = {rp.uuid: rp for rp in rps.values()}
         touched = {a.resource_provider_id for a in old}
         freed = {}
         for a in old:
