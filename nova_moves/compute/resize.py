@@ -26,6 +26,7 @@ from oslo_log import log as logging
 
 from nova_moves import conf
 from nova_moves import context as nm_context
+from nova_moves import exception
 from nova_moves import instance_actions
 
 CONF = conf.CONF
@@ -426,7 +427,6 @@ class ResizeMixin:
                                           migration_uuid=migration['uuid'])
 
     def _interrupted(self, migration, step):
-        from nova_moves import exception
         return exception.MoveInterruptedByRestart(
             host=self.host, step=step, migration=migration['uuid'])
 

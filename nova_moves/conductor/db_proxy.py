@@ -4,6 +4,7 @@ instance events through one interface."""
 import oslo_messaging as messaging
 
 from nova_moves.db import api as db_api
+from nova_moves import exception
 
 
 class ComputeDBProxy:
@@ -56,11 +57,16 @@ class ComputeDBProxy:
     def allocations_delete(self, ctxt, consumer_id, root_host=None):
         return db_api.allocations_delete(consumer_id, root_host=root_host)
 
+    # A flow started by a service (recovery, auto-confirm) has no action
+    # for its request id; the caller knows and carries on, so this is no
+    # server-side error worth a traceback in the log.
+    @messaging.expected_exceptions(exception.ActionNotFound)
     def action_event_start(self, ctxt, instance_uuid, request_id, event,
                            host=None):
         return db_api.action_event_start(instance_uuid, request_id, event,
                                          host)
 
+    @messaging.expected_exceptions(exception.ActionNotFound)
     def action_event_finish(self, ctxt, instance_uuid, request_id, event,
                             result, traceback=None, details=None):
         return db_api.action_event_finish(instance_uuid, request_id, event,

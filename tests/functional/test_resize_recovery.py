@@ -81,6 +81,12 @@ class ResizeRecoveryTest(base.StackTestCase):
         self.admin.action(server['id'], {'migrate': {'host': 'compute2'}},
                           version='2.56', expect=202)
 
+    def resized_on_compute2(self, name):
+        server = self.boot(name, host='compute1')
+        self.migrate_to_compute2(server)
+        self.admin.wait_for_status(server['id'], 'VERIFY_RESIZE')
+        return server
+
     def assert_back_on_compute1(self, server, fault_words):
         shown = self.admin.wait_for_status(server['id'], 'ACTIVE',
                                            timeout=60)
@@ -89,8 +95,11 @@ class ResizeRecoveryTest(base.StackTestCase):
         self.assertEqual('error', self.migration_of(server['id'])['status'])
         self.assertIn(fault_words,
                       self.latest_fault(server['id']).get('message', ''))
-        self.assertEqual('running',
-                         self.local_guests('compute1')[server['id']]['power'])
+        # The old copy is powered on after the database is put back (by
+        # the source, when the destination rolled back).
+        self.admin.wait_for(
+            lambda: self.local_guests('compute1')[server['id']]['power'] ==
+            'running', timeout=30, what='old copy running')
         self.assertNotIn(server['id'], self.local_guests('compute2'))
 
     def test_source_killed_while_copying_disks_rolls_back(self):
@@ -114,9 +123,7 @@ class ResizeRecoveryTest(base.StackTestCase):
         self.admin.delete('/servers/%s' % server['id'], expect=204)
 
     def test_source_killed_while_confirming_finishes_the_confirm(self):
-        server = self.boot('rec-confirm', host='compute1')
-        self.migrate_to_compute2(server)
-        self.admin.wait_for_status(server['id'], 'VERIFY_RESIZE')
+        server = self.resized_on_compute2('rec-confirm')
         self.slow('compute1', 'confirm_migration')
         self.admin.action(server['id'], {'confirmResize': None}, expect=204)
         self.wait_event_started(server['id'], 'compute_confirm_resize')
@@ -129,9 +136,7 @@ class ResizeRecoveryTest(base.StackTestCase):
         self.admin.delete('/servers/%s' % server['id'], expect=204)
 
     def test_destination_killed_while_reverting_finishes_the_revert(self):
-        server = self.boot('rec-revert', host='compute1')
-        self.migrate_to_compute2(server)
-        self.admin.wait_for_status(server['id'], 'VERIFY_RESIZE')
+        server = self.resized_on_compute2('rec-revert')
         self.slow('compute2', 'revert_migration')
         self.admin.action(server['id'], {'revertResize': None}, expect=202)
         self.wait_event_started(server['id'], 'compute_revert_resize')
@@ -141,6 +146,7 @@ class ResizeRecoveryTest(base.StackTestCase):
         self.assertIsNone(shown['OS-EXT-STS:task_state'])
         self.assertEqual('compute1', shown['OS-EXT-SRV-ATTR:host'])
         self.assertNotIn(server['id'], self.local_guests('compute2'))
-        self.assertEqual('running',
-                         self.local_guests('compute1')[server['id']]['power'])
+        self.admin.wait_for(
+            lambda: self.local_guests('compute1')[server['id']]['power'] ==
+            'running', timeout=30, what='old copy running')
         self.admin.delete('/servers/%s' % server['id'], expect=204)
