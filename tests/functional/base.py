@@ -1,5 +1,6 @@
 """Functional tests run the real console scripts on the machine's
 RabbitMQ (a vhost per test class) and drive them over HTTP."""
+import json
 import os
 
 import testtools
@@ -57,6 +58,15 @@ class StackTestCase(testtools.TestCase):
             except OSError:
                 continue
             self.addDetail('log-' + name, content.text_content(tail))
+
+    def local_guests(self, host):
+        """The guests the fake hypervisor of ``host`` holds on disk."""
+        path = os.path.join(self.stack.workdir, 'state', 'fake-hypervisor',
+                            '%s.json' % host)
+        if not os.path.exists(path):
+            return {}  # the host never had a guest
+        with open(path) as f:
+            return json.load(f)
 
     def flavor(self, name, vcpus=1, ram=512, disk=1):
         key = (name, vcpus, ram, disk)

@@ -1,7 +1,6 @@
 """Evacuate on real processes: the source compute is killed (SIGKILL),
 forced down through the API (or left to time out), its servers are
 rebuilt elsewhere, and when it is restarted it cleans up after itself."""
-import json
 import os
 import subprocess
 import sys
@@ -21,14 +20,6 @@ class EvacuateBase(base.StackTestCase):
     def set_forced_down(self, host, forced):
         self.admin.put('/os-services/%s' % self.service(host)['id'],
                        {'forced_down': forced}, version='2.53', expect=200)
-
-    def local_guests(self, host):
-        path = os.path.join(self.stack.workdir, 'state', 'fake-hypervisor',
-                            '%s.json' % host)
-        if not os.path.exists(path):
-            return {}  # the host never had a guest
-        with open(path) as f:
-            return json.load(f)
 
     def wait_service_state(self, host, state, timeout=30):
         return self.admin.wait_for(
