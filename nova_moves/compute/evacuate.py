@@ -81,8 +81,8 @@ class EvacuateMixin:
                           instance_uuid)
         self.conductor.allocations_delete(ctxt, instance_uuid)
         self.conductor.allocations_move(ctxt, migration_uuid, instance_uuid)
-        self._update(ctxt, instance_uuid,
-                     {'vm_state': 'error', 'task_state': None})
+        # The fault and the migration first, the server's state last:
+        # whoever sees ERROR must also see why and a settled migration.
         self._fault(ctxt, instance_uuid, exc)
         try:
             self.conductor.migration_update(ctxt, migration_uuid,
@@ -90,6 +90,8 @@ class EvacuateMixin:
         except exception.NovaMovesException:
             LOG.exception('Could not mark migration %s failed',
                           migration_uuid)
+        self._update(ctxt, instance_uuid,
+                     {'vm_state': 'error', 'task_state': None})
 
     # -- source, when it comes back ---------------------------------------
     def _init_host_evacuate(self, ctxt):

@@ -306,8 +306,8 @@ class ResizeMixin:
             self._update(ctxt, instance['uuid'],
                          {'power_state': POWER_RUNNING})
         except Exception as exc:
-            self._update(ctxt, instance['uuid'], {'vm_state': 'error'})
             self._fault(ctxt, instance['uuid'], exc)
+            self._update(ctxt, instance['uuid'], {'vm_state': 'error'})
 
     def _power_on_quietly(self, instance_uuid):
         try:

@@ -105,8 +105,9 @@ class EvacuateTask(base.TaskBase):
         except exception.NovaMovesException:
             LOG.exception('Could not mark migration %s error',
                           self.migration_uuid)
-        self.db.instance_update(self.ctxt, self.instance_uuid,
-                                {'vm_state': 'error', 'task_state': None})
+        # The fault before the state: whoever sees ERROR sees why.
         self.db.instance_fault_create(
             self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
             str(exc) or type(exc).__name__)
+        self.db.instance_update(self.ctxt, self.instance_uuid,
+                                {'vm_state': 'error', 'task_state': None})
