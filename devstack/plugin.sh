@@ -63,7 +63,16 @@ function configure_nova_moves {
     iniset "$NOVA_MOVES_CONF" coordination backend_url \
         "$(nova_moves_coordination_url)"
 
-    iniset "$NOVA_MOVES_CONF" api listen "$NOVA_MOVES_API_LISTEN"
+    # An IPv6 devstack may hand "[::]": the option wants the bare address.
+    local listen=${NOVA_MOVES_API_LISTEN#[}
+    iniset "$NOVA_MOVES_CONF" api listen "${listen%]}"
+    iniset "$NOVA_MOVES_CONF" api auth_strategy "$NOVA_MOVES_AUTH_STRATEGY"
+    if [[ "$NOVA_MOVES_AUTH_STRATEGY" == keystone ]] && \
+            is_service_enabled nm-api; then
+        configure_keystone_authtoken_middleware "$NOVA_MOVES_CONF" \
+            nova-moves
+        iniset "$NOVA_MOVES_CONF" api link_prefix "$NOVA_MOVES_API_URL"
+    fi
     iniset "$NOVA_MOVES_CONF" api port "$NOVA_MOVES_API_PORT"
     iniset "$NOVA_MOVES_CONF" api enable_test_hooks \
         "$NOVA_MOVES_ENABLE_TEST_HOOKS"
@@ -71,6 +80,29 @@ function configure_nova_moves {
     if [[ -n "$NOVA_MOVES_FAKE_HOSTS" ]]; then
         iniset "$NOVA_MOVES_CONF" compute fake_hosts "$NOVA_MOVES_FAKE_HOSTS"
     fi
+
+    if [[ "$NOVA_MOVES_API_WSGI" == uwsgi ]] && is_service_enabled nm-api
+    then
+        # As lib/nova does for n-api: Apache proxies /<service type> to
+        # uwsgi, which loads nova_moves.wsgi.api with our configuration.
+        write_uwsgi_config "$NOVA_MOVES_UWSGI_CONF" \
+            "nova_moves.wsgi.api:application" "/$NOVA_MOVES_SERVICE_TYPE" \
+            "" nova-moves-api
+        iniset "$NOVA_MOVES_UWSGI_CONF" uwsgi env \
+            "NOVA_MOVES_CONFIG=$NOVA_MOVES_CONF"
+    fi
+}
+
+# stack post-config, on the API node with keystone: the service user
+# auth_token validates tokens as, the service and its endpoint in the
+# catalog (clients find the API through Keystone, as Nova's).
+function create_nova_moves_accounts {
+    create_service_user nova-moves admin
+    local service_id
+    service_id=$(get_or_create_service nova-moves \
+        "$NOVA_MOVES_SERVICE_TYPE" "nova_moves compute API (server moves)")
+    get_or_create_endpoint "$service_id" "$REGION_NAME" \
+        "$NOVA_MOVES_API_URL/v2.1"
 }
 
 # stack extra, on the node with the database: an empty schema at head.
@@ -88,14 +120,18 @@ function init_nova_moves {
 # run_process does nothing for a service that is not enabled.
 function start_nova_moves {
     local conf_arg="--config-file $NOVA_MOVES_CONF"
-    run_process nm-api "$NOVA_MOVES_BIN_DIR/nova-moves-api $conf_arg"
+    if [[ "$NOVA_MOVES_API_WSGI" == uwsgi ]]; then
+        run_process nm-api "$(command -v uwsgi) --procname-prefix \
+nova-moves-api --ini $NOVA_MOVES_UWSGI_CONF"
+    else
+        run_process nm-api "$NOVA_MOVES_BIN_DIR/nova-moves-api $conf_arg"
+    fi
     run_process nm-cond "$NOVA_MOVES_BIN_DIR/nova-moves-conductor $conf_arg"
     run_process nm-sched "$NOVA_MOVES_BIN_DIR/nova-moves-scheduler $conf_arg"
     run_process nm-cpu "$NOVA_MOVES_BIN_DIR/nova-moves-compute $conf_arg"
 
     if is_service_enabled nm-api; then
-        if ! wait_for_service "$SERVICE_TIMEOUT" \
-                "http://$NOVA_MOVES_API_HOST:$NOVA_MOVES_API_PORT/"; then
+        if ! wait_for_service "$SERVICE_TIMEOUT" "$NOVA_MOVES_API_URL/"; then
             die $LINENO "nova-moves-api did not start"
         fi
     fi
@@ -112,6 +148,9 @@ function stop_nova_moves {
 # clean (after unstack): configuration and local state. clean.sh drops
 # the databases itself.
 function cleanup_nova_moves {
+    if [[ "$NOVA_MOVES_API_WSGI" == uwsgi ]]; then
+        remove_uwsgi_config "$NOVA_MOVES_UWSGI_CONF" nova-moves-api
+    fi
     sudo rm -rf "$NOVA_MOVES_STATE_PATH" "$NOVA_MOVES_CONF_DIR"
 }
 
@@ -123,6 +162,10 @@ if is_service_enabled $NOVA_MOVES_SERVICES; then
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
         echo_summary "Configuring nova_moves"
         configure_nova_moves
+        if [[ "$NOVA_MOVES_AUTH_STRATEGY" == keystone ]] && \
+                is_service_enabled nm-api; then
+            create_nova_moves_accounts
+        fi
     elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
         echo_summary "Initializing and starting nova_moves"
         init_nova_moves

@@ -90,6 +90,17 @@ class ConcurrentUpdate(Conflict):
     msg_fmt = 'Resource provider %(uuid)s changed while updating; retry.'
 
 
+class ConsumerGenerationConflict(Conflict):
+    msg_fmt = ('Consumer %(consumer)s changed since it was read (generation '
+               '%(expected)s, now %(actual)s): the move this write belongs '
+               'to has been rolled back or moved on.')
+
+
+class MoveConflict(Conflict):
+    msg_fmt = ('Migration %(migration)s of %(instance_uuid)s moved on: '
+               '%(reason)s')
+
+
 class NoValidHost(NovaMovesException):
     msg_fmt = 'No valid host was found. %(reason)s'
     code = 400

@@ -2,7 +2,7 @@
 serialized into every message, and our exceptions re-raised on the caller.
 
 With ``[DEFAULT] rpc_stats_dir`` set, clients time their calls and casts
-and servers time their handlers (nova_moves.harness.rpcstats)."""
+and servers time their handlers (nova_moves.rpcstats)."""
 import inspect
 import time
 
@@ -11,7 +11,7 @@ from oslo_messaging.rpc import dispatcher
 
 from nova_moves import conf
 from nova_moves import context as nm_context
-from nova_moves.harness import rpcstats
+from nova_moves import rpcstats
 
 CONF = conf.CONF
 EXCHANGE = 'nova_moves'
@@ -112,6 +112,7 @@ class _TimedEndpoint:
         recorder, label = self._recorder, '%s.%s' % (self._topic, name)
 
         def timed(*args, **kwargs):
+            recorder.begin(label)
             start = time.monotonic()
             failed = True
             try:
@@ -124,10 +125,16 @@ class _TimedEndpoint:
         return timed
 
 
-def get_client(target, version_cap=None, timeout=None):
+def get_client(target, version_cap=None, timeout=None, mandatory=False):
+    """``mandatory``: publish with the mandatory flag (oslo.messaging's
+    at_least_once), so a message no queue takes (the broker lost its
+    queues, the consumer is gone) raises MessageUndeliverable at the
+    sender instead of vanishing."""
     client = messaging.get_rpc_client(
         get_transport(), target, version_cap=version_cap,
-        serializer=RequestContextSerializer(), timeout=timeout)
+        serializer=RequestContextSerializer(), timeout=timeout,
+        transport_options=messaging.TransportOptions(
+            at_least_once=mandatory))
     recorder = _recorder()
     if recorder is None:
         return client

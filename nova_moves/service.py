@@ -1,5 +1,6 @@
-"""A process's RPC services: serve a topic, report liveness, and stop
-gracefully on SIGTERM (stop consuming, finish in-flight handlers, exit 0)."""
+"""A process's RPC services: serve a topic, report liveness, stop
+gracefully on SIGTERM (stop consuming, finish in-flight handlers, exit 0)
+and re-read the mutable options on SIGHUP."""
 import signal
 import sys
 import threading
@@ -27,6 +28,21 @@ def prepare(argv, binary):
     CONF(argv[1:], project='nova_moves', prog=binary,
          version=version.version_string())
     logging.setup(CONF, 'nova_moves')
+
+
+def reload_config():
+    """SIGHUP: re-read the config files and apply what oslo.config marks
+    mutable (oslo.log's debug and log levels among them). Never fatal: a
+    broken file leaves the running values in place."""
+    LOG.info('SIGHUP: reloading mutable options')
+    try:
+        CONF.mutate_config_files()
+    except Exception:
+        LOG.exception('Reloading the configuration failed; running on')
+        return
+    # What the process now runs with, at DEBUG as oslo.service does
+    # (secret options masked).
+    CONF.log_opt_values(LOG, logging.DEBUG)
 
 
 class Service:
@@ -70,6 +86,10 @@ class Service:
             LOG.exception('%s on %s could not report its state',
                           self.binary, self.host)
 
+    def healthy(self):
+        """Serving and reporting: what WATCHDOG=1 vouches for."""
+        return self._heartbeat is not None and self._heartbeat.is_alive()
+
     def _heartbeat_loop(self):
         while not self._stop.wait(CONF.report_interval):
             self.report_state()
@@ -106,24 +126,27 @@ def run(services, coordinator=None):
     """Start services, tell systemd we are ready, block until SIGTERM or
     SIGINT, then drain and return the exit code."""
     stop_event = threading.Event()
+    reload_event = threading.Event()
 
     def _on_signal(signum, _frame):
-        LOG.info('Caught signal %s, stopping', signum)
         stop_event.set()
+
+    def _on_hup(_signum, _frame):
+        reload_event.set()
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGHUP, _on_hup)
     if coordinator is not None:
         coordinator.start()
         if coordination.membership_enabled():
             for service in services:
                 coordinator.join(service.binary, service.host)
-    for service in services:
-        if not _start_with_retry(service, stop_event):
-            break
-    systemd.notify('READY=1')
-    while not stop_event.wait(1.0):
-        pass
+    # A compute that never reached a conductor is not ready: no READY=1.
+    if all(_start_with_retry(service, stop_event) for service in services):
+        systemd.notify('READY=1')
+    _main_loop(services, stop_event, reload_event)
+    LOG.info('Caught SIGTERM or SIGINT, stopping')
     systemd.notify('STOPPING=1')
     for service in services:
         service.stop()
@@ -139,6 +162,18 @@ def run(services, coordinator=None):
     rpc.cleanup()
     LOG.info('Stopped')
     return 0
+
+
+def _main_loop(services, stop_event, reload_event):
+    """Until SIGTERM: reload on SIGHUP, and ping systemd's watchdog while
+    every service still reports."""
+    watchdog_due = 0.0
+    while not stop_event.wait(0.5):
+        if reload_event.is_set():
+            reload_event.clear()
+            reload_config()
+        if all(service.healthy() for service in services):
+            watchdog_due = systemd.watchdog_ping(watchdog_due)
 
 
 def exit_with(code):

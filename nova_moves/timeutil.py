@@ -1,8 +1,13 @@
+"""Timestamps: naive UTC from oslo.utils (what the database stores), and
+Nova's two formats for API bodies."""
 import datetime
+
+from oslo_utils import timeutils
 
 
 def utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    # timeutils.set_time_override() in a test moves this clock too.
+    return timeutils.utcnow()
 
 
 def utcnow_iso():

@@ -7,7 +7,7 @@ per server: a second one would be a 409). Prints p50/p99/max of the 202
 latency and requests/s, then waits for VERIFY_RESIZE and confirms all.
 
     .venv/bin/python tools/bench_migrate.py \
-        --clients 16 --servers 48
+        --clients 16 --servers 48 [--api-workers 2 --api-threads 8]
 """
 import argparse
 import concurrent.futures
@@ -35,10 +35,19 @@ def main(argv=None):
     parser.add_argument('--database-url',
                         help='an empty MySQL/PostgreSQL database for the '
                              'stack (default: a SQLite file)')
+    parser.add_argument('--api-workers', type=int, default=1,
+                        help='[api] workers of nova-moves-api')
+    parser.add_argument('--api-threads', type=int, default=16,
+                        help='[api] threads of each API worker')
     args = parser.parse_args(argv)
 
     stack = nm_stack.Stack(computes=2, keep_workdir=args.keep_logs,
-                           database_url=args.database_url)
+                           database_url=args.database_url,
+                           extra_conf={'api': {
+                               'workers': args.api_workers,
+                               'threads': args.api_threads},
+                               'quota': {'instances': -1, 'cores': -1,
+                                         'ram': -1}})
     stack.start()
     try:
         admin = stack.client()

@@ -2,20 +2,23 @@
 request context, and Nova-style faults around every view."""
 import hashlib
 import re
-import uuid
 
 import flask
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_policy import policy as oslo_policy
+from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as http_exc
 
+from nova_moves.api import auth
 from nova_moves.api import faults
 from nova_moves.api import microversion
+from nova_moves.api import pipeline
 from nova_moves.api import policies
 from nova_moves import conf
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import rpcapi as conductor_rpcapi
-from nova_moves import context as nm_context
+from nova_moves.db import retry as db_retry
 from nova_moves import exception
 from nova_moves.scheduler import rpcapi as scheduler_rpcapi
 
@@ -26,7 +29,8 @@ LOG = logging.getLogger(__name__)
 # id (/v2.1/{project_id}/servers) and is dropped.
 _COLLECTIONS = {'servers', 'flavors', 'os-services', 'os-hypervisors',
                 'os-migrations', 'os-nova-moves-placement', 'extensions',
-                'limits', 'os-availability-zone', 'images', 'os-aggregates'}
+                'limits', 'os-availability-zone', 'images', 'os-aggregates',
+                'os-quota-sets'}
 _UNVERSIONED = re.compile(r'^/(v2(\.1)?/?)?$')
 # Discovery documents a client fetches before it has a token, with no
 # compute microversion: the identity v3 version (api/identity.py) and the
@@ -92,37 +96,19 @@ def host_id(project_id, host):
     return hashlib.sha224((project_id + host).encode()).hexdigest()
 
 
-def _authenticate():
-    token = flask.request.headers.get('X-Auth-Token')
-    if not token:
-        raise _Unauthorized()
-    user, _, project = token.partition(':')
-    user = user.strip()
-    project = project.strip() or user
-    if not user:
-        raise _Unauthorized()
-    is_admin = user == 'admin'
-    request_id = 'req-' + str(uuid.uuid4())
-    return nm_context.RequestContext(
-        user_id=user, project_id=project, is_admin=is_admin,
-        roles=['admin', 'member', 'reader'] if is_admin else
-        ['member', 'reader'], request_id=request_id,
-        global_request_id=flask.request.headers.get(
-            'X-OpenStack-Request-ID'))
-
-
-class _Unauthorized(exception.NovaMovesException):
-    code = 401
-    msg_fmt = 'Authentication required: send X-Auth-Token "user:project".'
-
-
 def _before():
     flask.g.version = None
     path = flask.request.path
     if _UNVERSIONED.match(path) or _PUBLIC.match(path):
         return None
     flask.g.version = microversion.from_headers(flask.request.headers)
-    flask.g.context = _authenticate()
+    ctxt = auth.context_from_request(flask.request.headers, CONF)
+    # One id per request, the one oslo.middleware's request_id returns in
+    # x-openstack-request-id (and logs carry): not a second one.
+    request_id = flask.request.environ.get('openstack.request_id')
+    if request_id:
+        ctxt.request_id = request_id
+    flask.g.context = ctxt
     return None
 
 
@@ -147,6 +133,23 @@ def _on_error(exc):
         return faults.fault_response(exc.code, exc.message)
     if isinstance(exc, http_exc.HTTPException):
         return faults.fault_response(exc.code, exc.description)
+    if isinstance(exc, (db_exc.DBDataError, sa_exc.DataError)):
+        # Last line of defence: input the views did not bound (a value
+        # the column cannot hold) is the client's error, not ours.
+        LOG.warning('Input the database refused: %s', exc)
+        return faults.fault_response(
+            400, 'Invalid input: a value is out of range or cannot be '
+                 'stored.')
+    if db_retry.is_unavailable(exc):
+        # Restarted or failing over: the client should come back, not
+        # report a bug. Retry-After is the longest the services wait
+        # between two reconnection attempts.
+        LOG.warning('Database unavailable: %s', exc)
+        response = faults.fault_response(
+            503, 'The database is unavailable; retry later.')
+        response.headers['Retry-After'] = str(
+            max(1, CONF.database.db_max_retry_interval))
+        return response
     LOG.exception('Unexpected error')
     return faults.fault_response(
         500, 'Unexpected API Error. %s' % type(exc).__name__)
@@ -154,6 +157,9 @@ def _on_error(exc):
 
 def create_app():
     from nova_moves.api import routes
+    # A request does not wait for an unreachable database (holding a
+    # worker); it answers 503 + Retry-After. Services do wait.
+    CONF.set_default('use_db_reconnect', False, group='database')
     app = flask.Flask('nova_moves.api')
     app.json.sort_keys = False
     app.url_map.strict_slashes = False
@@ -162,5 +168,8 @@ def create_app():
     app.after_request(_after)
     app.register_error_handler(Exception, _on_error)
     routes.register(app)
-    app.wsgi_app = ProjectIdMiddleware(app.wsgi_app)
+    # cors, proxy headers, request id, /healthcheck, access log, input
+    # guard, size limit, auth (nova_moves/api/pipeline.py).
+    app.wsgi_app = pipeline.build(ProjectIdMiddleware(app.wsgi_app))
+    auth.check_listen(CONF)
     return app

@@ -5,6 +5,7 @@ import datetime
 import flask
 
 from nova_moves.api import app as api_app
+from nova_moves.api import input_guard
 from nova_moves.db import api as db_api
 from nova_moves import exception
 
@@ -58,6 +59,43 @@ def claim_task_state(instance, method, task_state, vm_states,
             state=exc.kwargs.get('actual'))
 
 
+def start_move(instance, method, task_state, vm_states, action,
+               migration=None):
+    """db move_start: task_state None -> ``task_state``, the instance
+    action and the migration row (``migration`` values) in one
+    transaction; losing the compare-and-swap is a 409 and writes nothing.
+    Returns the migration (None without one)."""
+    ctxt = api_app.context()
+    if migration is not None:
+        migration = dict(migration, user_id=ctxt.user_id,
+                         project_id=ctxt.project_id)
+    try:
+        return db_api.move_start(
+            instance['uuid'], task_state, vm_states, action,
+            ctxt.request_id, ctxt.user_id, ctxt.project_id,
+            migration=migration)['migration']
+    except exception.UnexpectedTaskState as exc:
+        raise exception.InstanceInvalidState(
+            method=method, instance_uuid=instance['uuid'], attr='task_state',
+            state=exc.kwargs.get('actual'))
+
+
+def abandon_move(instance_uuid, task_state, migration=None,
+                 instance_values=None):
+    """The cast that starts a move failed, so nothing else ran: db
+    move_failed (the one undo) puts the server back, without a fault."""
+    try:
+        if migration is not None:
+            db_api.move_failed(migration['uuid'],
+                               expected_status=[migration['status']],
+                               instance_values=instance_values)
+        else:
+            db_api.move_failed(instance_uuid=instance_uuid,
+                               task_states=[task_state])
+    except exception.NovaMovesException:
+        pass
+
+
 def release_task_state(instance_uuid, task_state):
     """Undo claim_task_state when the request fails before any RPC."""
     try:
@@ -68,7 +106,11 @@ def release_task_state(instance_uuid, task_state):
 
 
 def base_url():
-    return flask.request.host_url.rstrip('/')
+    """[api] link_prefix when set: behind a proxy the request's Host
+    header is whatever the client chose, and must not name our links."""
+    from nova_moves import conf
+    prefix = conf.CONF.api.link_prefix
+    return (prefix or flask.request.host_url).rstrip('/')
 
 
 def links(collection, ident):
@@ -119,11 +161,10 @@ def json_body():
     if request.data and request.mimetype and not request.is_json:
         # Nova's answer to a body it cannot read: 415, naming the type.
         raise exception.UnsupportedMediaType(content_type=request.mimetype)
-    body = request.get_json(silent=True, force=True)
-    if body is None and request.data:
-        raise exception.ValidationError(
-            detail='Malformed request body: it is not valid JSON.')
-    return body
+    data = request.get_data()
+    if not data:
+        return None
+    return input_guard.parse_json(data)
 
 
 def no_content():

@@ -17,6 +17,7 @@ from nova_moves.api import servicegroup_cache
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import states
 
 POLICY = 'os_compute_api:os-evacuate'
 ALLOWED_VM_STATES = ['active', 'stopped', 'error']
@@ -110,33 +111,30 @@ def evacuate(server_id, value):
     _check_target(instance, host)
     common.check_state(instance, 'evacuate', ALLOWED_VM_STATES)
     _check_source_down(instance)
-    instance = common.claim_task_state(instance, 'evacuate', 'rebuilding',
-                                       ALLOWED_VM_STATES)
-    try:
-        if instance['host'] == host:
-            raise exception.ValidationError(
-                detail="The target host can't be the same one.")
-        common.record_action(instance, 'evacuate')
-        migration = db_api.migration_create({
-            'instance_uuid': instance['uuid'],
-            'migration_type': 'evacuation', 'status': 'accepted',
-            'source_compute': instance['host'],
-            'source_node': instance['node'],
-            'dest_compute': host, 'user_id': ctxt.user_id,
-            'project_id': ctxt.project_id,
-            'old_flavor_id': str(instance['flavor'].get('flavorid', '')),
-            'new_flavor_id': str(instance['flavor'].get('flavorid', ''))})
-    except Exception:
-        common.release_task_state(instance['uuid'], 'rebuilding')
-        raise
+    if instance['host'] == host:
+        raise exception.ValidationError(
+            detail="The target host can't be the same one.")
+    migration = common.start_move(
+        instance, 'evacuate', states.REBUILDING, ALLOWED_VM_STATES,
+        'evacuate',
+        migration={'migration_type': states.EVACUATION,
+                   'status': states.M_ACCEPTED,
+                   'source_compute': instance['host'],
+                   'source_node': instance['node'], 'dest_compute': host,
+                   'old_flavor_id': str(instance['flavor'].get('flavorid',
+                                                               '')),
+                   'new_flavor_id': str(instance['flavor'].get('flavorid',
+                                                               ''))})
     try:
         api_app.services().conductor.rebuild_instance(
             ctxt, instance['uuid'], migration['uuid'], host=host,
             force=force, stop_after=version >= '2.95')
     except Exception:
-        # Nothing was sent: undo the claim and close the migration.
-        db_api.migration_update(migration['id'], {'status': 'error'})
-        common.release_task_state(instance['uuid'], 'rebuilding')
+        # Nothing was sent: the server back as it was, the migration
+        # closed (move_failed, without a fault: nothing failed yet).
+        common.abandon_move(instance['uuid'], states.REBUILDING, migration,
+                            instance_values={'vm_state': instance[
+                                'vm_state']})
         raise
 
     if version < '2.14':

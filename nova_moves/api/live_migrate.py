@@ -13,6 +13,7 @@ from nova_moves.api import microversion
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import states
 from nova_moves import timeutil
 
 ACTION = 'os-migrateLive'
@@ -116,24 +117,18 @@ def live_migrate(server_id, value):
         _check_host(instance, host)
 
     ctxt = api_app.context()
-    instance = common.claim_task_state(instance, ACTION, TASK_STATE,
-                                       ALLOWED_VM_STATES)
-    try:
-        common.record_action(instance, 'live-migration')
-        # The migration row exists before any RPC: oslo.messaging acks a
-        # message before its handler runs, so nothing may depend on a
-        # write that happens after the cast.
-        migration = db_api.migration_create({
-            'instance_uuid': instance['uuid'],
-            'migration_type': 'live-migration', 'status': 'accepted',
-            'source_compute': instance['host'],
-            'source_node': instance['node'], 'dest_compute': host,
-            'old_flavor_id': str(instance['flavor'].get('id')),
-            'new_flavor_id': str(instance['flavor'].get('id')),
-            'user_id': ctxt.user_id, 'project_id': ctxt.project_id})
-    except Exception:
-        common.release_task_state(instance['uuid'], TASK_STATE)
-        raise
+    # The migration row exists before any RPC: oslo.messaging acks a
+    # message before its handler runs, so nothing may depend on a write
+    # that happens after the cast. One transaction with the task_state
+    # compare-and-swap and the action.
+    migration = common.start_move(
+        instance, ACTION, TASK_STATE, ALLOWED_VM_STATES, 'live-migration',
+        migration={'migration_type': states.LIVE_MIGRATION,
+                   'status': states.M_ACCEPTED,
+                   'source_compute': instance['host'],
+                   'source_node': instance['node'], 'dest_compute': host,
+                   'old_flavor_id': str(instance['flavor'].get('id')),
+                   'new_flavor_id': str(instance['flavor'].get('id'))})
     conductor = api_app.services().conductor
     if version >= '2.34':
         try:
@@ -157,8 +152,7 @@ def live_migrate(server_id, value):
 
 def _undo_before_conductor(instance_uuid, migration):
     """The request never reached the conductor: nothing was claimed yet."""
-    db_api.migration_update(migration['id'], {'status': 'error'})
-    common.release_task_state(instance_uuid, TASK_STATE)
+    common.abandon_move(instance_uuid, TASK_STATE, migration)
 
 
 ACTIONS = {ACTION: live_migrate}

@@ -16,9 +16,11 @@ import flask
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
+from nova_moves.api import quotas
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import states
 
 RESIZE_SCHEMA = {
     'type': 'object',
@@ -98,19 +100,13 @@ def _start_move(instance, method, action, **rpc_kwargs):
     the conductor. A failure before the cast leaves the server as it
     was; losing the CAS is a 409 and records nothing."""
     ctxt = api_app.context()
-    try:
-        db_api.instance_claim_with_action(
-            instance['uuid'], 'resize_prep', MOVABLE_VM_STATES, action,
-            ctxt.request_id, ctxt.user_id, ctxt.project_id)
-    except exception.UnexpectedTaskState as exc:
-        raise exception.InstanceInvalidState(
-            method=method, instance_uuid=instance['uuid'], attr='task_state',
-            state=exc.kwargs.get('actual'))
+    common.start_move(instance, method, states.RESIZE_PREP,
+                      MOVABLE_VM_STATES, action)
     try:
         api_app.services().conductor.migrate_server(
             ctxt, instance['uuid'], live=False, do_cast=True, **rpc_kwargs)
     except Exception:
-        common.release_task_state(instance['uuid'], 'resize_prep')
+        common.abandon_move(instance['uuid'], states.RESIZE_PREP)
         raise
     return common.accepted()
 
@@ -129,6 +125,9 @@ def resize(server_id, value):
         raise exception.Invalid(reason='Flavor %s is disabled.'
                                 % flavor['flavorid'])
     common.check_state(instance, 'resize', MOVABLE_VM_STATES)
+    # Nova checks only the growth: a resize down needs no quota.
+    quotas.check(instance['project_id'],
+                 quotas.flavor_deltas(flavor, instance['flavor']))
     return _start_move(instance, 'resize', 'resize', flavor=flavor)
 
 

@@ -393,6 +393,19 @@ OPERATIONS = {
                        'allocation (admin).', [],
                        {'200': _ok(obj({'resource_providers': ANY_OBJ,
                                         'allocations': ANY_OBJ}))}),
+    'quota_sets_show': ("A project's quota: instances, cores and ram are "
+                        'enforced; the other fields are Nova\'s defaults.',
+                        ['user_id'],
+                        {'200': _ok(wrap('quota_set', ANY_OBJ))}),
+    'quota_sets_detail': ("A project's quota with in_use per resource.", [],
+                          {'200': _ok(wrap('quota_set', ANY_OBJ))}),
+    'quota_sets_defaults': ('The [quota] defaults.', [],
+                            {'200': _ok(wrap('quota_set', ANY_OBJ))}),
+    'quota_sets_update': ("Set a project's quota (admin); -1 is unlimited; "
+                          'below the usage only with force.', [],
+                          {'200': _ok(wrap('quota_set', ANY_OBJ))}),
+    'quota_sets_delete': ("Revert a project's quota to the defaults "
+                          '(admin).', [], {'202': _empty('Accepted')}),
     'images_index': ('Images of the fake hypervisor, Glance v2 style.',
                      ['name', 'id'], {'200': _ok(obj({
                          'images': {'type': 'array', 'items': ref('Image')},
@@ -469,6 +482,7 @@ def _tagged_alternatives(versions, action=None):
 
 def _request_bodies():
     from nova_moves.api import flavors
+    from nova_moves.api import quotas
     from nova_moves.api import servers
     from nova_moves.api import services
     bodies = {
@@ -478,6 +492,8 @@ def _request_bodies():
                 microversion.APIVersion('2.1'))),
             ('2.55', None, flavors._create_schema(
                 microversion.APIVersion('2.55')))]),
+        'quota_sets_update': [quotas._update_schema(
+            microversion.APIVersion('2.95'))],
         'services_update': _tagged_alternatives([
             ('2.1', '2.52', services._LEGACY_SCHEMA),
             ('2.53', None, services.UPDATE_SCHEMA)]),

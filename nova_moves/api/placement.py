@@ -1,5 +1,6 @@
 """GET /os-nova-moves-placement (admin): resource providers with their
-inventories and usages, and every consumer's allocations. nova_moves
+inventories and usages, every consumer's allocations and its generation
+(placement 1.28: bumped by every write of its allocations). nova_moves
 keeps placement in its own database; this is how operators, the harness
 and the tests look at it."""
 import flask
@@ -10,8 +11,10 @@ from nova_moves.db import api as db_api
 
 def show():
     api_app.authorize('nova_moves:placement:show')
-    return flask.jsonify({'resource_providers': db_api.provider_usages(),
-                          'allocations': db_api.allocations_all()})
+    return flask.jsonify({
+        'resource_providers': db_api.provider_usages(),
+        'allocations': db_api.allocations_all(),
+        'consumer_generations': db_api.consumer_generations_all()})
 
 
 def register(app):

@@ -11,6 +11,7 @@ from nova_moves.api import migrate
 from nova_moves.api import migrations
 from nova_moves.api import openapi
 from nova_moves.api import placement
+from nova_moves.api import quotas
 from nova_moves.api import server_actions
 from nova_moves.api import servers
 from nova_moves.api import services
@@ -19,7 +20,8 @@ from nova_moves.api import versions
 
 _MODULES = (versions, flavors, servers, server_actions, instance_actions,
             services, hypervisors, placement, test_hooks, migrations, migrate,
-            live_migrate, evacuate, identity, images, aggregates, openapi)
+            live_migrate, evacuate, identity, images, aggregates, quotas,
+            openapi)
 
 
 def register(app):

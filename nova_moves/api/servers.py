@@ -5,6 +5,7 @@ import flask
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
+from nova_moves.api import quotas
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
@@ -75,12 +76,19 @@ def create():
             db_api.compute_node_get_by_host(host)
         except exception.ComputeHostNotFound as exc:
             raise exception.Invalid(reason=exc.message)
+    deltas = dict(quotas.flavor_deltas(flavor), instances=1)
+    quotas.check(ctxt.project_id, deltas)
     instance = db_api.instance_create({
         'display_name': body['name'], 'user_id': ctxt.user_id,
         'project_id': ctxt.project_id, 'image_ref': body.get('imageRef'),
         'vm_state': 'building', 'task_state': 'scheduling',
         'flavor': flavor, 'requested_az': zone,
         'availability_zone': zone})
+    try:
+        quotas.check(ctxt.project_id, deltas, recheck=True)
+    except quotas.QuotaExceeded:
+        db_api.instance_destroy(instance['uuid'])
+        raise
     common.record_action(instance, 'create')
     spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
             'availability_zone': zone, 'project_id': ctxt.project_id,

@@ -1,6 +1,7 @@
 """JSON-schema validation of request bodies, per microversion."""
 import jsonschema
 
+from nova_moves.api import input_guard
 from nova_moves import exception
 
 BOOLEAN = {'type': ['boolean', 'string'],
@@ -21,15 +22,22 @@ def to_bool(value):
 
 
 def _describe(error):
-    path = '/'.join(str(p) for p in error.absolute_path)
+    path = input_guard.excerpt(
+        '/'.join(str(p) for p in error.absolute_path), 128)
     if error.validator == 'additionalProperties':
-        return ('Additional properties are not allowed (%s)' %
-                error.message.split('(', 1)[-1].rstrip(')'))
+        return input_guard.excerpt(
+            'Additional properties are not allowed (%s)' %
+            error.message.split('(', 1)[-1].rstrip(')'), 256)
     if error.validator == 'required':
         return "'%s' is a required property" % error.message.split("'")[1]
     where = " for field '%s'" % path if path else ''
+    message = error.message
+    if len(message) > 160:
+        # jsonschema's message repeats the whole value; never echo it.
+        message = 'It does not satisfy %s %s.' % (
+            error.validator, input_guard.excerpt(error.validator_value))
     return 'Invalid input%s. Value: %s. %s' % (
-        where, error.instance, error.message)
+        where, input_guard.excerpt(error.instance), message)
 
 
 def validate(body, schema):

@@ -1,47 +1,32 @@
-"""nova-moves-api: the compute API on a threaded WSGI server."""
-import signal
+"""nova-moves-api: the compute API on gunicorn (nova_moves/wsgi/server.py):
+[api] workers processes of [api] threads threads each."""
 import sys
-import threading
 
 from oslo_log import log as logging
-from werkzeug import serving
 
 from nova_moves.api import app as api_app
+from nova_moves.api import auth
 from nova_moves import conf
-from nova_moves import rpc
 from nova_moves import service
-from nova_moves import systemd
+from nova_moves.wsgi import server
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 
 
-class _QuietHandler(serving.WSGIRequestHandler):
-    def log_request(self, code='-', size='-'):
-        LOG.info('%s "%s %s" status: %s len: %s', self.address_string(),
-                 self.command, self.path, code, size)
-
-
 def main():
     service.prepare(sys.argv, 'nova-moves-api')
-    app = api_app.create_app()
-    server = serving.make_server(CONF.api.listen, CONF.api.port, app,
-                                 threaded=True,
-                                 request_handler=_QuietHandler)
-    stop = threading.Event()
-
-    def _on_signal(signum, _frame):
-        LOG.info('Caught signal %s, stopping', signum)
-        stop.set()
-        # shutdown() blocks until serve_forever returns: call it elsewhere.
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
-    LOG.info('nova-moves-api listening on %s:%s', CONF.api.listen,
-             CONF.api.port)
-    systemd.notify('READY=1')
-    server.serve_forever()
-    server.server_close()
-    rpc.cleanup()
+    try:
+        # In the master, so that a refused configuration stops the start.
+        auth.check_listen(CONF)
+    except auth.InsecureConfig as exc:
+        LOG.error('%s', exc)
+        sys.exit('nova-moves-api: %s' % exc)
+    options = server.server_options()
+    LOG.info('nova-moves-api listening on %s, %d workers of %d threads',
+             ', '.join(options['bind']), options['workers'],
+             options['threads'])
+    # The app is built in each worker, after the fork (create_app opens
+    # the RPC transport): never here in the master.
+    server.APIServer(api_app.create_app).run()
     service.exit_with(0)

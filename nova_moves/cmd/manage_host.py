@@ -13,7 +13,7 @@ import concurrent.futures
 import time
 
 from nova_moves import conf
-from nova_moves.harness import client as api_client
+from nova_moves import apiclient as api_client
 
 CONF = conf.CONF
 COMPUTE_BINARY = 'nova-moves-compute'

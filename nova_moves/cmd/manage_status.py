@@ -1,11 +1,11 @@
-"""nova-moves-manage status check: an upgrade-check style report.
+"""nova-moves-manage status check, on oslo.upgradecheck.
 
 Checks the database schema is at head, the RabbitMQ of ``transport_url``
 accepts a connection (short timeout) and the services are up. Exit codes
-follow oslo.upgradecheck: 0 success, 1 warning, 2 failure (the worst
+are oslo.upgradecheck's: 0 success, 1 warning, 2 failure (the worst
 result wins).
 """
-import prettytable
+from oslo_upgradecheck import upgradecheck
 
 from nova_moves import conf
 from nova_moves.db import api as db_api
@@ -14,8 +14,9 @@ from nova_moves.db import migration
 CONF = conf.CONF
 HELP = 'Upgrade-check style health report'
 
-SUCCESS, WARNING, FAILURE = 0, 1, 2
-_NAMES = {SUCCESS: 'Success', WARNING: 'Warning', FAILURE: 'Failure'}
+SUCCESS = upgradecheck.Code.SUCCESS
+WARNING = upgradecheck.Code.WARNING
+FAILURE = upgradecheck.Code.FAILURE
 REQUIRED_BINARIES = ('nova-moves-conductor', 'nova-moves-scheduler',
                      'nova-moves-compute')
 
@@ -80,22 +81,24 @@ def check_services():
     return SUCCESS, '%d services up.' % len(services)
 
 
-CHECKS = (('Database schema', check_database),
-          ('RabbitMQ', check_rabbitmq),
-          ('Services', check_services))
+def _result(fn):
+    def check(_self):
+        return upgradecheck.Result(*fn())
+    return check
+
+
+class Checks(upgradecheck.UpgradeCommands):
+    _upgrade_checks = (('Database schema', _result(check_database)),
+                       ('RabbitMQ', _result(check_rabbitmq)),
+                       ('Services', _result(check_services)))
+
+    def _get_details(self, result):
+        # Unwrapped: a host name in the details stays greppable.
+        return result.details
 
 
 def check(args):
-    table = prettytable.PrettyTable(['Upgrade Check Results'],
-                                    align='l')
-    worst = SUCCESS
-    for name, fn in CHECKS:
-        code, details = fn()
-        worst = max(worst, code)
-        table.add_row(['Check: %s\nResult: %s\nDetails: %s'
-                       % (name, _NAMES[code], details)])
-    print(table)
-    return worst
+    return int(Checks().check())
 
 
 def setup(parser):

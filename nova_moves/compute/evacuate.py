@@ -19,13 +19,14 @@ from oslo_log import log as logging
 
 from nova_moves import exception
 from nova_moves import instance_actions
+from nova_moves import states
 
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
 
 POWER_RUNNING = 1
 POWER_SHUTDOWN = 4
-IN_FLIGHT = ('accepted', 'pre-migrating')
+IN_FLIGHT = (states.M_ACCEPTED, states.M_PRE_MIGRATING)
 # How long a returning host watches evacuations still in flight.
 WATCH_SECONDS = 600
 WATCH_INTERVAL = 1.0
@@ -37,67 +38,65 @@ class EvacuateMixin:
     @wrap_instance_event('compute')
     def rebuild_instance(self, ctxt, instance_uuid, migration_uuid,
                          allocations=None, recreate=True, stop_after=False):
-        instance = self._instance(ctxt, instance_uuid)
+        guard = {'dest_compute': self.host}
+        rows = self._advance(
+            ctxt, migration_uuid, None, status=[states.M_PRE_MIGRATING],
+            task_state=[states.REBUILDING, states.REBUILD_SPAWNING],
+            instance_values={'task_state': states.REBUILD_SPAWNING},
+            expected_values=guard)
+        if rows is None:
+            return  # rolled back meanwhile, or a duplicate delivery
+        instance = rows['instance']
         # 2.95 leaves it stopped; a server that was stopped stays stopped.
-        stop_after = stop_after or instance['vm_state'] == 'stopped'
+        stop_after = stop_after or instance['vm_state'] == states.STOPPED
         try:
-            self._update(ctxt, instance_uuid,
-                         {'task_state': 'rebuild_spawning'},
-                         expected_task_state=['rebuilding'])
             self.driver.spawn(instance_uuid, instance['flavor'],
                               operation='rebuild')
             power = POWER_RUNNING
             if stop_after:
                 self.driver.set_power(instance_uuid, 'shutdown', 'power_off')
                 power = POWER_SHUTDOWN
-            self._update(ctxt, instance_uuid,
-                         {'host': self.host, 'node': self.host,
-                          'vm_state': 'stopped' if stop_after else 'active',
-                          'task_state': None, 'power_state': power},
-                         expected_task_state=['rebuild_spawning'])
         except Exception as exc:
             LOG.warning('Rebuild of %s on %s failed: %s', instance_uuid,
                         self.host, exc)
             self._rebuild_failed(ctxt, instance_uuid, migration_uuid, exc)
             raise
-        # The server is here now; a source that came back meanwhile may
-        # already have completed the migration (it saw the server here).
-        try:
-            self.conductor.migration_update(
-                ctxt, migration_uuid, {'status': 'done'},
-                expected_status=['pre-migrating'])
-        except exception.Conflict as exc:
-            LOG.info('Evacuation %s already settled: %s', migration_uuid,
-                     exc)
+        # The server is here now, and the migration 'done' (the source
+        # half waits for the dead source's return), in one step.
+        if self._advance(
+                ctxt, migration_uuid, None,
+                status=[states.M_PRE_MIGRATING, states.M_DONE],
+                task_state=[states.REBUILD_SPAWNING, None],
+                expected_values=guard,
+                instance_values={'host': self.host, 'node': self.host,
+                                 'vm_state': (states.STOPPED if stop_after
+                                              else states.ACTIVE),
+                                 'power_state': power}) is None:
+            self._destroy_partial(instance_uuid)
 
-    def _rebuild_failed(self, ctxt, instance_uuid, migration_uuid, exc):
-        """Give the claim back and hand the source half back to the
-        server, which stays on its (dead) source in ERROR."""
+    def _destroy_partial(self, instance_uuid):
         try:
             if self.driver.has_guest(instance_uuid):
                 self.driver.destroy(instance_uuid, operation='cleanup')
         except Exception:
             LOG.exception('Could not remove the partial copy of %s',
                           instance_uuid)
-        self.conductor.allocations_delete(ctxt, instance_uuid)
-        self.conductor.allocations_move(ctxt, migration_uuid, instance_uuid)
-        # The fault and the migration first, the server's state last:
-        # whoever sees ERROR must also see why and a settled migration.
-        self._fault(ctxt, instance_uuid, exc)
-        try:
-            self.conductor.migration_update(ctxt, migration_uuid,
-                                            {'status': 'failed'})
-        except exception.NovaMovesException:
-            LOG.exception('Could not mark migration %s failed',
-                          migration_uuid)
-        self._update(ctxt, instance_uuid,
-                     {'vm_state': 'error', 'task_state': None})
+
+    def _rebuild_failed(self, ctxt, instance_uuid, migration_uuid, exc):
+        """move_failed: the claim goes, the source half returns to the
+        server, which stays on its (dead) source in ERROR with a fault
+        and a failed migration, all in one transaction."""
+        self._destroy_partial(instance_uuid)
+        self._move_failed(ctxt, migration_uuid, exc,
+                          expected_status=[states.M_PRE_MIGRATING],
+                          status=states.M_FAILED,
+                          expected_values={'dest_compute': self.host})
 
     # -- source, when it comes back ---------------------------------------
     def _init_host_evacuate(self, ctxt):
         migrations = self.conductor.migration_get_all(
-            ctxt, source_compute=self.host, migration_type='evacuation',
-            status=['done'] + list(IN_FLIGHT))
+            ctxt, source_compute=self.host, migration_type=states.EVACUATION,
+            status=[states.M_DONE] + list(IN_FLIGHT))
         waiting = []
         for migration in migrations:
             if not self._clean_evacuated(ctxt, migration):
@@ -122,7 +121,7 @@ class EvacuateMixin:
                     if migration['status'] in IN_FLIGHT and \
                             not self._clean_evacuated(ctxt, migration):
                         continue
-                    if migration['status'] == 'done':
+                    if migration['status'] == states.M_DONE:
                         self._clean_evacuated(ctxt, migration)
                     waiting.remove(uuid)
                 except Exception:
@@ -141,7 +140,7 @@ class EvacuateMixin:
                                                    read_deleted=True)
         except exception.InstanceNotFound:
             instance = None
-        gone = instance is None or instance['vm_state'] == 'deleted'
+        gone = instance is None or instance['vm_state'] == states.DELETED
         still_ours = not gone and instance['host'] == self.host
         if migration['status'] in IN_FLIGHT and (still_ours or not gone and
                                                  instance['host'] is None):
@@ -153,10 +152,12 @@ class EvacuateMixin:
             self.driver.destroy(instance_uuid)
         # The migration holds only the source half (root, nested or
         # sharing providers of this host); the server's own is elsewhere.
-        self.conductor.allocations_delete(ctxt, migration['uuid'])
-        self.conductor.migration_update(
-            ctxt, migration['id'], {'status': 'completed'},
-            expected_status=['done'] + list(IN_FLIGHT))
+        # One step: a second cleaner finds it completed and stops.
+        if self._advance(ctxt, migration['uuid'], None,
+                         status=[[states.M_DONE] + list(IN_FLIGHT),
+                                 states.M_COMPLETED],
+                         allocations={'op': 'drop_source'}) is None:
+            return True
         LOG.info('Evacuation %s of %s from %s completed', migration['uuid'],
                  instance_uuid, self.host)
         return True

@@ -27,6 +27,7 @@ from oslo_log import log as logging
 from nova_moves import conf
 from nova_moves import exception
 from nova_moves import instance_actions
+from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ GIB = 1024 * MIB
 PROGRESS_INTERVAL = 0.3   # seconds between two progress writes
 POLL_INTERVAL = 0.05
 POWER_RUNNING = 1
-IN_FLIGHT = ('queued', 'preparing', 'running')
+IN_FLIGHT = states.LIVE_MIGRATION_ABORTABLE
 
 
 class LiveMigrationAborted(exception.NovaMovesException):
@@ -122,20 +123,42 @@ class LiveMigrationMixin:
     @wrap_instance_event('compute')
     def pre_live_migration(self, ctxt, instance_uuid, migration_uuid,
                            migrate_data):
+        self._lm_guard(ctxt, migration_uuid, states.M_PREPARING,
+                       dest_compute=self.host)
         self.driver.operate('pre_live_migration')
         return migrate_data
+
+    def _lm_guard(self, ctxt, migration_uuid, status, **expected_values):
+        """A call from the source for a migration that has moved on (a
+        rollback, a duplicate) is refused: MoveConflict to the caller."""
+        return self.conductor.move_advance(
+            ctxt, migration_uuid, status=[status],
+            task_state=[states.MIGRATING], expected_values=expected_values)
 
     @wrap_instance_event('compute')
     def post_live_migration_at_destination(self, ctxt, instance_uuid,
                                            migration_uuid):
-        instance = self._instance(ctxt, instance_uuid)
-        self.driver.spawn(instance_uuid, instance['flavor'],
+        rows = self._lm_guard(ctxt, migration_uuid, states.M_RUNNING,
+                              dest_compute=self.host)
+        self.driver.spawn(instance_uuid, rows['instance']['flavor'],
                           operation='post_live_migration_at_destination')
-        self._update(ctxt, instance_uuid,
-                     {'host': self.host, 'node': self.host,
-                      'task_state': None,
-                      'power_state': POWER_RUNNING, 'progress': 0},
-                     expected_task_state=['migrating'])
+        try:
+            # The server is here from now on: host and task_state in the
+            # same transaction that checks the migration still runs.
+            self.conductor.move_advance(
+                ctxt, migration_uuid, status=[states.M_RUNNING],
+                task_state=[states.MIGRATING, None],
+                expected_values={'dest_compute': self.host},
+                instance_values={'host': self.host, 'node': self.host,
+                                 'power_state': POWER_RUNNING,
+                                 'progress': 0})
+        except exception.MoveConflict:
+            # A duplicate that lost the race to the migration's end must
+            # not remove the copy the server now runs as.
+            if self._instance(ctxt, instance_uuid)['host'] != self.host:
+                self.driver.destroy(instance_uuid,
+                                    operation='rollback_live_migration')
+            raise
 
     @wrap_instance_event('compute')
     def rollback_live_migration_at_destination(self, ctxt, instance_uuid,
@@ -150,13 +173,15 @@ class LiveMigrationMixin:
     def live_migration(self, ctxt, instance_uuid, dest, migration_uuid,
                        migrate_data):
         self._lm_setup()
-        migration = self.conductor.migration_get(ctxt, migration_uuid)
-        if migration['status'] != 'queued':
-            # Rolled back meanwhile (this host restarted with the cast
-            # still in its queue): nothing left to do.
-            LOG.warning('Live migration %s is %s, not queued; not starting',
-                        migration['id'], migration['status'])
+        # Rolled back meanwhile (this host restarted with the cast still
+        # in its queue, a duplicate delivery): nothing left to do.
+        rows = self._advance(ctxt, migration_uuid, None,
+                             status=[states.M_QUEUED],
+                             task_state=[states.MIGRATING],
+                             expected_values={'source_compute': self.host})
+        if rows is None:
             return
+        migration = rows['migration']
         control = _Control()
         with self._lm_lock:
             self._lm_controls[migration['id']] = control
@@ -166,7 +191,8 @@ class LiveMigrationMixin:
         try:
             if not self._lm_wait_for_slot(control):
                 self._lm_rollback(ctxt, instance_uuid, migration, dest,
-                                  None, 'cancelled', dest_prepared=False)
+                                  None, states.M_CANCELLED,
+                                  dest_prepared=False)
                 return
             try:
                 self._lm_run(ctxt, instance_uuid, migration, dest,
@@ -191,17 +217,26 @@ class LiveMigrationMixin:
                 return True
         return False
 
-    def _lm_set_status(self, ctxt, migration, status, expected=None,
-                       **values):
-        values['status'] = status
-        return self.conductor.migration_update(
-            ctxt, migration['id'], values, expected_status=expected)
+    def _lm_set_status(self, ctxt, migration, status, expected, **values):
+        """A guarded step: MoveConflict (the run stops) when the migration
+        or the server moved on."""
+        return self.conductor.move_advance(
+            ctxt, migration['uuid'], status=[expected, status],
+            task_state=[states.MIGRATING], values=values)
 
     def _lm_run(self, ctxt, instance_uuid, migration, dest, migrate_data,
                 control):
         dest_prepared = False
         try:
-            self._lm_set_status(ctxt, migration, 'preparing', ['queued'])
+            try:
+                self._lm_set_status(ctxt, migration, states.M_PREPARING,
+                                    states.M_QUEUED)
+            except exception.MoveConflict:
+                # Another delivery of this cast won the first step and
+                # runs the migration: a rollback here would undo its move.
+                LOG.info('Live migration %s of %s is run by another '
+                         'delivery', migration['id'], instance_uuid)
+                return
             # From here the destination may hold something to clean up,
             # even when pre_live_migration itself fails half-way.
             dest_prepared = True
@@ -218,18 +253,20 @@ class LiveMigrationMixin:
             LOG.info('Live migration %s of %s aborted', migration['id'],
                      instance_uuid)
             self._lm_rollback(ctxt, instance_uuid, migration, dest, None,
-                              'cancelled', dest_prepared)
+                              states.M_CANCELLED, dest_prepared)
             return
         except Exception as exc:
             LOG.warning('Live migration %s of %s to %s failed: %s',
                         migration['id'], instance_uuid, dest, exc)
             self._lm_rollback(ctxt, instance_uuid, migration, dest, exc,
-                              'error', dest_prepared)
+                              states.M_ERROR, dest_prepared)
             raise
-        # The server runs on dest now: release the source half, then the
-        # migration is done, then the local copy goes.
-        self.conductor.allocations_delete(ctxt, migration['uuid'])
-        self._lm_set_status(ctxt, migration, 'completed')
+        # The server runs on dest now: release the source half and the
+        # migration is done (one step), then the local copy goes.
+        self.conductor.move_advance(
+            ctxt, migration['uuid'],
+            status=[states.M_RUNNING, states.M_COMPLETED],
+            allocations={'op': 'drop_source'})
         try:
             self.driver.destroy(instance_uuid,
                                 operation='live_migration_cleanup')
@@ -262,8 +299,8 @@ class LiveMigrationMixin:
                     'disk_total': disk_total, 'disk_processed': disk_done,
                     'disk_remaining': disk_total - disk_done}
 
-        self._lm_set_status(ctxt, migration, 'running', ['preparing'],
-                            **progress(0.0))
+        self._lm_set_status(ctxt, migration, states.M_RUNNING,
+                            states.M_PREPARING, **progress(0.0))
         started = last_report = time.monotonic()
         while True:
             if control.abort.is_set():
@@ -288,32 +325,20 @@ class LiveMigrationMixin:
 
     def _lm_rollback(self, ctxt, instance_uuid, migration, dest, exc,
                      status, dest_prepared):
-        """The server stays on this host: its allocation comes back (the
-        destination claim is dropped by the same move), the destination
-        cleans up, then task_state and finally the migration status."""
-        try:
-            self.conductor.allocations_move(ctxt, migration['uuid'],
-                                            instance_uuid)
-        except Exception:
-            LOG.exception('Could not return the allocation of %s',
-                          instance_uuid)
-        if dest_prepared and dest:
+        """move_failed: the server stays on this host, its allocation
+        back (the destination claim dropped), task_state cleared,
+        migration ``status``; then the destination cleans up."""
+        failed = self._move_failed(
+            ctxt, migration['uuid'], exc, expected_status=list(IN_FLIGHT),
+            status=status, instance_values={'progress': 0},
+            expected_values={'source_compute': self.host})
+        if failed is not None and dest_prepared and dest:
             try:
                 self.compute_rpcapi.rollback_live_migration_at_destination(
                     ctxt, dest, instance_uuid, migration['uuid'])
             except Exception:
                 LOG.exception('Could not ask %s to clean up %s', dest,
                               instance_uuid)
-        try:
-            self._update(ctxt, instance_uuid,
-                         {'task_state': None, 'progress': 0},
-                         expected_task_state=['migrating'])
-        except exception.NovaMovesException as update_exc:
-            LOG.warning('Could not reset task_state of %s: %s',
-                        instance_uuid, update_exc)
-        if exc is not None:
-            self._fault(ctxt, instance_uuid, exc)
-        self._lm_set_status(ctxt, migration, status)
 
     # -- abort and force-complete (casts from the API) ------------------------
     def _lm_control(self, migration_id):
@@ -349,6 +374,14 @@ class LiveMigrationMixin:
             return
         control.force_complete.set()
 
+    # -- 1.1: asked by the stuck-move sweep -----------------------------------
+    def live_migration_status(self, ctxt, migration_uuid):
+        """True while this host runs (or queues) the live migration."""
+        self._lm_setup()
+        migration = self.conductor.migration_get(ctxt, migration_uuid)
+        with self._lm_lock:
+            return migration['id'] in self._lm_controls
+
     # -- start-up -------------------------------------------------------------
     def _init_host_live_migration(self, ctxt):
         """A live migration this host was running when it stopped cannot
@@ -356,10 +389,10 @@ class LiveMigrationMixin:
         self._lm_setup()
         for migration in self.conductor.migration_get_all(
                 ctxt, source_compute=self.host,
-                migration_type='live-migration', status=list(IN_FLIGHT)):
+                migration_type=states.LIVE_MIGRATION, status=list(IN_FLIGHT)):
             LOG.warning('Rolling back live migration %s of %s left %s',
                         migration['id'], migration['instance_uuid'],
                         migration['status'])
             self._lm_rollback(ctxt, migration['instance_uuid'], migration,
-                              migration['dest_compute'], None, 'failed',
+                              migration['dest_compute'], None, states.M_FAILED,
                               dest_prepared=True)

@@ -12,8 +12,10 @@ from nova_moves.compute import live_migration
 from nova_moves.compute import resize
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import rpcapi as conductor_rpcapi
+from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves import timeutil
+from nova_moves import states
 
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
@@ -24,7 +26,8 @@ POWER_SHUTDOWN = 4
 
 class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                      evacuate.EvacuateMixin):
-    target = messaging.Target(version='1.0')
+    # The newest version served: see compute/rpcapi.py for the history.
+    target = messaging.Target(version='1.1')
 
     def __init__(self, host):
         self.host = host
@@ -68,6 +71,46 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         return self.conductor.instance_update(ctxt, instance_uuid, values,
                                               **expected)
 
+    def _advance(self, ctxt, migration_uuid, event, result=None,
+                 **kwargs):
+        """One guarded move step through the conductor (move_advance),
+        recording ``event`` (start, or ``result``). None when the message
+        that asked for it is stale: the migration or the server moved on
+        (a rollback, a reschedule, a duplicate delivery); then nothing was
+        written and the caller drops the message, touching nothing."""
+        name = event
+        event = event and {'name': event, 'host': self.host,
+                           'result': result}
+        try:
+            return self.conductor.move_advance(ctxt, migration_uuid,
+                                               event=event, **kwargs)
+        except exception.MoveConflict as exc:
+            LOG.warning('Dropping stale %s (%s) on %s: %s', name,
+                        result or 'start', self.host, exc)
+            return None
+
+    def _move_failed(self, ctxt, migration_uuid, exc, event=None,
+                     **kwargs):
+        """The one undo (conductor move_failed), with a fault and the
+        step's Error event from ``exc``. None when another path settled
+        the move first."""
+        details = fault = None
+        if exc is not None:  # None: an abort, no fault to show
+            details = ''.join(traceback.format_exception(
+                type(exc), exc, exc.__traceback__))
+            fault = {'code': getattr(exc, 'code', 500),
+                     'message': str(exc) or type(exc).__name__,
+                     'details': details, 'host': self.host}
+        try:
+            return self.conductor.move_failed(
+                ctxt, migration_uuid, fault=fault,
+                event=event and {'name': event, 'host': self.host,
+                                 'traceback': details}, **kwargs)
+        except exception.MoveConflict as conflict:
+            LOG.warning('Not rolling back migration %s on %s: %s',
+                        migration_uuid, self.host, conflict)
+            return None
+
     def _fault(self, ctxt, instance_uuid, exc):
         self.conductor.instance_fault_create(
             ctxt, instance_uuid, getattr(exc, 'code', 500),
@@ -89,17 +132,17 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                                    alternates, exc)
             raise
         self._update(ctxt, instance_uuid,
-                     {'vm_state': 'active', 'task_state': None,
+                     {'vm_state': states.ACTIVE, 'task_state': None,
                       'power_state': POWER_RUNNING,
                       'launched_at': timeutil.utcnow_iso()},
-                     expected_task_state=['spawning'])
+                     expected_task_state=[states.SPAWNING])
 
     def _reschedule_build(self, ctxt, instance_uuid, request_spec,
                           alternates, exc):
         self.conductor.allocations_delete(ctxt, instance_uuid)
         if alternates:
             self._update(ctxt, instance_uuid,
-                         {'task_state': 'scheduling', 'host': None,
+                         {'task_state': states.SCHEDULING, 'host': None,
                           'node': None})
             spec = dict(request_spec, alternates=alternates)
             self.compute_task_api.build_instances(ctxt, [instance_uuid], spec)
@@ -107,7 +150,7 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         # The fault first: whoever sees ERROR must also see why.
         self._fault(ctxt, instance_uuid, exc)
         self._update(ctxt, instance_uuid,
-                     {'vm_state': 'error', 'task_state': None})
+                     {'vm_state': states.ERROR, 'task_state': None})
 
     @wrap_instance_event('compute')
     def terminate_instance(self, ctxt, instance_uuid):

@@ -27,11 +27,10 @@ from oslo_log import log as logging
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import exception
-from nova_moves import instance_actions
+from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
-wrap_instance_event = instance_actions.wrap_instance_event
 
 POWER_RUNNING = 1
 POWER_SHUTDOWN = 4
@@ -40,180 +39,190 @@ POWER_SHUTDOWN = 4
 def _vm_state_before(instance):
     """A resized server remembers whether it was stopped through its
     power state (kept off through the move when it was)."""
-    return 'stopped' if instance['power_state'] == POWER_SHUTDOWN \
-        else 'active'
+    return states.STOPPED if instance['power_state'] == POWER_SHUTDOWN \
+        else states.ACTIVE
 
 
 class ResizeMixin:
+
+    # Every handler starts with a guarded step (move_advance through the
+    # conductor) that checks the migration and the server are still where
+    # the message assumed; a stale or duplicate message is dropped there,
+    # touching nothing. Each handler makes two conductor calls: its start
+    # (with the event's start) and its end (state, allocations and the
+    # event's result in one transaction).
 
     # -- destination: prep_resize ------------------------------------------
     def prep_resize(self, ctxt, instance_uuid, migration_uuid, flavor,
                     request_spec, alternates):
         """The conductor already claimed this host for the server. Get
-        ready; on failure drop the claim and ask the conductor (a call)
-        for the next alternate. The event is closed before rescheduling
-        so the next host's compute_prep_resize event is its own."""
+        ready; on failure ask the conductor (a call) for the next
+        alternate, which it claims in place of this host's claim."""
+        here = {'dest_compute': self.host}
+        rows = self._advance(ctxt, migration_uuid, 'compute_prep_resize',
+                             status=[states.M_PRE_MIGRATING],
+                             task_state=[states.RESIZE_PREP],
+                             expected_values=here)
+        if rows is None:
+            return
         try:
-            with instance_actions.event(self.event_backend, ctxt,
-                                        instance_uuid, 'compute_prep_resize',
-                                        host=self.host):
-                self.driver.operate('prep_resize')
-                migration = self.conductor.migration_get(ctxt,
-                                                         migration_uuid)
-                if migration['status'] != 'pre-migrating':
-                    raise RuntimeError('migration %s is %s, not pre-migrating'
-                                       % (migration_uuid,
-                                          migration['status']))
+            self.driver.operate('prep_resize')
         except Exception as exc:
             LOG.warning('prep_resize of %s failed on %s: %s', instance_uuid,
                         self.host, exc)
             self._reschedule_resize(ctxt, instance_uuid, migration_uuid,
-                                    flavor, alternates)
+                                    flavor, alternates, exc)
+            return
+        if self._advance(ctxt, migration_uuid, 'compute_prep_resize',
+                         'Success', status=[states.M_PRE_MIGRATING],
+                         task_state=[states.RESIZE_PREP],
+                         expected_values=here) is None:
             return
         self.compute_rpcapi.resize_instance(
-            ctxt, migration['source_compute'], instance_uuid, migration_uuid)
+            ctxt, rows['migration']['source_compute'], instance_uuid,
+            migration_uuid)
 
     def _reschedule_resize(self, ctxt, instance_uuid, migration_uuid, flavor,
-                           alternates):
-        self.conductor.allocations_delete(ctxt, instance_uuid)
+                           alternates, exc):
+        """Close the event (the next host's compute_prep_resize is its
+        own), then ask the conductor to move the claim to an alternate.
+        This host's claim is replaced by the conductor in the same
+        transaction, only while the migration still names this host."""
+        if self._advance(
+                ctxt, migration_uuid, 'compute_prep_resize', 'Error',
+                status=[states.M_PRE_MIGRATING],
+                task_state=[states.RESIZE_PREP],
+                expected_values={'dest_compute': self.host}) is None:
+            return
         try:
             # Synchronous (seed 000): the conductor claims the next
             # alternate, or rolls the whole move back and raises.
             self.compute_task_api.migrate_server(
                 ctxt, instance_uuid, flavor=flavor,
                 migration_uuid=migration_uuid, alternates=alternates or [],
-                do_cast=False)
-        except Exception as exc:
-            LOG.warning('Reschedule of %s failed: %s', instance_uuid, exc)
-            self._rollback_if_abandoned(ctxt, instance_uuid, migration_uuid,
-                                        exc)
-
-    def _rollback_if_abandoned(self, ctxt, instance_uuid, migration_uuid,
-                               exc):
-        """After a failed reschedule call the conductor has normally put
-        the server back already (migration 'error'). If it did not answer
-        (timeout, conductor gone) and nobody moved the migration on, this
-        host rolls back itself so that nothing stays stuck."""
-        try:
-            migration = self.conductor.migration_get(ctxt, migration_uuid)
-            if (migration['status'] != 'pre-migrating' or
-                    migration['dest_compute'] != self.host):
-                return
-            self.conductor.migration_update(ctxt, migration_uuid,
-                                            {'status': 'error'},
-                                            expected_status=['pre-migrating'])
-            self.conductor.allocations_move(ctxt, migration_uuid,
-                                            instance_uuid)
-            self._update(ctxt, instance_uuid,
-                         {'task_state': None, 'old_flavor': None,
-                          'new_flavor': None},
-                         expected_task_state=['resize_prep'])
-            self._fault(ctxt, instance_uuid, exc)
-        except Exception:
-            LOG.exception('Could not roll back migration %s of %s',
-                          migration_uuid, instance_uuid)
+                do_cast=False, failed_host=self.host)
+        except Exception as reschedule_exc:
+            LOG.warning('Reschedule of %s failed: %s', instance_uuid,
+                        reschedule_exc)
+            # Normally the conductor rolled back already and this is a
+            # no-op; if it did not answer, nobody else will.
+            self._move_failed(ctxt, migration_uuid, exc,
+                              expected_status=[states.M_PRE_MIGRATING],
+                              expected_values={'dest_compute': self.host})
 
     # -- source: resize_instance -------------------------------------------
-    @wrap_instance_event('compute')
     def resize_instance(self, ctxt, instance_uuid, migration_uuid):
-        migration = self.conductor.migration_get(ctxt, migration_uuid)
-        powered_off = False
+        name = 'compute_resize_instance'
+        # Re-entrant: the stuck-move sweep re-sends a step whose host died
+        # in it; a second delivery while the first still runs loses the
+        # final compare-and-swap below and leaves the server alone.
+        rows = self._advance(
+            ctxt, migration_uuid, name,
+            status=[[states.M_PRE_MIGRATING, states.M_MIGRATING],
+                    states.M_MIGRATING],
+            task_state=[[states.RESIZE_PREP, states.RESIZE_MIGRATING],
+                        states.RESIZE_MIGRATING],
+            expected_values={'source_compute': self.host})
+        if rows is None:
+            return
+        migration = rows['migration']
         try:
-            self._update(ctxt, instance_uuid,
-                         {'task_state': 'resize_migrating'},
-                         expected_task_state=['resize_prep'])
-            self.conductor.migration_update(
-                ctxt, migration_uuid, {'status': 'migrating'},
-                expected_status=['pre-migrating'])
-            powered_off = True
             self.driver.set_power(instance_uuid, 'shutdown',
                                   'migrate_disk_and_power_off')
-            self.conductor.migration_update(
-                ctxt, migration_uuid, {'status': 'post-migrating'},
-                expected_status=['migrating'])
-            self._update(ctxt, instance_uuid,
-                         {'task_state': 'resize_migrated',
-                          'host': migration['dest_compute'],
-                          'node': migration['dest_node']},
-                         expected_task_state=['resize_migrating'])
         except Exception as exc:
-            if powered_off:
+            self._power_on_quietly(instance_uuid)
+            self._resize_failed(ctxt, migration, exc, name)
+            return
+        if self._advance(
+                ctxt, migration_uuid, name, 'Success',
+                status=[states.M_MIGRATING, states.M_POST_MIGRATING],
+                task_state=[states.RESIZE_MIGRATING, states.RESIZE_MIGRATED],
+                instance_values={'host': migration['dest_compute'],
+                                 'node': migration['dest_node']}) is None:
+            # Rolled back while the disks were copied: the server is
+            # this host's again, so is its power (not when another
+            # delivery of this step won: it moved the server on).
+            if rows['instance']['vm_state'] != states.STOPPED and \
+                    self._rolled_back(ctxt, migration_uuid):
                 self._power_on_quietly(instance_uuid)
-            self._resize_failed(ctxt, instance_uuid, migration, exc)
-            raise
+            return
         self.compute_rpcapi.finish_resize(
             ctxt, migration['dest_compute'], instance_uuid, migration_uuid)
 
     # -- destination: finish_resize ----------------------------------------
-    @wrap_instance_event('compute')
     def finish_resize(self, ctxt, instance_uuid, migration_uuid):
-        migration = self.conductor.migration_get(ctxt, migration_uuid)
-        instance = self._instance(ctxt, instance_uuid)
-        stopped = instance['vm_state'] == 'stopped'
+        name = 'compute_finish_resize'
+        rows = self._advance(
+            ctxt, migration_uuid, name, status=[states.M_POST_MIGRATING],
+            task_state=[[states.RESIZE_MIGRATED, states.RESIZE_FINISH],
+                        states.RESIZE_FINISH],
+            expected_values={'dest_compute': self.host})
+        if rows is None:
+            return
+        migration, instance = rows['migration'], rows['instance']
+        stopped = instance['vm_state'] == states.STOPPED
         spawned = False
         try:
-            self._update(ctxt, instance_uuid, {'task_state': 'resize_finish'},
-                         expected_task_state=['resize_migrated'])
             self.driver.spawn(instance_uuid, instance['new_flavor'],
                               operation='finish_migration')
             spawned = True
             if stopped:
                 self.driver.set_power(instance_uuid, 'shutdown', 'power_off')
-            self.conductor.migration_update(
-                ctxt, migration_uuid, {'status': 'finished'},
-                expected_status=['post-migrating'])
-            self._update(ctxt, instance_uuid,
-                         {'flavor': instance['new_flavor'],
-                          'host': self.host, 'node': migration['dest_node'],
-                          'vm_state': 'resized', 'task_state': None,
-                          'power_state': POWER_SHUTDOWN if stopped
-                          else POWER_RUNNING},
-                         expected_task_state=['resize_finish'])
         except Exception as exc:
             if spawned and not self._same_host(migration):
                 self._destroy_quietly(instance_uuid)
-            self._resize_failed(ctxt, instance_uuid, migration, exc)
-            if not self._same_host(migration):
-                # The old copy was powered off by the source; it powers it
-                # back on (finish_revert_resize of an 'error' migration).
-                self.compute_rpcapi.finish_revert_resize(
-                    ctxt, migration['source_compute'], instance_uuid,
-                    migration_uuid)
-            raise
+            self._finish_failed(ctxt, migration, exc, name, stopped)
+            return
+        if self._advance(
+                ctxt, migration_uuid, name, 'Success',
+                status=[states.M_POST_MIGRATING, states.M_FINISHED],
+                task_state=[states.RESIZE_FINISH, None],
+                instance_values={
+                    'flavor': instance['new_flavor'], 'host': self.host,
+                    'node': migration['dest_node'],
+                    'vm_state': states.RESIZED,
+                    'power_state': POWER_SHUTDOWN if stopped
+                    else POWER_RUNNING}) is None:
+            if not self._same_host(migration) and \
+                    self._rolled_back(ctxt, migration_uuid):
+                self._destroy_quietly(instance_uuid)
 
-    def _resize_failed(self, ctxt, instance_uuid, migration, exc):
-        """Put the server back on its source as it was before the move:
-        source allocation back (dropping any destination claim), host and
-        flavor as before, migration 'error', a fault."""
+    def _finish_failed(self, ctxt, migration, exc, event, stopped):
+        if self._resize_failed(ctxt, migration, exc, event) is None:
+            return  # settled by another path meanwhile
+        if not self._same_host(migration):
+            # The old copy was powered off by the source; it powers it
+            # back on (finish_revert_resize of an 'error' migration).
+            self.compute_rpcapi.finish_revert_resize(
+                ctxt, migration['source_compute'], migration['instance_uuid'],
+                migration['uuid'])
+        elif not stopped:
+            self._power_on_quietly(migration['instance_uuid'])
+
+    def _resize_failed(self, ctxt, migration, exc, event=None):
+        """move_failed: the server back on its source as before the move
+        (source allocation back, destination claim dropped, host and
+        flavor as before), migration 'error', a fault, the Error event."""
         LOG.warning('Resize/migration %s of %s failed on %s: %s',
-                    migration['uuid'], instance_uuid, self.host, exc)
-        instance = self._instance(ctxt, instance_uuid)
-        self.conductor.allocations_move(ctxt, migration['uuid'],
-                                        instance_uuid)
-        self.conductor.migration_update(ctxt, migration['uuid'],
-                                        {'status': 'error'})
-        values = {'task_state': None, 'host': migration['source_compute'],
-                  'node': migration['source_node'],
-                  'old_flavor': None, 'new_flavor': None}
-        if instance['old_flavor']:
-            values['flavor'] = instance['old_flavor']
-        self._update(ctxt, instance_uuid, values)
-        self._fault(ctxt, instance_uuid, exc)
+                    migration['uuid'], migration['instance_uuid'], self.host,
+                    exc)
+        return self._move_failed(ctxt, migration['uuid'], exc, event)
 
     # -- source: confirm_resize --------------------------------------------
-    @wrap_instance_event('compute')
     def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
-        migration = self.conductor.migration_get(ctxt, migration_uuid)
-        if migration['status'] != 'confirming':
-            # Finished already by this host's restart recovery.
-            LOG.info('Migration %s is %s; nothing to confirm',
-                     migration_uuid, migration['status'])
-            return
-        instance = self._instance(ctxt, instance_uuid)
+        name = 'compute_confirm_resize'
+        rows = self._advance(ctxt, migration_uuid, name,
+                             status=[states.M_CONFIRMING],
+                             expected_vm_state=[states.RESIZED],
+                             expected_values={'source_compute': self.host})
+        if rows is None:
+            return  # confirmed already (restart recovery, a duplicate)
+        migration, instance = rows['migration'], rows['instance']
+        status, result, fault = states.M_CONFIRMED, 'Success', None
         try:
             if self._same_host(migration):
                 self.driver.operate('confirm_migration')
-            else:
+            elif self.driver.has_guest(instance_uuid):  # not re-sent twice
                 self.driver.destroy(instance_uuid,
                                     operation='confirm_migration')
         except Exception as exc:
@@ -221,85 +230,104 @@ class ResizeMixin:
             # may linger. Finish the confirm, record the fault.
             LOG.warning('Could not destroy the old copy of %s on %s: %s',
                         instance_uuid, self.host, exc)
-            self._fault(ctxt, instance_uuid, exc)
-            self._finish_confirm(ctxt, instance, migration, 'error')
-            raise
-        self._finish_confirm(ctxt, instance, migration, 'confirmed')
-
-    def _finish_confirm(self, ctxt, instance, migration, status):
-        self.conductor.allocations_delete(ctxt, migration['uuid'])
-        self.conductor.migration_update(ctxt, migration['uuid'],
-                                        {'status': status},
-                                        expected_status=['confirming'])
-        self._update(ctxt, instance['uuid'],
-                     {'vm_state': _vm_state_before(instance),
-                      'task_state': None, 'old_flavor': None,
-                      'new_flavor': None},
-                     expected_vm_state=['resized'])
+            status, result = states.M_ERROR, 'Error'
+            fault = {'code': getattr(exc, 'code', 500),
+                     'message': str(exc) or type(exc).__name__,
+                     'host': self.host}
+        self._advance(ctxt, migration_uuid, name, result,
+                      status=[states.M_CONFIRMING, status],
+                      expected_vm_state=[states.RESIZED],
+                      instance_values={
+                          'vm_state': _vm_state_before(instance),
+                          'task_state': None, 'old_flavor': None,
+                          'new_flavor': None},
+                      allocations={'op': 'drop_source'}, fault=fault)
 
     # -- destination: revert_resize ----------------------------------------
-    @wrap_instance_event('compute')
     def revert_resize(self, ctxt, instance_uuid, migration_uuid):
-        migration = self.conductor.migration_get(ctxt, migration_uuid)
-        if migration['status'] != 'reverting':
-            LOG.info('Migration %s is %s; nothing to revert',
-                     migration_uuid, migration['status'])
+        name = 'compute_revert_resize'
+        guard = dict(status=[states.M_REVERTING],
+                     task_state=[states.RESIZE_REVERTING],
+                     expected_values={'dest_compute': self.host})
+        rows = self._advance(ctxt, migration_uuid, name, **guard)
+        if rows is None:
             return
+        migration = rows['migration']
         if not self._same_host(migration):
-            self.driver.destroy(instance_uuid, operation='revert_migration')
+            if self.driver.has_guest(instance_uuid):
+                self.driver.destroy(instance_uuid,
+                                    operation='revert_migration')
         else:
             self.driver.operate('revert_migration')
         # The server's claim here goes; the source re-takes the
         # migration's allocation in finish_revert_resize. Only this
         # host's part: if this runs twice (restart recovery and a queued
         # cast), the second must not drop what the source took back.
-        self.conductor.allocations_delete(
-            ctxt, instance_uuid,
-            root_host=None if self._same_host(migration) else self.host)
+        if self._advance(ctxt, migration_uuid, name, 'Success',
+                         allocations={'op': 'drop_dest', 'host': None if
+                                      self._same_host(migration)
+                                      else self.host},
+                         **guard) is None:
+            return
         self.compute_rpcapi.finish_revert_resize(
             ctxt, migration['source_compute'], instance_uuid, migration_uuid)
 
     # -- source: finish_revert_resize --------------------------------------
-    @wrap_instance_event('compute')
     def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid):
-        migration = self.conductor.migration_get(ctxt, migration_uuid)
-        instance = self._instance(ctxt, instance_uuid)
-        if migration['status'] == 'error':
-            # A failed finish_resize: the database is already put back;
-            # only the old copy has to run again.
-            self._restore_power(ctxt, instance)
+        name = 'compute_finish_revert_resize'
+        guard = dict(status=[states.M_REVERTING],
+                     task_state=[states.RESIZE_REVERTING],
+                     expected_values={'source_compute': self.host})
+        rows = self._advance(ctxt, migration_uuid, name, **guard)
+        if rows is None:
+            migration = self.conductor.migration_get(ctxt, migration_uuid)
+            if migration['status'] == states.M_ERROR and \
+                    migration['source_compute'] == self.host:
+                # A failed finish_resize: the database is already put
+                # back; only the old copy has to run again.
+                self._restore_power(ctxt, self._instance(ctxt,
+                                                         instance_uuid))
             return
-        if migration['status'] != 'reverting':
-            LOG.info('Migration %s is %s; revert already finished',
-                     migration_uuid, migration['status'])
-            return
+        migration, instance = rows['migration'], rows['instance']
         old_flavor = instance['old_flavor'] or instance['flavor']
         vm_state = _vm_state_before(instance)
-        self.conductor.allocations_move(ctxt, migration_uuid, instance_uuid)
-        self.driver.spawn(instance_uuid, old_flavor,
-                          operation='finish_revert_migration')
-        if vm_state == 'stopped':
-            self.driver.set_power(instance_uuid, 'shutdown', 'power_off')
-        self.conductor.migration_update(ctxt, migration_uuid,
-                                        {'status': 'reverted'},
-                                        expected_status=['reverting'])
-        self._update(ctxt, instance_uuid,
-                     {'host': migration['source_compute'],
-                      'node': migration['source_node'],
-                      'flavor': old_flavor, 'old_flavor': None,
-                      'new_flavor': None, 'vm_state': vm_state,
-                      'task_state': None,
-                      'power_state': POWER_SHUTDOWN if vm_state == 'stopped'
-                      else POWER_RUNNING},
-                     expected_task_state=['resize_reverting'])
+        try:
+            self.driver.spawn(instance_uuid, old_flavor,
+                              operation='finish_revert_migration')
+            if vm_state == states.STOPPED:
+                self.driver.set_power(instance_uuid, 'shutdown',
+                                      'power_off')
+        except Exception as exc:
+            self._move_failed(ctxt, migration_uuid, exc, name,
+                              expected_status=[states.M_REVERTING],
+                              instance_values={'vm_state': states.ERROR})
+            return
+        self._advance(
+            ctxt, migration_uuid, name, 'Success',
+            status=[states.M_REVERTING, states.M_REVERTED],
+            task_state=[states.RESIZE_REVERTING, None],
+            expected_values={'source_compute': self.host},
+            instance_values={
+                'host': migration['source_compute'],
+                'node': migration['source_node'],
+                'flavor': old_flavor, 'old_flavor': None,
+                'new_flavor': None, 'vm_state': vm_state,
+                'power_state': (POWER_SHUTDOWN
+                                if vm_state == states.STOPPED
+                                else POWER_RUNNING)},
+            allocations={'op': 'return_source'})
 
     # -- helpers -------------------------------------------------------------
+    def _rolled_back(self, ctxt, migration_uuid):
+        return self.conductor.migration_get(ctxt, migration_uuid)[
+            'status'] in (states.M_ERROR, states.M_FAILED)
+
     @staticmethod
     def _same_host(migration):
         return migration['source_compute'] == migration['dest_compute']
 
     def _restore_power(self, ctxt, instance):
-        if instance['vm_state'] == 'stopped':
+        if instance['vm_state'] == states.STOPPED:
             return
         try:
             self.driver.set_power(instance['uuid'], 'running', 'power_on')
@@ -307,7 +335,7 @@ class ResizeMixin:
                          {'power_state': POWER_RUNNING})
         except Exception as exc:
             self._fault(ctxt, instance['uuid'], exc)
-            self._update(ctxt, instance['uuid'], {'vm_state': 'error'})
+            self._update(ctxt, instance['uuid'], {'vm_state': states.ERROR})
 
     def _power_on_quietly(self, instance_uuid):
         try:
@@ -356,9 +384,10 @@ class ResizeMixin:
     def _recover_resizes(self, ctxt):
         for migration in self.conductor.migration_get_all(
                 ctxt, host=self.host,
-                status=['pre-migrating', 'migrating', 'post-migrating',
-                        'finished', 'confirming', 'reverting']):
-            if migration['migration_type'] not in ('resize', 'migration'):
+                status=[states.M_PRE_MIGRATING, states.M_MIGRATING,
+                        states.M_POST_MIGRATING, states.M_FINISHED,
+                        states.M_CONFIRMING, states.M_REVERTING]):
+            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES:
                 continue
             try:
                 self._recover_resize(ctxt, migration)
@@ -376,39 +405,34 @@ class ResizeMixin:
         source = migration['source_compute'] == self.host
         dest = migration['dest_compute'] == self.host
         same_host = self._same_host(migration)
-        if task == 'resize_migrating' and source and status in (
-                'pre-migrating', 'migrating', 'post-migrating'):
+        if task == states.RESIZE_MIGRATING and source and status in (
+                states.M_PRE_MIGRATING, states.M_MIGRATING,
+                states.M_POST_MIGRATING):
             LOG.warning('Rolling back migration %s of %s: this host died '
                         'in resize_instance', migration['uuid'],
                         instance_uuid)
-            if instance['vm_state'] != 'stopped':
+            if instance['vm_state'] != states.STOPPED:
                 self._power_on_quietly(instance_uuid)
-            self._resize_failed(ctxt, instance_uuid, migration,
+            self._resize_failed(ctxt, migration,
                                 self._interrupted(migration,
                                                   'resize_instance'))
-        elif task == 'resize_finish' and dest and status in (
-                'post-migrating', 'finished'):
+        elif task == states.RESIZE_FINISH and dest and status in (
+                states.M_POST_MIGRATING, states.M_FINISHED):
             LOG.warning('Rolling back migration %s of %s: this host died '
                         'in finish_resize', migration['uuid'], instance_uuid)
             if not same_host:
                 self._destroy_quietly(instance_uuid)
-            self._resize_failed(ctxt, instance_uuid, migration,
+            self._finish_failed(ctxt, migration,
                                 self._interrupted(migration,
-                                                  'finish_resize'))
-            if same_host:
-                if instance['vm_state'] != 'stopped':
-                    self._power_on_quietly(instance_uuid)
-            else:
-                self.compute_rpcapi.finish_revert_resize(
-                    ctxt, migration['source_compute'], instance_uuid,
-                    migration['uuid'])
-        elif status == 'confirming' and source and \
-                instance['vm_state'] == 'resized':
+                                                  'finish_resize'), None,
+                                instance['vm_state'] == states.STOPPED)
+        elif status == states.M_CONFIRMING and source and \
+                instance['vm_state'] == states.RESIZED:
             LOG.info('Finishing the confirm of migration %s of %s',
                      migration['uuid'], instance_uuid)
             self.confirm_resize(ctxt, instance_uuid=instance_uuid,
                                 migration_uuid=migration['uuid'])
-        elif status == 'reverting' and task == 'resize_reverting':
+        elif status == states.M_REVERTING and task == states.RESIZE_REVERTING:
             holds_source_half = bool(self.conductor.allocations_get(
                 ctxt, migration['uuid']))
             if dest and holds_source_half:
@@ -444,8 +468,8 @@ class ResizeMixin:
             tzinfo=None)
         window = datetime.timedelta(seconds=CONF.resize_confirm_window)
         for migration in self.conductor.migration_get_all(
-                ctxt, source_compute=self.host, status='finished'):
-            if migration['migration_type'] not in ('resize', 'migration'):
+                ctxt, source_compute=self.host, status=states.M_FINISHED):
+            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES:
                 continue
             updated = datetime.datetime.fromisoformat(
                 migration['updated_at'] or migration['created_at'])
@@ -453,8 +477,8 @@ class ResizeMixin:
                 continue
             try:
                 self.conductor.migration_update(
-                    ctxt, migration['uuid'], {'status': 'confirming'},
-                    expected_status=['finished'])
+                    ctxt, migration['uuid'], {'status': states.M_CONFIRMING},
+                    expected_status=[states.M_FINISHED])
             except Exception:
                 continue  # the user confirmed or reverted meanwhile
             LOG.info('Auto-confirming migration %s of %s',

@@ -3,21 +3,38 @@ caller must know the outcome before going on (the live migration checks
 and the two live migration steps on the destination)."""
 import oslo_messaging as messaging
 
+from nova_moves import conf
 from nova_moves import rpc
 
 TOPIC = 'compute'
 
 
 class ComputeAPI:
-    """1.0 - boot, resize/cold migrate, live migration, evacuate, hooks"""
-    VERSION = '1.0'
+    """1.0 - boot, resize/cold migrate, live migration, evacuate, hooks
+    1.1 - live_migration_status: does the source still run a live
+          migration (the stuck-move sweep asks before deciding)
+
+    [upgrade_levels] compute caps what is sent (rolling upgrades). The
+    casts that carry a move step are published with the mandatory flag
+    and a bounded retry: a step that cannot be delivered is an error the
+    sender sees (and the stuck-move sweep re-sends it), not silence.
+    """
+    VERSION = '1.1'
 
     def __init__(self):
-        self.client = rpc.get_client(messaging.Target(topic=TOPIC,
-                                                      version=self.VERSION))
+        target = messaging.Target(topic=TOPIC, version='1.0')
+        cap = conf.CONF.upgrade_levels.compute
+        self.client = rpc.get_client(target, version_cap=cap)
+        self.step_client = rpc.get_client(target, version_cap=cap,
+                                          mandatory=True)
 
     def _cast(self, ctxt, host, method, **kwargs):
         self.client.prepare(server=host).cast(ctxt, method, **kwargs)
+
+    def _step(self, ctxt, host, method, **kwargs):
+        self.step_client.prepare(
+            server=host, retry=conf.CONF.move_step_cast_retries).cast(
+                ctxt, method, **kwargs)
 
     def _call(self, ctxt, host, method, timeout=None, **kwargs):
         return self.client.prepare(server=host, timeout=timeout).call(
@@ -39,34 +56,34 @@ class ComputeAPI:
                     request_spec, alternates):
         """To the destination: claim and get ready; on failure it asks the
         conductor (a call) to try the next alternate."""
-        self._cast(ctxt, host, 'prep_resize', instance_uuid=instance_uuid,
+        self._step(ctxt, host, 'prep_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid, flavor=flavor,
                    request_spec=request_spec, alternates=alternates)
 
     def resize_instance(self, ctxt, host, instance_uuid, migration_uuid):
         """To the source: power off and send the disks."""
-        self._cast(ctxt, host, 'resize_instance', instance_uuid=instance_uuid,
+        self._step(ctxt, host, 'resize_instance', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid)
 
     def finish_resize(self, ctxt, host, instance_uuid, migration_uuid):
         """To the destination: start the server there -> VERIFY_RESIZE."""
-        self._cast(ctxt, host, 'finish_resize', instance_uuid=instance_uuid,
+        self._step(ctxt, host, 'finish_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid)
 
     def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
         """To the source: drop the old copy and the migration's claim."""
-        self._cast(ctxt, host, 'confirm_resize', instance_uuid=instance_uuid,
+        self._step(ctxt, host, 'confirm_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid)
 
     def revert_resize(self, ctxt, host, instance_uuid, migration_uuid):
         """To the destination: drop the new copy, then hand back."""
-        self._cast(ctxt, host, 'revert_resize', instance_uuid=instance_uuid,
+        self._step(ctxt, host, 'revert_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid)
 
     def finish_revert_resize(self, ctxt, host, instance_uuid,
                              migration_uuid):
         """To the source: restart the old copy with the old flavor."""
-        self._cast(ctxt, host, 'finish_revert_resize',
+        self._step(ctxt, host, 'finish_revert_resize',
                    instance_uuid=instance_uuid, migration_uuid=migration_uuid)
 
     # -- live migration ------------------------------------------------------
@@ -87,7 +104,7 @@ class ComputeAPI:
     def live_migration(self, ctxt, host, instance_uuid, dest, migration_uuid,
                        migrate_data):
         """Cast to the source: run the transfer."""
-        self._cast(ctxt, host, 'live_migration', instance_uuid=instance_uuid,
+        self._step(ctxt, host, 'live_migration', instance_uuid=instance_uuid,
                    dest=dest, migration_uuid=migration_uuid,
                    migrate_data=migrate_data)
 
@@ -122,7 +139,7 @@ class ComputeAPI:
     def rebuild_instance(self, ctxt, host, instance_uuid, migration_uuid,
                          allocations, recreate=True, stop_after=False):
         """To the destination of an evacuation: claim and rebuild there."""
-        self._cast(ctxt, host, 'rebuild_instance',
+        self._step(ctxt, host, 'rebuild_instance',
                    instance_uuid=instance_uuid, migration_uuid=migration_uuid,
                    allocations=allocations, recreate=recreate,
                    stop_after=stop_after)
@@ -135,3 +152,18 @@ class ComputeAPI:
         return self._call(ctxt, host, 'set_fault_injection',
                           fail_operations=fail_operations,
                           operation_seconds=operation_seconds)
+
+    # -- 1.1 ------------------------------------------------------------------
+    def live_migration_status(self, ctxt, host, migration_uuid, timeout=5):
+        """Ask the source (a short call) whether it is running the live
+        migration: True / False, or None when it cannot be asked (capped
+        below 1.1, or no answer)."""
+        if not self.client.can_send_version('1.1'):
+            return None
+        try:
+            return self.client.prepare(
+                server=host, version='1.1', timeout=timeout).call(
+                    ctxt, 'live_migration_status',
+                    migration_uuid=migration_uuid)
+        except messaging.MessagingTimeout:
+            return None

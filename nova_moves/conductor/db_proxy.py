@@ -8,7 +8,8 @@ from nova_moves import exception
 
 
 class ComputeDBProxy:
-    target = messaging.Target(namespace='compute_db', version='1.0')
+    """Version history: see conductor/rpcapi.py ConductorDBAPI."""
+    target = messaging.Target(namespace='compute_db', version='1.1')
 
     def service_report(self, ctxt, host, binary, topic,
                        availability_zone=None):
@@ -47,9 +48,10 @@ class ComputeDBProxy:
         return db_api.allocations_get(consumer_id)
 
     def allocations_replace(self, ctxt, consumer_id, allocations,
-                            from_consumer=None):
-        return db_api.allocations_replace(consumer_id, allocations,
-                                          from_consumer=from_consumer)
+                            from_consumer=None, consumer_generation=None):
+        return db_api.allocations_replace(
+            consumer_id, allocations, from_consumer=from_consumer,
+            consumer_generation=consumer_generation)
 
     def allocations_move(self, ctxt, from_consumer, to_consumer):
         return db_api.allocations_move(from_consumer, to_consumer)
@@ -71,3 +73,18 @@ class ComputeDBProxy:
                             result, traceback=None, details=None):
         return db_api.action_event_finish(instance_uuid, request_id, event,
                                           result, traceback, details)
+
+    # -- 1.1: the guarded move steps ---------------------------------------
+    # A stale step is the caller's to drop: no traceback in our log.
+    @messaging.expected_exceptions(exception.MoveConflict)
+    def move_advance(self, ctxt, migration_id, **kwargs):
+        kwargs.setdefault('request_id', getattr(ctxt, 'request_id', None))
+        return db_api.move_advance(migration_id, **kwargs)
+
+    @messaging.expected_exceptions(exception.MoveConflict)
+    def move_failed(self, ctxt, migration_id=None, **kwargs):
+        kwargs.setdefault('request_id', getattr(ctxt, 'request_id', None))
+        return db_api.move_failed(migration_id, **kwargs)
+
+    def consumer_generation_get(self, ctxt, consumer_id):
+        return db_api.consumer_generation_get(consumer_id)

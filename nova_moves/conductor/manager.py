@@ -19,7 +19,8 @@ wrap_instance_event = instance_actions.wrap_instance_event
 
 
 class ConductorManager:
-    target = messaging.Target(namespace='compute_task', version='1.0')
+    # The newest version served: see conductor/rpcapi.py for the history.
+    target = messaging.Target(namespace='compute_task', version='1.1')
 
     def __init__(self):
         self.host = conf.CONF.host
@@ -32,7 +33,7 @@ class ConductorManager:
         return [self, self.db]
 
     def post_start_hook(self):
-        self._recovery = recovery.RecoveryThread()
+        self._recovery = recovery.RecoveryThread(self.compute_rpcapi)
         self._recovery.start()
 
     def cleanup_host(self):
@@ -57,7 +58,7 @@ class ConductorManager:
     @wrap_instance_event('conductor')
     def migrate_server(self, ctxt, instance_uuid, live=False, flavor=None,
                        host=None, force=False, block_migration=None,
-                       migration_uuid=None, alternates=None):
+                       migration_uuid=None, alternates=None, failed_host=None):
         if live:
             return live_migrate.LiveMigrationTask(
                 ctxt, instance_uuid, migration_uuid=migration_uuid,
@@ -66,7 +67,7 @@ class ConductorManager:
         return migrate.MigrationTask(
             ctxt, instance_uuid, flavor=flavor, host=host, force=force,
             migration_uuid=migration_uuid, alternates=alternates,
-            **self._task_kwargs()).run()
+            failed_host=failed_host, **self._task_kwargs()).run()
 
     @wrap_instance_event('conductor')
     def live_migrate_instance(self, ctxt, instance_uuid, migration_uuid,

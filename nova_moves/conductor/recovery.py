@@ -1,13 +1,20 @@
-"""Finish what a dead process left behind.
+"""Finish what a dead process or a lost message left behind.
 
 oslo.messaging acknowledges a message before its handler runs, so a
-conductor (or destination compute) that dies mid-flow loses the request.
-Every flow writes its state before it casts, so a move whose first step
-never got done can be recognised from the database alone: a task_state
-set by the API, and a migration still in the status the API or the
-conductor gave it, neither touched for ``[DEFAULT] stuck_move_timeout``
-seconds. Such a move is rolled back: the source allocation goes back to
-the server, the migration ends in 'error', the task_state is cleared.
+process that dies mid-step loses the step, and a broker that loses its
+queues loses the casts in them. Every flow writes its state before it
+casts, so a move that stopped can be recognised from the database alone:
+a migration in a non-terminal status not touched for its step's timeout
+(``[DEFAULT] move_step_timeouts``, else ``stuck_move_timeout``).
+
+- A step whose message can be re-sent is re-driven once: the handlers
+  are guarded and re-entrant, so a duplicate delivery changes nothing.
+- A step that stalls again, or that belongs to a conductor that died
+  (nothing to re-send), is rolled back with move_failed and an Error
+  event.
+- A live migration past ``queued`` is asked of its source first (a short
+  call): one still running is left alone.
+
 Compare-and-swaps make it safe for several conductors to sweep at once.
 """
 import datetime
@@ -16,9 +23,12 @@ import threading
 from oslo_log import log as logging
 
 from nova_moves import conf
+from nova_moves import context as nm_context
+from nova_moves.conductor import steps
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import timeutil
+from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -26,13 +36,15 @@ LOG = logging.getLogger(__name__)
 # task_state -> (migration type, statuses meaning "the conductor's part
 # never finished", vm_state the server returns to: None keeps it)
 INTERRUPTED = {
-    'resize_prep': (('migration', 'resize'), ('pre-migrating',), None),
-    'migrating': (('live-migration',), ('accepted',), None),
-    'rebuilding': (('evacuation',), ('accepted', 'pre-migrating'),
-                   'error'),
+    states.RESIZE_PREP: ((states.MIGRATION, states.RESIZE),
+                         (states.M_PRE_MIGRATING,), None),
+    states.MIGRATING: ((states.LIVE_MIGRATION,), (states.M_ACCEPTED,), None),
+    states.REBUILDING: ((states.EVACUATION,),
+                        (states.M_ACCEPTED, states.M_PRE_MIGRATING),
+                        states.ERROR),
 }
 
-RECOVERY_EVENT = 'conductor_recover_interrupted_move'
+RECOVERY_EVENT = steps.EVENT
 
 
 def _older_than(value, cutoff):
@@ -41,80 +53,89 @@ def _older_than(value, cutoff):
     return db_api._parse_time(value) < cutoff
 
 
-def recover_interrupted_moves(timeout=None):
-    """One sweep; returns the uuids of the servers rolled back."""
+def _timeout(status, default):
+    value = CONF.move_step_timeouts.get(status)
+    return float(value) if value else default
+
+
+def recover_interrupted_moves(timeout=None, compute_rpcapi=None,
+                              ctxt=None):
+    """One sweep; returns the uuids of the servers rolled back or whose
+    step was re-sent."""
     timeout = CONF.stuck_move_timeout if timeout is None else timeout
-    cutoff = timeutil.utcnow() - datetime.timedelta(seconds=timeout)
-    recovered = []
+    now = timeutil.utcnow()
+    cutoff = now - datetime.timedelta(seconds=timeout)
+    acted = []
+    # Moves whose first step (the API's or the conductor's) never got a
+    # migration row far enough: found by the server's task_state.
     for instance in db_api.instance_get_all_by_task_states(
             list(INTERRUPTED), cutoff):
         try:
-            if _recover(instance, cutoff):
-                recovered.append(instance['uuid'])
+            if _recover(instance, cutoff, compute_rpcapi is not None):
+                acted.append(instance['uuid'])
         except Exception:
             LOG.exception('Could not recover interrupted move of %s',
                           instance['uuid'])
-    return recovered
+    if compute_rpcapi is None:
+        return acted
+    ctxt = ctxt or nm_context.get_admin_context()
+    for migration in db_api.migrations_unsettled():
+        stamp = migration['updated_at'] or migration['created_at']
+        step_cutoff = now - datetime.timedelta(
+            seconds=_timeout(migration['status'], timeout))
+        if not _older_than(stamp, step_cutoff):
+            continue
+        try:
+            if steps.redrive_or_fail(ctxt, migration, compute_rpcapi):
+                acted.append(migration['instance_uuid'])
+        except Exception:
+            LOG.exception('Could not re-drive migration %s of %s',
+                          migration['uuid'], migration['instance_uuid'])
+    return acted
 
 
-def _recover(instance, cutoff):
+def _recover(instance, cutoff, redrive=False):
     task_state = instance['task_state']
     types, stuck_statuses, vm_state = INTERRUPTED[task_state]
     migrations = [m for m in db_api.migration_get_all(
         instance_uuid=instance['uuid']) if m['migration_type'] in types]
     live = [m for m in migrations
-            if m['status'] not in ('error', 'failed', 'confirmed',
-                                   'reverted', 'completed', 'cancelled',
-                                   'done', 'finished')]
+            if m['status'] not in states.MIGRATION_SETTLED_STATUSES]
     migration = live[0] if live else None
-    if migration is not None:
-        if migration['status'] not in stuck_statuses or not _older_than(
-                migration['updated_at'] or migration['created_at'], cutoff):
-            return False  # the flow got further, or is still moving
-        try:
-            db_api.migration_update(migration['id'], {'status': 'error'},
-                                    expected_status=[migration['status']])
-        except exception.Conflict:
-            return False  # another sweeper or the flow itself won
-        # Hand the source half back; this also drops any destination
-        # claim the server held.
-        if db_api.allocations_get(migration['uuid']):
-            db_api.allocations_move(migration['uuid'], instance['uuid'])
-    values = {'task_state': None}
-    if vm_state:
-        values['vm_state'] = vm_state
-    try:
-        db_api.instance_update(instance['uuid'], values,
-                               expected_task_state=[task_state])
-    except exception.NovaMovesException:
-        return False
     message = ('Move interrupted (%s): a service died before finishing '
                'it; rolled back' % task_state)
-    db_api.instance_fault_create(instance['uuid'], 500, message,
-                                 host=CONF.host)
-    _record_error_event(instance['uuid'], message)
+    fault = {'code': 500, 'message': message, 'host': CONF.host}
+    try:
+        if migration is None:
+            db_api.move_failed(
+                instance_uuid=instance['uuid'], task_states=[task_state],
+                fault=fault,
+                instance_values={'vm_state': vm_state} if vm_state else None)
+        else:
+            if migration['status'] not in stuck_statuses or not _older_than(
+                    migration['updated_at'] or migration['created_at'],
+                    cutoff):
+                return False  # the flow got further, or is still moving
+            if redrive and migration['dest_node']:
+                return False  # its step was cast: steps.py re-drives it
+            db_api.move_failed(migration['uuid'],
+                               expected_status=[migration['status']],
+                               fault=fault)
+    except exception.MoveConflict:
+        return False  # another sweeper or the flow itself won
+    steps.error_event(instance['uuid'], message)
     LOG.warning('Rolled back interrupted move of %s (task_state %s, '
                 'migration %s)', instance['uuid'], task_state,
                 migration and migration['uuid'])
     return True
 
 
-def _record_error_event(instance_uuid, message):
-    """Close the move's instance action (the newest one, which the API
-    recorded before it cast) with an Error event, so `server event show`
-    says what happened to the request the dead process took with it."""
-    actions = db_api.actions_get(instance_uuid, limit=1)
-    if not actions:
-        return
-    db_api.action_event_finish(
-        instance_uuid, actions[0]['request_id'], RECOVERY_EVENT, 'Error',
-        traceback=message, details=message)
-
-
 class RecoveryThread:
-    """Sweeps every ``stuck_move_timeout / 4`` seconds."""
+    """Sweeps every ``stuck_move_timeout / 4`` seconds (or a quarter of
+    the shortest step timeout)."""
 
-    def __init__(self):
+    def __init__(self, compute_rpcapi=None):
+        self.compute_rpcapi = compute_rpcapi
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name='move-recovery')
@@ -124,10 +145,13 @@ class RecoveryThread:
             self._thread.start()
 
     def _run(self):
-        interval = max(1.0, CONF.stuck_move_timeout / 4.0)
+        shortest = min([CONF.stuck_move_timeout] + [
+            float(v) for v in CONF.move_step_timeouts.values() if v])
+        interval = max(1.0, shortest / 4.0)
         while not self._stop.wait(interval):
             try:
-                recover_interrupted_moves()
+                recover_interrupted_moves(
+                    compute_rpcapi=self.compute_rpcapi)
             except Exception:
                 LOG.exception('Interrupted-move sweep failed')
 

@@ -9,6 +9,8 @@ ConductorDBAPI: the database for compute agents, which never open it.
 """
 import oslo_messaging as messaging
 
+from nova_moves.conductor import compat
+from nova_moves import conf
 from nova_moves import rpc
 
 TOPIC = 'conductor'
@@ -16,12 +18,19 @@ TOPIC = 'conductor'
 
 class ComputeTaskAPI:
     """1.0 - build_instances, migrate_server, live_migrate_instance,
-    rebuild_instance"""
-    VERSION = '1.0'
+          rebuild_instance
+    1.1 - migrate_server takes failed_host: a reschedule only moves the
+          claim while the migration still names that host
+
+    [upgrade_levels] conductor caps what is sent (rolling upgrades).
+    """
+    VERSION = '1.1'
 
     def __init__(self):
-        self.client = rpc.get_client(messaging.Target(
-            topic=TOPIC, namespace='compute_task', version=self.VERSION))
+        self.client = rpc.get_client(
+            messaging.Target(topic=TOPIC, namespace='compute_task',
+                             version='1.0'),
+            version_cap=conf.CONF.upgrade_levels.conductor)
 
     def build_instances(self, ctxt, instance_uuids, request_spec):
         self.client.prepare().cast(ctxt, 'build_instances',
@@ -31,17 +40,22 @@ class ComputeTaskAPI:
     def migrate_server(self, ctxt, instance_uuid, live=False, flavor=None,
                        host=None, force=False, block_migration=None,
                        migration_uuid=None, alternates=None, do_cast=True,
-                       timeout=None):
+                       timeout=None, failed_host=None):
         """Resize/cold migrate (live=False) or the blocking pre-2.34 live
         migration (live=True). ``migration_uuid`` and ``alternates`` are
         set on a compute's reschedule, which passes do_cast=False."""
         kwargs = dict(instance_uuid=instance_uuid, live=live, flavor=flavor,
                       host=host, force=force, block_migration=block_migration,
                       migration_uuid=migration_uuid, alternates=alternates)
+        version = '1.0'
+        if failed_host and self.client.can_send_version('1.1'):
+            kwargs['failed_host'] = failed_host
+            version = '1.1'
         if do_cast:
-            self.client.prepare().cast(ctxt, 'migrate_server', **kwargs)
+            self.client.prepare(version=version).cast(
+                ctxt, 'migrate_server', **kwargs)
             return None
-        return self.client.prepare(timeout=timeout).call(
+        return self.client.prepare(timeout=timeout, version=version).call(
             ctxt, 'migrate_server', **kwargs)
 
     def live_migrate_instance(self, ctxt, instance_uuid, migration_uuid,
@@ -63,12 +77,23 @@ class ComputeTaskAPI:
 
 class ConductorDBAPI:
     """The database as compute agents see it: blocking calls, one per
-    db/api.py function they may use."""
-    VERSION = '1.0'
+    db/api.py function they may use.
+
+    1.0 - service_report, compute_node_sync, instance_*, migration_*,
+          allocations_*, action_event_*
+    1.1 - move_advance, move_failed: one guarded transaction per move
+          step (a stale step raises MoveConflict and changes nothing)
+
+    Capped by [upgrade_levels] conductor; below 1.1 the two are made of
+    1.0 calls (conductor/compat.py).
+    """
+    VERSION = '1.1'
 
     def __init__(self):
-        self.client = rpc.get_client(messaging.Target(
-            topic=TOPIC, namespace='compute_db', version=self.VERSION))
+        self.client = rpc.get_client(
+            messaging.Target(topic=TOPIC, namespace='compute_db',
+                             version='1.0'),
+            version_cap=conf.CONF.upgrade_levels.conductor)
 
     def _call(self, ctxt, method, timeout=None, **kwargs):
         return self.client.prepare(timeout=timeout).call(ctxt, method,
@@ -144,3 +169,19 @@ class ConductorDBAPI:
                           instance_uuid=instance_uuid, request_id=request_id,
                           event=event, result=result, traceback=traceback,
                           details=details)
+
+    # -- 1.1 ---------------------------------------------------------------
+    def move_advance(self, ctxt, migration_id, **kwargs):
+        """db_api.move_advance: one step, both rows compare-and-swapped;
+        returns {'instance', 'migration'}; MoveConflict when stale."""
+        if not self.client.can_send_version('1.1'):
+            return compat.move_advance(self, ctxt, migration_id, **kwargs)
+        return self.client.prepare(version='1.1').call(
+            ctxt, 'move_advance', migration_id=migration_id, **kwargs)
+
+    def move_failed(self, ctxt, migration_id=None, **kwargs):
+        """db_api.move_failed: the one undo of a move."""
+        if not self.client.can_send_version('1.1'):
+            return compat.move_failed(self, ctxt, migration_id, **kwargs)
+        return self.client.prepare(version='1.1').call(
+            ctxt, 'move_failed', migration_id=migration_id, **kwargs)

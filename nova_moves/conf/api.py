@@ -3,14 +3,52 @@ from oslo_config import cfg
 api_group = cfg.OptGroup('api', title='Compute API options')
 
 api_opts = [
-    cfg.HostAddressOpt('listen', default='0.0.0.0',
-                       help='Address the nova-moves-api server binds to.'),
+    cfg.HostAddressOpt('listen', default='127.0.0.1',
+                       help='Address the nova-moves-api server binds to. '
+                            'With auth_strategy = noauth only a loopback '
+                            'address is allowed (see '
+                            'insecure_noauth_on_network).'),
     cfg.PortOpt('port', default=8774,
                 help='Port the nova-moves-api server listens on.'),
-    cfg.StrOpt('auth_strategy', default='noauth2',
-               choices=[('noauth2', 'X-Auth-Token "user:project"; the user '
-                         '"admin" gets the admin role')],
+    # The embedded gunicorn server (nova_moves/wsgi/server.py).
+    cfg.IntOpt('workers', min=1,
+               help='API worker processes (default: the number of CPUs). '
+                    'Each has its own database pool and RPC transport.'),
+    cfg.IntOpt('threads', default=8, min=1,
+               help='Requests one worker process serves at a time.'),
+    cfg.IntOpt('worker_timeout', default=120, min=0,
+               help='A worker whose main loop stays silent this many '
+                    'seconds is killed and replaced (0: never).'),
+    cfg.IntOpt('keep_alive_timeout', default=5, min=0,
+               help='Seconds an idle client connection (kept alive, or '
+                    'opened without sending a request) stays open; 0 '
+                    'turns keep-alive off.'),
+    cfg.IntOpt('graceful_shutdown_timeout', default=60, min=0,
+               help='On SIGTERM the API stops accepting connections and '
+                    'lets in-flight requests finish for at most this many '
+                    'seconds before it exits.'),
+    cfg.IntOpt('max_connections', default=1000, min=1,
+               help='Open client connections one worker accepts at most.'),
+    cfg.StrOpt('auth_strategy', default='noauth',
+               choices=[('keystone', 'keystonemiddleware auth_token '
+                         'validates the X-Auth-Token with Keystone (the '
+                         '[keystone_authtoken] section); the role "admin" '
+                         'is admin'),
+                        ('noauth', 'X-Auth-Token "user:project" is trusted '
+                         'as given; the user "admin" is admin. For the '
+                         'quickstart and tests only: the API then binds '
+                         'to loopback only'),
+                        ('noauth2', 'Deprecated alias of noauth')],
                help='How API requests are authenticated.'),
+    cfg.BoolOpt('insecure_noauth_on_network', default=False,
+                help='Let auth_strategy = noauth listen on a non-loopback '
+                     'address. Anyone who can reach the port is then admin '
+                     '(the token "admin:x"). Only for an isolated lab '
+                     'network; never on a shared one.'),
+    cfg.StrOpt('link_prefix',
+               help='Base URL of the links in API responses (e.g. '
+                    'https://compute.example.com:8774) when the API is '
+                    'behind a proxy. Unset: the URL the request came to.'),
     cfg.IntOpt('max_limit', default=1000, min=1,
                help='Most items one list request returns.'),
     cfg.BoolOpt('enable_test_hooks', default=False,

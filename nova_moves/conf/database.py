@@ -5,7 +5,7 @@ DEFAULT_SQL_CONNECTION = 'sqlite:///$state_path/nova_moves.sqlite'
 
 
 def register_opts(conf):
-    db_options.set_defaults(conf, connection=DEFAULT_SQL_CONNECTION)
+    set_defaults(conf)
 
 
 def list_opts():
@@ -14,6 +14,10 @@ def list_opts():
 
 def set_defaults(conf):
     db_options.set_defaults(conf, connection=DEFAULT_SQL_CONNECTION)
+    # Services wait for a restarted or failed-over database with oslo.db's
+    # bounded backoff instead of failing the moves they are running
+    # (nova_moves.db.retry); the API answers 503 instead of waiting.
+    conf.set_default('use_db_reconnect', True, group='database')
 
 
 __all__ = ['cfg', 'register_opts', 'list_opts']

@@ -34,14 +34,34 @@ default_opts = [
     cfg.StrOpt('rpc_stats_dir',
                help='When set, this process times its RPC calls, casts and '
                     'handlers per method and writes the aggregate as JSON '
-                    'to <dir>/<program>-<host>-<pid>.json every second and '
-                    'on exit. nova-moves-harness sums the directory into '
-                    'its report.'),
+                    'to <dir>/<program>-<host>-<pid>.json every 0.2 s while '
+                    'busy, every 2 s while idle and on exit, with the '
+                    'handlers still running. nova-moves-harness sums the '
+                    'directory into its report and tells from it which '
+                    'processes died.'),
     cfg.IntOpt('stuck_move_timeout', default=120, min=0,
                help='A move whose first step has not progressed for this '
                     'many seconds (its conductor or destination died after '
                     'the broker delivered the request) is rolled back by '
                     'the conductors. 0 disables the sweep.'),
+    cfg.DictOpt('move_step_timeouts', default={},
+                help='Per-step overrides of stuck_move_timeout, keyed by '
+                     'the migration status a step leaves behind: '
+                     'pre-migrating (the conductor or prep_resize), '
+                     'migrating (resize_instance), post-migrating '
+                     '(finish_resize), confirming, reverting, accepted '
+                     '(a live migration or evacuation not scheduled yet), '
+                     'queued, preparing, running (live migration: the '
+                     'source is asked first). A step that has not moved '
+                     'for its timeout is re-sent once, then rolled back '
+                     'with an Error event. Example: running:600,'
+                     'migrating:300'),
+    cfg.IntOpt('move_step_cast_retries', default=3, min=0,
+               help='How often a cast carrying a move step is retried '
+                    'while the broker is unreachable before the sender '
+                    'gives up (the stuck-move sweep then re-sends the '
+                    'step). Such casts are published with the mandatory '
+                    'flag, so one no queue takes is an error too.'),
 ]
 
 

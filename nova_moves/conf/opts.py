@@ -6,10 +6,13 @@ from nova_moves.conf import api
 from nova_moves.conf import compute
 from nova_moves.conf import coordination
 from nova_moves.conf import database
+from nova_moves.conf import quota
 from nova_moves.conf import default
 from nova_moves.conf import scheduler
+from nova_moves.conf import upgrade_levels
 
-_MODULES = (default, api, compute, coordination, database, scheduler)
+_MODULES = (default, api, compute, coordination, database, quota,
+            scheduler, upgrade_levels)
 
 
 def list_opts():
@@ -22,6 +25,7 @@ def set_defaults(conf=None):
         # oslo-config-generator calls the oslo.config.opts.defaults entry
         # point with no argument and then prints the opts' own defaults.
         cfg.set_defaults(db_options.database_opts,
-                         connection=database.DEFAULT_SQL_CONNECTION)
+                         connection=database.DEFAULT_SQL_CONNECTION,
+                         use_db_reconnect=True)
         return
     database.set_defaults(conf)

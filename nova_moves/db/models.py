@@ -102,6 +102,16 @@ class Allocation(BASE):
     used = Column(Integer, nullable=False)
 
 
+class Consumer(BASE):
+    """Placement's consumer generation (1.28): every write of a
+    consumer's allocations bumps it, and a writer that states the
+    generation it read fails when someone wrote in between. Rows are
+    kept when the allocations go, so a generation only moves forward."""
+    __tablename__ = 'consumers'
+    uuid = Column(String(36), primary_key=True)
+    generation = Column(Integer, nullable=False, default=0)
+
+
 class Flavor(BASE, TimestampMixin):
     __tablename__ = 'flavors'
     id = Column(Integer, primary_key=True)
@@ -213,3 +223,17 @@ class Migration(BASE, TimestampMixin):
     disk_remaining = Column(Integer)
     hidden = Column(Boolean, nullable=False, default=False)
     deleted = Column(Integer, nullable=False, default=0)
+    # Times the stuck-move sweep re-sent the current step (issue 10).
+    step_retries = Column(Integer, default=0)
+
+
+class Quota(BASE, TimestampMixin):
+    """A project's limit on one resource (instances, cores, ram); no row
+    means the [quota] default."""
+    __tablename__ = 'quotas'
+    __table_args__ = (UniqueConstraint('project_id', 'resource',
+                                       name='uniq_quotas0project_id0resource'),)
+    id = Column(Integer, primary_key=True)
+    project_id = Column(String(255), nullable=False)
+    resource = Column(String(255), nullable=False)
+    hard_limit = Column(Integer, nullable=False)

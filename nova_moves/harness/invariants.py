@@ -4,7 +4,8 @@ non-terminal status, and allocations that are exactly the flavors of the
 servers. The only other consumers allowed are migrations parked on their
 source host: a resize or cold migration awaiting confirm ('finished') and
 an evacuation awaiting its dead source's return ('done'), which hold the
-source half of the server's allocation."""
+source half of the server's allocation. A consumer's generation only
+moves forward (compared with what the same client saw last time)."""
 
 MIGRATION_TERMINAL = {'confirmed', 'reverted', 'error', 'failed',
                       'completed', 'cancelled'}
@@ -94,10 +95,26 @@ def check(client):
         if roots != {mig['source_compute']}:
             problems.append('migration %s holds %s outside its source %s' % (
                 consumer, held, mig['source_compute']))
+    problems += _generations_forward(client, placement)
     for name, provider in providers.items():
         for rc, used in provider['usages'].items():
             capacity = provider['inventories'][rc]['capacity']
             if used > capacity:
                 problems.append('provider %s overcommitted: %s %d > %d' % (
                     name, rc, used, capacity))
+    return problems
+
+
+def _generations_forward(client, placement):
+    """Every consumer generation seen before by this client is still
+    there and not lower: a write that skipped the bump, or a consumer
+    row dropped and recreated, would let a stale claim through."""
+    problems = []
+    now = placement.get('consumer_generations', {})
+    seen = client.__dict__.setdefault('seen_consumer_generations', {})
+    for consumer, before in seen.items():
+        if now.get(consumer, -1) < before:
+            problems.append('consumer %s generation went back from %s to %s'
+                            % (consumer, before, now.get(consumer)))
+    seen.update(now)
     return problems

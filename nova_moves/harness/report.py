@@ -8,7 +8,8 @@ import collections
 import json
 import math
 
-from nova_moves.harness import rpcstats
+from nova_moves import rpcstats
+from nova_moves.harness import processes as nm_processes
 
 
 def percentile(values, pct):
@@ -28,6 +29,7 @@ def operation_rows(records):
     for rec in records:
         key = (rec['operation'], rec['microversion'])
         groups.setdefault(key, []).append(rec)
+    from nova_moves.harness import phases as nm_phases
     rows = []
     for (op, version), recs in groups.items():
         sent = [r for r in recs if r.get('api_s') is not None]
@@ -47,8 +49,10 @@ def operation_rows(records):
             'api_max_ms': _ms(max(api) if api else None),
             'requests_per_s': round(len(sent) / span, 2) if span else None,
             'e2e_p50_s': None if not e2e else round(percentile(e2e, 50), 3),
+            'e2e_p95_s': None if not e2e else round(percentile(e2e, 95), 3),
             'e2e_p99_s': None if not e2e else round(percentile(e2e, 99), 3),
             'outcomes': dict(outcomes),
+            'breakdown': nm_phases.summarize(recs),
             'reasons': dict(collections.Counter(
                 '%s: %s' % (r['outcome'], r.get('detail') or '?')
                 for r in recs if r['outcome'] != 'ok').most_common(5))})
@@ -75,6 +79,7 @@ def build(runner, problems, merged_rpc, processes, wall_start,
         'rpc': rpcstats.summarize(merged_rpc),
         'rpc_processes': processes,
         'faults': runner.faults,
+        'cleanup': runner.cleanup_result,
         'invariants': {'ok': not problems, 'problems': problems},
         'poller': {'polls': runner.poller.polls,
                    'errors': runner.poller.errors},
@@ -98,7 +103,8 @@ def _fmt(value, digits=1):
     return str(value)
 
 
-def _table(headers, rows):
+def table(headers, rows):
+    """Rows under headers, columns padded to their widest cell."""
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows
               else len(str(h)) for i, h in enumerate(headers)]
     line = '  '.join('%-*s' % (w, h) for w, h in zip(widths, headers))
@@ -125,7 +131,7 @@ def render(report):
                      _fmt(r['e2e_p50_s'], 2), _fmt(r['e2e_p99_s'], 2),
                      ' '.join('%s:%d' % kv for kv in
                               sorted(r['outcomes'].items()))])
-    out.append(_table(['operation', 'mv', 'n', 'http', 'api p50 ms',
+    out.append(table(['operation', 'mv', 'n', 'http', 'api p50 ms',
                        'p95', 'p99', 'req/s', 'e2e p50 s', 'p99',
                        'outcomes'], rows))
     reasons = [(r['operation'], r['microversion'], why, n)
@@ -136,6 +142,10 @@ def render(report):
         out.append('Why not ok (most frequent first):')
         for op, version, why, n in reasons:
             out.append('  %s %s x%d %s' % (op, version, n, why))
+    from nova_moves.harness import phases as nm_phases
+    breakdown = nm_phases.render(report['operations'])
+    if breakdown:
+        out += [''] + breakdown
     out.append('')
     if report['rpc']:
         rows = []
@@ -149,10 +159,11 @@ def render(report):
                          _fmt(handle.get('p50_ms')),
                          _fmt(handle.get('p99_ms')),
                          (call.get('errors', 0) + handle.get('errors', 0))])
-        out.append(_table(['rpc method', 'calls', 'call p50 ms', 'p99',
+        out.append(table(['rpc method', 'calls', 'call p50 ms', 'p99',
                            'casts', 'cast p50 ms', 'handled', 'handle p50 ms',
                            'p99', 'errors'], rows))
         out.append('(from %d process files)' % len(report['rpc_processes']))
+        out += nm_processes.render(report['rpc_processes'])
     else:
         out.append('RPC: no per-process stats (attach with --rpc-stats-dir '
                    'to the directory set as [DEFAULT] rpc_stats_dir)')
@@ -160,6 +171,13 @@ def render(report):
     for fault in report['faults']:
         out.append('fault at %6.2fs: %s %s -> %s' % (
             fault['t'], fault['action'], fault['target'], fault['result']))
+    cleanup = report.get('cleanup')
+    if cleanup:
+        out.append('Cleanup: deleted %d servers and %d flavors the run '
+                   'created%s' % (cleanup['servers_deleted'],
+                                  cleanup['flavors_deleted'],
+                                  '; LEFT %s' % cleanup['servers_left']
+                                  if cleanup['servers_left'] else ''))
     inv = report['invariants']
     if inv['ok']:
         out.append('Invariants: OK')

@@ -14,9 +14,12 @@ import tempfile
 import threading
 import time
 
-from nova_moves.harness import client as api_client
+from nova_moves import apiclient as api_client
+from nova_moves.harness import backends as nm_backends
 from nova_moves.harness import invariants
-from nova_moves.harness import rpcstats
+from nova_moves.harness import phases as nm_phases
+from nova_moves.harness import processes as nm_processes
+from nova_moves import rpcstats
 from nova_moves.harness import stack as nm_stack
 
 SETTLED = invariants.SERVER_SETTLED
@@ -66,9 +69,13 @@ class StatusPoller(threading.Thread):
 
     def poll_once(self):
         started = time.monotonic() - self.t0
+        with self._cond:
+            # Only servers tracked before the list was asked for: one
+            # booted meanwhile is missing from it without being deleted.
+            tracked = set(self.tracked)
         servers = {s['id']: s for s in self._list()}
         with self._cond:
-            for server_id in self.tracked:
+            for server_id in tracked:
                 view = servers.get(server_id)
                 status = view['status'] if view else 'DELETED'
                 if view is None:
@@ -125,11 +132,15 @@ def settled(view):
         view['OS-EXT-STS:task_state'] is None and view['status'] in SETTLED)
 
 
+class AttachRefused(ValueError):
+    """The scenario would break a deployment the harness did not start."""
+
+
 class Runner:
 
     def __init__(self, scenario, endpoint=None, token='admin:admin',
                  out_dir=None, quiet=True, stack=None, rpc_stats_dir=None,
-                 log=None):
+                 log=None, keep=False, allow_faults=False):
         self.scenario = scenario
         self.endpoint = endpoint
         self.token = token
@@ -139,6 +150,10 @@ class Runner:
         self.stack = stack
         self.own_stack = False
         self.rpc_stats_dir = rpc_stats_dir
+        self.keep = keep
+        self.allow_faults = allow_faults
+        self.created_flavors = []
+        self.cleanup_result = None
         self.log = log or (lambda msg: None)
         self.records = []
         self.faults = []
@@ -152,6 +167,7 @@ class Runner:
         self._timers = []
         self.t0 = None
         self.poller = None
+        self.backends = None
 
     # -- plumbing -------------------------------------------------------------
     def now(self):
@@ -174,6 +190,16 @@ class Runner:
         extra = {section: dict(values) for section, values in
                  (topo.get('conf') or {}).items()}
         extra.setdefault('DEFAULT', {})['rpc_stats_dir'] = self.rpc_stats_dir
+        # A scenario measures moves, not quotas: the stack the harness
+        # starts has none unless the scenario's conf sets them.
+        for key in ('instances', 'cores', 'ram'):
+            extra.setdefault('quota', {}).setdefault(key, -1)
+        self.backends = nm_backends.Backends(
+            topo['broker'], topo['database'], topo['coordination'])
+        options, backend_conf = self.backends.start()
+        for section, values in backend_conf.items():
+            for key, value in values.items():
+                extra.setdefault(section, {}).setdefault(key, value)
         self.stack = nm_stack.Stack(
             computes=[{'name': p['name'], 'hosts': p['hosts'],
                        'compute': p['compute']}
@@ -181,7 +207,9 @@ class Runner:
             conductors=topo['conductors'], schedulers=topo['schedulers'],
             extra_conf=extra,
             service_down_time=topo.get('service_down_time', 5),
-            workdir=os.path.join(self.out_dir, 'stack'), keep_workdir=True)
+            workdir=os.path.join(self.out_dir, 'stack'), keep_workdir=True,
+            **options)
+        self.backends.attach(self.stack)
         self.own_stack = True
         self.log('starting stack in %s (%d compute processes, %d hosts)' % (
             self.stack.workdir, len(topo['compute_processes']),
@@ -189,7 +217,7 @@ class Runner:
         try:
             self.stack.start(timeout=180)
         except Exception:
-            self.stack.stop()
+            self.stop_stack()
             raise
         self.endpoint = self.stack.endpoint
 
@@ -210,6 +238,7 @@ class Runner:
                 self.flavors[flavor['name']] = admin.create_flavor(
                     name, flavor['vcpus'], flavor['ram'],
                     flavor.get('disk', 1))
+                self.created_flavors.append(self.flavors[flavor['name']])
 
     def boot_servers(self):
         wanted = []
@@ -559,6 +588,10 @@ class Runner:
                 if self.stack is None:
                     raise RuntimeError('process faults need the stack the '
                                        'harness started (not --endpoint)')
+                # The pid names the stopped process's stats file.
+                popen = self.stack.processes[fault['process']].popen
+                if popen is not None and popen.poll() is None:
+                    entry['pid'] = popen.pid
                 if action == 'restart':
                     self.stack.restart(fault['process'])
                 else:
@@ -607,9 +640,67 @@ class Runner:
             merged = rpcstats.diff(merged, before)
         return merged, processes
 
+    # -- attached runs ----------------------------------------------------
+    PROCESS_FAULTS = ('kill', 'terminate', 'restart')
+
+    def attach_problems(self):
+        """Why this scenario must not run against the given endpoint: a
+        process fault needs processes the harness started; every other
+        fault changes a deployment someone else runs, so it needs
+        ``allow_faults``."""
+        if self.endpoint is None or self.stack is not None:
+            return []
+        problems = []
+        for i, fault in enumerate(self.scenario['faults']):
+            if fault['action'] in self.PROCESS_FAULTS:
+                problems.append(
+                    'faults[%d]: %s %s needs the processes the harness '
+                    'starts itself (run without --endpoint)' % (
+                        i, fault['action'], fault['process']))
+            elif not self.allow_faults:
+                problems.append(
+                    'faults[%d]: %s %s would change the deployment at %s; '
+                    'pass --allow-faults to do that' % (
+                        i, fault['action'], fault['host'], self.endpoint))
+        return problems
+
+    def cleanup(self, timeout=120):
+        """Delete the servers and flavors this run created on a stack it
+        did not start (unless ``keep``): an attached run leaves the
+        deployment as it found it."""
+        if self.own_stack or self.keep:
+            return None
+        client = self.client()
+        gone = []
+        for server in self.servers:
+            response = client.delete('/servers/%s' % server['id'])
+            if response.status_code in (204, 404):
+                gone.append(server['id'])
+        left = []
+        deadline = time.monotonic() + timeout
+        for server_id in gone:
+            while client.get('/servers/%s' % server_id).status_code != 404:
+                if time.monotonic() > deadline:
+                    left.append(server_id)
+                    break
+                time.sleep(0.2)
+        left += [s['id'] for s in self.servers if s['id'] not in gone]
+        for flavor in self.created_flavors:
+            client.delete('/flavors/%s' % flavor['id'])
+        self.log('cleanup: deleted %d servers and %d flavors%s' % (
+            len(self.servers) - len(left), len(self.created_flavors),
+            ', %d servers left: %s' % (len(left), left) if left else ''))
+        return {'servers_deleted': len(self.servers) - len(left),
+                'flavors_deleted': len(self.created_flavors),
+                'servers_left': left}
+
     def run(self, before_checks=None):
         """Run the whole scenario; return the report (see report.py)."""
         from nova_moves.harness import report as nm_report
+        problems = self.attach_problems()
+        if problems:
+            raise AttachRefused('refusing to run against %s:\n%s' % (
+                self.endpoint, '\n'.join('  ' + p for p in problems)))
         if self.stack is None and self.endpoint is None:
             self.start_stack()
         elif self.stack is not None:
@@ -637,9 +728,13 @@ class Runner:
             if before_checks is not None:
                 before_checks(self)
             problems = invariants.check(self.client())
+            nm_phases.collect(self.records, self.client())
             # Let every process write its last second of stats.
             time.sleep(1.5 if self.rpc_stats_dir else 0)
-            merged, processes = self.rpc_stats(rpc_before)
+            merged, entries = self.rpc_stats(rpc_before)
+            processes = nm_processes.states(entries, self.faults, wall_start,
+                                            time.time())
+            self.cleanup_result = self.cleanup()
             report = nm_report.build(
                 self, problems, merged, processes, wall_start,
                 workload_start, workload_end)
@@ -647,5 +742,10 @@ class Runner:
             if self.poller is not None:
                 self.poller.stop()
             if self.own_stack:
-                self.stack.stop()
+                self.stop_stack()
         return report
+
+    def stop_stack(self):
+        self.stack.stop()
+        if self.backends is not None:
+            self.backends.stop()

@@ -13,7 +13,7 @@ import tempfile
 import time
 import uuid
 
-from nova_moves.harness import client as api_client
+from nova_moves import apiclient as api_client
 
 DEFAULT_BROKER = 'rabbit://guest:guest@127.0.0.1:5672/'
 
@@ -70,7 +70,7 @@ class Stack:
     def __init__(self, computes=2, conductors=1, schedulers=1, workdir=None,
                  broker_url=None, database_url=None, coordination_url=None,
                  extra_conf=None, report_interval=1, service_down_time=10,
-                 keep_workdir=False):
+                 keep_workdir=False, broker_ctl=None):
         if isinstance(computes, int):
             computes = [{'name': 'compute%d' % (i + 1)}
                         for i in range(computes)]
@@ -80,6 +80,9 @@ class Stack:
         self.workdir = workdir or tempfile.mkdtemp(prefix='nova-moves-')
         self.broker_url = broker_url or os.environ.get(
             'NOVA_MOVES_BROKER_URL', DEFAULT_BROKER)
+        # rabbitmqctl for the broker's node: a test's private node passes
+        # its own (the default one reaches the machine's node).
+        self.broker_ctl = broker_ctl or rabbitmqctl
         self.vhost = 'nova-moves-%s' % uuid.uuid4().hex[:12]
         self.database_url = database_url
         self.coordination_url = coordination_url
@@ -120,8 +123,11 @@ class Stack:
         }
         parser['database'] = {'connection': self.database_url or
                               'sqlite:///%s/nova_moves.sqlite' % state}
+        # One API worker keeps a test's start cheap on 2 cores;
+        # extra_conf {'api': {'workers': N}} for more.
         parser['api'] = {'listen': '127.0.0.1', 'port': str(self.api_port),
-                         'enable_test_hooks': 'true'}
+                         'enable_test_hooks': 'true', 'workers': '1',
+                         'threads': '16', 'graceful_shutdown_timeout': '10'}
         parser['coordination'] = {'backend_url': self.coordination_url or
                                   'file://%s/coordination' % state}
         parser['oslo_messaging_rabbit'] = {'heartbeat_timeout_threshold': '0'}
@@ -177,9 +183,9 @@ class Stack:
 
     def start(self, timeout=60):
         os.makedirs(self.workdir, exist_ok=True)
-        rabbitmqctl('add_vhost', self.vhost)
+        self.broker_ctl('add_vhost', self.vhost)
         self.vhost_created = True
-        rabbitmqctl('set_permissions', '-p', self.vhost,
+        self.broker_ctl('set_permissions', '-p', self.vhost,
                     self._broker_user(), '.*', '.*', '.*')
         self._write_config()
         subprocess.run(self._argv('nova-moves-manage') + ['db', 'sync'],
@@ -253,17 +259,22 @@ class Stack:
         return proc
 
     def stop(self):
-        for proc in self.processes.values():
+        # A private broker's nodes (harness/backends.py) go last, with
+        # their cluster: the services stop while the broker still serves.
+        services = [p for p in self.processes.values()
+                    if not getattr(p, 'backend', False)]
+        for proc in services:
             proc.stopped_on_purpose = True
             proc.signal(signal.SIGTERM)
-        for proc in self.processes.values():
+        for proc in services:
             if proc.popen is not None and proc.wait(15) is None:
                 proc.signal(signal.SIGKILL)
                 proc.wait(5)
         if self.vhost_created:
             try:
-                rabbitmqctl('delete_vhost', self.vhost)
-            except subprocess.CalledProcessError:
+                self.broker_ctl('delete_vhost', self.vhost)
+            except (subprocess.CalledProcessError,
+                    subprocess.TimeoutExpired):
                 pass
             self.vhost_created = False
         if not self.keep_workdir:

@@ -73,8 +73,19 @@ class SchedulerManager:
             chosen = None
             for state in ordered:
                 try:
-                    db_api.allocations_replace(instance_uuid,
-                                               state['allocations'])
+                    # A move's claim states the consumer generation its
+                    # conductor read: if the move was rolled back while
+                    # this request waited, the claim fails (and the
+                    # ConsumerGenerationConflict reaches the caller)
+                    # instead of moving the server's allocation.
+                    db_api.allocations_replace(
+                        instance_uuid, state['allocations'],
+                        consumer_generation=request_spec.get(
+                            'consumer_generation'))
+                except exception.ConsumerGenerationConflict:
+                    LOG.warning('Not claiming for %s: its move was rolled '
+                                'back meanwhile', instance_uuid)
+                    raise
                 except exception.AllocationFailed as exc:
                     # Another claim got there first; try the next host.
                     LOG.debug('Claim on %s lost: %s', state['host'], exc)

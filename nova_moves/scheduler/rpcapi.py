@@ -2,18 +2,25 @@
 needs the answer to go on."""
 import oslo_messaging as messaging
 
+from nova_moves import conf
 from nova_moves import rpc
 
 TOPIC = 'scheduler'
 
 
 class SchedulerAPI:
-    """1.0 - select_destinations, check_destination"""
+    """1.0 - select_destinations, check_destination (a request_spec with
+          consumer_generation makes the claim fail once the move it is
+          for has been rolled back; an older scheduler ignores it)
+
+    [upgrade_levels] scheduler caps what is sent (rolling upgrades).
+    """
     VERSION = '1.0'
 
     def __init__(self):
-        self.client = rpc.get_client(messaging.Target(topic=TOPIC,
-                                                      version=self.VERSION))
+        self.client = rpc.get_client(
+            messaging.Target(topic=TOPIC, version=self.VERSION),
+            version_cap=conf.CONF.upgrade_levels.scheduler)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):

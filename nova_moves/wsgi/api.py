@@ -1,7 +1,18 @@
-"""WSGI entry point for uwsgi or gunicorn:
-``nova_moves.wsgi.api:application``. Reads the config file named by
-$NOVA_MOVES_CONFIG (default /etc/nova_moves/nova_moves.conf)."""
+"""WSGI entry point for uwsgi, gunicorn or mod_wsgi:
+``nova_moves.wsgi.api:application``.
+
+The configuration is read at import, when the server loads this module:
+the files named by $NOVA_MOVES_CONFIG (comma separated; default
+/etc/nova_moves/nova_moves.conf). A file that does not exist stops the
+server's start with its name, rather than serving with defaults (an empty
+SQLite database) that would look like a working API.
+
+The app itself is built on the first request, after the server forked
+its workers (each worker its own RPC transport and database pool), and
+under a lock: the first requests of a threaded worker wait for one app
+instead of building several at once."""
 import os
+import threading
 
 from oslo_log import log as logging
 
@@ -9,28 +20,51 @@ from nova_moves.api import app as api_app
 from nova_moves import conf
 
 CONF = conf.CONF
+DEFAULT_CONFIG = '/etc/nova_moves/nova_moves.conf'
 
 
-def init_application():
-    config = os.environ.get('NOVA_MOVES_CONFIG',
-                            '/etc/nova_moves/nova_moves.conf')
+class ConfigFileMissing(RuntimeError):
+    pass
+
+
+def config_files(environ=None):
+    environ = os.environ if environ is None else environ
+    files = [name.strip() for name in
+             environ.get('NOVA_MOVES_CONFIG', DEFAULT_CONFIG).split(',')
+             if name.strip()]
+    missing = [name for name in files if not os.path.isfile(name)]
+    if missing or not files:
+        raise ConfigFileMissing(
+            'nova_moves.wsgi.api: configuration file %s not found; set '
+            'NOVA_MOVES_CONFIG to the nova_moves.conf to serve with'
+            % ', '.join(missing or ['(none given)']))
+    return files
+
+
+def init_config():
     logging.register_options(CONF)
-    CONF([], project='nova_moves',
-         default_config_files=[config] if os.path.exists(config) else [])
+    CONF([], project='nova_moves', prog='nova-moves-api',
+         default_config_files=config_files())
     logging.setup(CONF, 'nova_moves')
-    return api_app.create_app()
 
 
-class _LazyApplication:
-    """Build the app on the first request, after the server has forked."""
+class LazyApplication:
+    """Builds the app on the first request, once."""
 
-    def __init__(self):
+    def __init__(self, build):
+        self._build = build
         self._app = None
+        self._lock = threading.Lock()
 
     def __call__(self, environ, start_response):
-        if self._app is None:
-            self._app = init_application()
-        return self._app(environ, start_response)
+        app = self._app
+        if app is None:
+            with self._lock:
+                if self._app is None:
+                    self._app = self._build()
+                app = self._app
+        return app(environ, start_response)
 
 
-application = _LazyApplication()
+init_config()
+application = LazyApplication(api_app.create_app)

@@ -27,6 +27,10 @@ RABBIT_PASSWORD=${RABBIT_PASSWORD:-secretrabbit}
 RABBIT_HOST=${RABBIT_HOST:-$SERVICE_HOST}
 ETCD_PORT=${ETCD_PORT:-2379}
 ENABLED_SERVICES=${ENABLED_SERVICES:-rabbit,mysql,etcd3}
+SERVICE_PROTOCOL=${SERVICE_PROTOCOL:-http}
+REGION_NAME=${REGION_NAME:-RegionOne}
+SERVICE_PASSWORD=${SERVICE_PASSWORD:-secretservice}
+KEYSTONE_SERVICE_URI=${KEYSTONE_SERVICE_URI:-http://$SERVICE_HOST/identity}
 
 function _stub_record {
     local IFS=$'\t'
@@ -125,3 +129,44 @@ function recreate_database { _stub_record recreate_database "$@"; }
 function run_process { _stub_record run_process "$@"; }
 function stop_process { _stub_record stop_process "$@"; }
 function wait_for_service { _stub_record wait_for_service "$@"; }
+
+# --- uwsgi (lib/apache) ---------------------------------------------------
+# What devstack's writes for a module with an Apache proxy path.
+function write_uwsgi_config {
+    _stub_record write_uwsgi_config "$@"
+    local conf=$1 wsgi=$2 url=$3
+    iniset "$conf" uwsgi module "$wsgi"
+    iniset "$conf" uwsgi socket "/var/run/uwsgi/${5}.socket"
+    iniset "$conf" uwsgi master true
+}
+
+function remove_uwsgi_config { _stub_record remove_uwsgi_config "$@"; }
+
+# --- keystone (lib/keystone, functions-common) ----------------------------
+function create_service_user {
+    _stub_record create_service_user "$@"
+}
+
+function get_or_create_service {
+    _stub_record get_or_create_service "$@"
+    echo "service-id-$1"
+}
+
+function get_or_create_endpoint {
+    _stub_record get_or_create_endpoint "$@"
+}
+
+# What devstack's writes: auth_token as the service user, password auth.
+function configure_keystone_authtoken_middleware {
+    _stub_record configure_keystone_authtoken_middleware "$@"
+    local conf=$1 user=$2 section=${3:-keystone_authtoken}
+    iniset "$conf" "$section" auth_type password
+    iniset "$conf" "$section" interface public
+    iniset "$conf" "$section" auth_url "$KEYSTONE_SERVICE_URI"
+    iniset "$conf" "$section" www_authenticate_uri "$KEYSTONE_SERVICE_URI"
+    iniset "$conf" "$section" username "$user"
+    iniset "$conf" "$section" password "$SERVICE_PASSWORD"
+    iniset "$conf" "$section" user_domain_name Default
+    iniset "$conf" "$section" project_name service
+    iniset "$conf" "$section" project_domain_name Default
+}

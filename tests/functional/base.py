@@ -29,7 +29,8 @@ class StackTestCase(testtools.TestCase):
             database_url=cls.DATABASE_URL or os.environ.get(
                 'NOVA_MOVES_TEST_DATABASE_URL'),
             coordination_url=cls.COORDINATION_URL,
-            keep_workdir=bool(os.environ.get('NOVA_MOVES_KEEP_LOGS')))
+            keep_workdir=bool(os.environ.get('NOVA_MOVES_KEEP_LOGS')),
+            **cls.stack_options())
         try:
             cls.stack.start()
         except Exception:
@@ -38,6 +39,11 @@ class StackTestCase(testtools.TestCase):
             raise
         cls.admin = cls.stack.client()
         cls.flavors = {}
+
+    @classmethod
+    def stack_options(cls):
+        """More Stack arguments (e.g. a private broker's url and ctl)."""
+        return {}
 
     @classmethod
     def tearDownClass(cls):

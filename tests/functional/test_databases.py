@@ -14,9 +14,20 @@ from tests.functional import base
 CITEST = 'openstack_citest'
 
 
-class _DatabaseStackTest(base.StackTestCase):
+PG_ADMIN_URL = ('postgresql+psycopg2://%s:%s@127.0.0.1/%s'
+                % (CITEST, CITEST, CITEST))
+PG_URL_FORMAT = ('postgresql+psycopg2://%s:%s@127.0.0.1/%%s'
+                 % (CITEST, CITEST))
+MYSQL_ADMIN_URL = ('mysql+pymysql://%s:%s@127.0.0.1/%s'
+                   % (CITEST, CITEST, CITEST))
+MYSQL_URL_FORMAT = ('mysql+pymysql://%s:%s@127.0.0.1/%%s?charset=utf8mb4'
+                    % (CITEST, CITEST))
 
-    COMPUTES = 2
+
+class FreshDatabase(base.StackTestCase):
+    """A stack on a database of its own, created and dropped per class
+    (no tests here: other modules combine it with theirs)."""
+
     ADMIN_URL = None   # where CREATE DATABASE runs
     URL_FORMAT = None  # % database name
 
@@ -54,6 +65,11 @@ class _DatabaseStackTest(base.StackTestCase):
             connection.execute(sa.text('DROP DATABASE IF EXISTS %s'
                                        % cls.database))
         engine.dispose()
+
+
+class _DatabaseStackTest(FreshDatabase):
+
+    COMPUTES = 2
 
     def test_boot_read_back_and_delete(self):
         server = self.boot('db-vm')
@@ -93,17 +109,13 @@ class _DatabaseStackTest(base.StackTestCase):
 
 
 class PostgreSQLStackTest(_DatabaseStackTest):
-    ADMIN_URL = ('postgresql+psycopg2://%s:%s@127.0.0.1/%s'
-                 % (CITEST, CITEST, CITEST))
-    URL_FORMAT = ('postgresql+psycopg2://%s:%s@127.0.0.1/%%s'
-                  % (CITEST, CITEST))
+    ADMIN_URL = PG_ADMIN_URL
+    URL_FORMAT = PG_URL_FORMAT
 
 
 class MySQLStackTest(_DatabaseStackTest):
-    ADMIN_URL = ('mysql+pymysql://%s:%s@127.0.0.1/%s'
-                 % (CITEST, CITEST, CITEST))
-    URL_FORMAT = ('mysql+pymysql://%s:%s@127.0.0.1/%%s?charset=utf8mb4'
-                  % (CITEST, CITEST))
+    ADMIN_URL = MYSQL_ADMIN_URL
+    URL_FORMAT = MYSQL_URL_FORMAT
 
 
 def load_tests(loader, tests, pattern):

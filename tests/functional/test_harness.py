@@ -121,6 +121,13 @@ class HarnessOnStackTest(base.StackTestCase):
             self.skipTest('cold migrate is not on this branch yet')
         self.assertEqual({'ok': 4}, migrate['outcomes'], report['records'])
         self.assertEqual({'ok': 4}, _row(report, 'confirm')['outcomes'])
+        # Where the migrations spent their time, from their events: the
+        # 0.2 s simulated disk copy shows as transfer.
+        breakdown = migrate['breakdown']
+        self.assertEqual(4, breakdown['transfer']['n'], breakdown)
+        self.assertGreaterEqual(breakdown['transfer']['p50_s'], 0.2)
+        for phase in ('api', 'queue', 'scheduling', 'prep', 'finish'):
+            self.assertGreater(breakdown[phase]['p50_s'], 0, phase)
         self.assertEqual(4, _rpc(report, 'conductor.migrate_server')
                          ['cast']['count'])
         self.assertTrue(report['invariants']['ok'], report['invariants'])
@@ -147,16 +154,23 @@ class HarnessOnStackTest(base.StackTestCase):
         db_api.allocations_replace(consumer, {provider['uuid']: {'VCPU': 1}})
         return consumer
 
-    def test_cli_fails_when_an_invariant_fails(self):
-        path = os.path.join(self.useFixture_tempdir(), 'tiny.yaml')
+    def _scenario_file(self, name, phases, servers, faults=()):
+        """A one-compute (compute2) scenario file; servers named NAMEvm."""
+        path = os.path.join(self.useFixture_tempdir(), '%s.yaml' % name)
         with open(path, 'w') as f:
             yaml.safe_dump({
-                'name': 'tiny',
+                'name': name,
                 'topology': {'computes': [{'name': 'compute2'}]},
                 'flavors': [{'name': 'small', 'vcpus': 1, 'ram': 512,
                              'disk': 1}],
-                'servers': [{'count': 2, 'flavor': 'small'}],
-                'phases': [{'operation': 'delete'}]}, f)
+                'servers': [{'count': servers, 'flavor': 'small',
+                             'name': name + 'vm'}],
+                'faults': list(faults), 'phases': phases}, f)
+        return path
+
+    def test_cli_fails_when_an_invariant_fails(self):
+        path = self._scenario_file('tiny', [{'operation': 'delete'}],
+                                   servers=2)
 
         def run_cli():
             out = self.useFixture_tempdir()
@@ -181,6 +195,89 @@ class HarnessOnStackTest(base.StackTestCase):
         self.assertIn('allocation of %s leaked' % consumer, proc.stdout)
         self.assertFalse(report['invariants']['ok'])
         db_api.allocations_delete(consumer)
+
+
+    def _cli(self, *argv, timeout=300):
+        return subprocess.run(
+            [nm_stack._script('nova-moves-harness')] + list(argv),
+            capture_output=True, text=True, timeout=timeout,
+            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+
+    def _names_left(self, prefix):
+        servers = self.admin.get('/servers/detail', version='2.47',
+                                 params={'all_tenants': '1'},
+                                 expect=200).json()['servers']
+        return [s['name'] for s in servers if s['name'].startswith(prefix)]
+
+    def test_attached_runs_clean_up_and_compare(self):
+        """Two real runs against the class's stack, the second repeated:
+        each deletes what it created, and compare reads both."""
+        work = self.useFixture_tempdir()
+        path = os.path.join(work, 'cmp.yaml')
+        with open(path, 'w') as f:
+            yaml.safe_dump({
+                'name': 'cmp',
+                'topology': {'computes': [{'name': 'compute1', 'hosts': 2},
+                                          {'name': 'compute2'}]},
+                'flavors': [{'name': 'cmp-small', 'vcpus': 1, 'ram': 256,
+                             'disk': 1}],
+                'servers': [{'count': 2, 'flavor': 'cmp-small',
+                             'name': 'cmpvm'}],
+                'phases': [{'name': 'migrate', 'operation': 'migrate',
+                            'microversion': '2.56'},
+                           {'name': 'confirm', 'operation': 'confirm'}]}, f)
+        a, b = os.path.join(work, 'a'), os.path.join(work, 'b')
+        for out, extra in ((a, []), (b, ['--repeat', '2'])):
+            proc = self._cli('run', path, '--endpoint', self.stack.endpoint,
+                             '--out', out, '--rpc-stats-dir', STATS_DIR,
+                             '--quiet', '--no-plot', *extra)
+            self.assertEqual(0, proc.returncode, proc.stdout + proc.stderr)
+            self.assertIn('Cleanup: deleted 2 servers and 1 flavors',
+                          proc.stdout)
+            self.assertEqual([], self._names_left('cmpvm'))
+        flavors = self.admin.get('/flavors', expect=200).json()['flavors']
+        self.assertNotIn('cmp-small', [f['name'] for f in flavors])
+        with open(os.path.join(b, 'report.json')) as f:
+            repeated = json.load(f)
+        self.assertEqual(2, len(repeated['repeats']))
+        self.assertIn('migrate.api.p99', repeated['metrics'])
+        self.assertIn('migrate.api.p99', repeated['spread'])
+
+        png = os.path.join(work, 'cmp.png')
+        proc = self._cli('compare', a, b, '--png', png, '--all',
+                         '--fail-if', 'migrate.api.p99 > 1000x')
+        self.assertEqual(0, proc.returncode, proc.stdout + proc.stderr)
+        self.assertIn('migrate.e2e.p50', proc.stdout)
+        self.assertIn('b: 2 repeats, noise = their spread', proc.stdout)
+        self.assertIn('Budgets: 1 OK', proc.stdout)
+        with open(png, 'rb') as f:
+            self.assertEqual(b'\x89PNG', f.read(4))
+        # An absolute budget no real move can meet fails the comparison.
+        proc = self._cli('compare', a, b, '--fail-if',
+                         'migrate.e2e.p50 > 0.001')
+        self.assertEqual(1, proc.returncode, proc.stdout + proc.stderr)
+        self.assertIn('BUDGET EXCEEDED migrate.e2e.p50 > 0.001', proc.stdout)
+
+    def test_attached_faults_need_allow_faults(self):
+        path = self._scenario_file(
+            'down', [{'operation': 'wait', 'seconds': 0.1}], servers=1,
+            faults=[{'action': 'force-down', 'host': 'compute2'},
+                    {'action': 'kill', 'process': 'compute2'}])
+        work = os.path.dirname(path)
+        proc = self._cli('run', path, '--endpoint', self.stack.endpoint,
+                         '--out', os.path.join(work, 'out'), '--quiet',
+                         '--no-plot')
+        self.assertEqual(2, proc.returncode, proc.stdout + proc.stderr)
+        self.assertIn('force-down compute2 would change the deployment',
+                      proc.stderr)
+        self.assertIn('--allow-faults', proc.stderr)
+        self.assertIn('kill compute2 needs the processes the harness '
+                      'starts', proc.stderr)
+        # Refused before anything was created or forced down.
+        self.assertEqual([], self._names_left('downvm'))
+        compute2 = [s for s in self.admin.services('nova-moves-compute')
+                    if s['host'] == 'compute2']
+        self.assertFalse(compute2[0]['forced_down'])
 
 
 class HarnessCommandLineTest(testtools.TestCase):
@@ -267,4 +364,25 @@ class BundledFaultScenarioTest(testtools.TestCase):
             [(f['action'], f['result']) for f in report['faults']])
         self.assertEqual(evacuate['requests'], _rpc(
             report, 'conductor.rebuild_instance')['cast']['count'])
+        # The SIGKILLed compute2's counters up to its death are in the
+        # report, and the report says it died and when.
+        kill = report['faults'][0]
+        dead = [p for p in report['rpc_processes']
+                if p['pid'] == kill['pid']]
+        self.assertEqual(1, len(dead), report['rpc_processes'])
+        self.assertIn('compute2', dead[0]['process'])
+        self.assertEqual(('died', kill['t'], 'kill fault'),
+                         (dead[0]['state'], dead[0]['died_t'],
+                          dead[0]['cause']))
+        # Its six builds: finished, or (killed within a flush interval of
+        # their end) still counted as in flight; none lost.
+        build = 'compute.build_and_run_instance'
+        self.assertEqual(6, dead[0]['handled_by_method'].get(build, 0) +
+                         dead[0]['in_flight'].get(build, 0), dead[0])
+        # Its restarted successor has a file of its own and kept running.
+        self.assertIn('running', [p['state'] for p in report['rpc_processes']
+                                  if 'compute2' in p['process'] and
+                                  p['pid'] != kill['pid']])
+        from nova_moves.harness import report as nm_report
+        self.assertIn('(kill fault), handled', nm_report.render(report))
         self.assertTrue(report['invariants']['ok'], report['invariants'])

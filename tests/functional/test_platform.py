@@ -147,7 +147,7 @@ class ManageTest(base.StackTestCase):
                 self.stack.config_path]
         out = subprocess.run(argv + ['db', 'version'], check=True,
                              capture_output=True, text=True).stdout
-        self.assertEqual('0001', out.strip())
+        self.assertEqual('0003', out.strip())
         out = subprocess.run(argv + ['service', 'list'], check=True,
                              capture_output=True, text=True).stdout
         self.assertIn('nova-moves-compute', out)

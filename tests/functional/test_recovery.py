@@ -17,7 +17,10 @@ CONF = conf.CONF
 
 class InterruptedMoveRecoveryTest(base.StackTestCase):
     COMPUTES = 2
-    EXTRA_CONF = {'DEFAULT': {'stuck_move_timeout': 2}}
+    # The resize_instance step gets its own, long timeout: a move inside
+    # its step's timeout is left to its flow.
+    EXTRA_CONF = {'DEFAULT': {'stuck_move_timeout': 2,
+                              'move_step_timeouts': 'migrating:600'}}
 
     def setUp(self):
         super().setUp()
@@ -86,7 +89,8 @@ class InterruptedMoveRecoveryTest(base.StackTestCase):
 
     def test_a_move_in_progress_is_left_alone(self):
         server = self.boot('busy')
-        # A migration that got past its first step belongs to its flow.
+        # A migration that got past its first step belongs to its flow
+        # until its step's timeout ([DEFAULT] move_step_timeouts).
         migration = self._interrupt(server, 'resize_migrating', 'migration',
                                     'migrating')
         time.sleep(5)

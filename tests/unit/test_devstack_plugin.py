@@ -37,7 +37,7 @@ echo "exec	$(basename "$0")	$*" >> "$STUB_LOG"
 '''
 
 SCRIPTS = ('nova-moves-api', 'nova-moves-conductor', 'nova-moves-scheduler',
-           'nova-moves-compute', 'nova-moves-manage')
+           'nova-moves-compute', 'nova-moves-manage', 'uwsgi')
 
 
 class DevstackPluginTest(testtools.TestCase):
@@ -67,7 +67,9 @@ class DevstackPluginTest(testtools.TestCase):
         for mode, phase in phases:
             args += [mode, phase or '-']
         environ = {
-            'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
+            # uwsgi is found on PATH, as devstack installs it.
+            'PATH': self.bin_dir + ':' + os.environ.get('PATH',
+                                                        '/usr/bin:/bin'),
             'STUBS': STUBS, 'PLUGIN_DIR': PLUGIN_DIR,
             'STUB_LOG': self.log, 'STUB_BIN_DIR': self.bin_dir,
             'DEST': self.dest, 'DATA_DIR': self.data_dir,
@@ -144,6 +146,48 @@ class DevstackPluginTest(testtools.TestCase):
         self.assertEqual('8774', conf.get('api', 'port'))
         self.assertEqual('False', conf.get('api', 'enable_test_hooks'))
         self.assertFalse(conf.has_option('compute', 'fake_hosts'))
+        # Keystone by default: auth_token as the service user, and the
+        # service and its endpoint in the catalog.
+        self.assertEqual('keystone', conf.get('api', 'auth_strategy'))
+        self.assertEqual('nova-moves', conf.get('keystone_authtoken',
+                                                'username'))
+        self.assertEqual('0.0.0.0', conf.get('api', 'listen'))
+        # Under uwsgi behind Apache, at /<service type>, as Nova's n-api.
+        self.assertEqual('http://192.0.2.10/compute',
+                         conf.get('api', 'link_prefix'))
+        self.assertIn(('create_service_user', 'nova-moves', 'admin'), calls)
+        self.assertIn(('get_or_create_service', 'nova-moves', 'compute',
+                       'nova_moves compute API (server moves)'), calls)
+        self.assertIn(('get_or_create_endpoint', 'service-id-nova-moves',
+                       'RegionOne', 'http://192.0.2.10/compute/v2.1'), calls)
+        uwsgi_ini = os.path.join(self.conf_dir, 'nova-moves-api-uwsgi.ini')
+        self.assertIn(('write_uwsgi_config', uwsgi_ini,
+                       'nova_moves.wsgi.api:application', '/compute', '',
+                       'nova-moves-api'), calls)
+        uwsgi = configparser.RawConfigParser(interpolation=None)
+        uwsgi.read(uwsgi_ini)
+        self.assertEqual('nova_moves.wsgi.api:application',
+                         uwsgi.get('uwsgi', 'module'))
+        self.assertEqual('NOVA_MOVES_CONFIG=%s' % self.conf,
+                         uwsgi.get('uwsgi', 'env'))
+
+    def test_stack_post_config_ipv6_listen(self):
+        self.run_plugin(('stack', 'post-config'),
+                        NOVA_MOVES_API_WSGI='standalone',
+                        SERVICE_LISTEN_ADDRESS='[::]')
+        conf = self.read_conf()
+        self.assertEqual('::', conf.get('api', 'listen'))
+        self.assertEqual('http://192.0.2.10:8774',
+                         conf.get('api', 'link_prefix'))
+
+    def test_stack_post_config_noauth_binds_loopback(self):
+        calls = self.run_plugin(('stack', 'post-config'),
+                                NOVA_MOVES_AUTH_STRATEGY='noauth')
+        conf = self.read_conf()
+        self.assertEqual('noauth', conf.get('api', 'auth_strategy'))
+        self.assertEqual('127.0.0.1', conf.get('api', 'listen'))
+        self.assertFalse(conf.has_section('keystone_authtoken'))
+        self.assertNotIn('create_service_user', [c[0] for c in calls])
 
     def test_stack_post_config_overrides(self):
         self.run_plugin(('stack', 'post-config'),
@@ -165,9 +209,11 @@ class DevstackPluginTest(testtools.TestCase):
         self.assertEqual('True', conf.get('api', 'enable_test_hooks'))
 
     def test_api_port_moves_aside_for_nova(self):
-        self.run_plugin(('stack', 'post-config'),
-                        enabled='rabbit,mysql,n-api')
+        calls = self.run_plugin(('stack', 'post-config'),
+                                enabled='rabbit,mysql,n-api')
         self.assertEqual('18774', self.read_conf().get('api', 'port'))
+        self.assertIn(('get_or_create_service', 'nova-moves', 'compute-moves',
+                       'nova_moves compute API (server moves)'), calls)
 
     def test_stack_post_config_without_etcd_uses_a_file_backend(self):
         self.run_plugin(('stack', 'post-config'), enabled='rabbit,mysql')
@@ -210,17 +256,28 @@ class DevstackPluginTest(testtools.TestCase):
             ('exec', 'nova-moves-manage', '--config-file', self.conf, 'db',
              'sync'),
             ('run_process', 'nm-api',
-             '%s/nova-moves-api %s' % (self.bin_dir, arg)),
+             '%s/uwsgi --procname-prefix nova-moves-api --ini %s' % (
+                 self.bin_dir, os.path.join(self.conf_dir,
+                                            'nova-moves-api-uwsgi.ini'))),
             ('run_process', 'nm-cond',
              '%s/nova-moves-conductor %s' % (self.bin_dir, arg)),
             ('run_process', 'nm-sched',
              '%s/nova-moves-scheduler %s' % (self.bin_dir, arg)),
             ('run_process', 'nm-cpu',
              '%s/nova-moves-compute %s' % (self.bin_dir, arg)),
-            ('wait_for_service', '60', 'http://192.0.2.10:8774/'),
+            ('wait_for_service', '60', 'http://192.0.2.10/compute/'),
         ]
         self.assertEqual(expected, [c for c in calls
                                     if c[0] != 'echo_summary'])
+
+    def test_stack_extra_standalone_api(self):
+        calls = self.run_plugin(('stack', 'post-config'), ('stack', 'extra'),
+                                NOVA_MOVES_API_WSGI='standalone')
+        self.assertIn(('run_process', 'nm-api',
+                       '%s/nova-moves-api --config-file %s' % (
+                           self.bin_dir, self.conf)), calls)
+        self.assertIn(('wait_for_service', '60', 'http://192.0.2.10:8774/'),
+                      calls)
 
     def test_stack_extra_on_a_compute_node(self):
         calls = self.run_plugin(('stack', 'extra'), enabled='nm-cpu')
@@ -241,7 +298,11 @@ class DevstackPluginTest(testtools.TestCase):
 
     def test_clean_removes_configuration_and_state(self):
         calls = self.run_plugin(('unstack', None), ('clean', None))
-        self.assertEqual([('sudo', 'rm', '-rf',
+        self.assertEqual([('remove_uwsgi_config',
+                           os.path.join(self.conf_dir,
+                                        'nova-moves-api-uwsgi.ini'),
+                           'nova-moves-api'),
+                          ('sudo', 'rm', '-rf',
                            os.path.join(self.data_dir, 'nova_moves'),
                            self.conf_dir)], calls)
 

@@ -238,6 +238,19 @@ class _Conductor:
     def allocations_delete(self, ctxt, consumer_id, root_host=None):
         self.deleted_allocations.append(consumer_id)
 
+    def move_advance(self, ctxt, migration_id, status=None,
+                     allocations=None, **kwargs):
+        """The guarded step, as db/transitions.py does it."""
+        mig = next(m for m in self.migrations.values()
+                   if migration_id in (m['id'], m['uuid']))
+        if mig['status'] not in status[0]:
+            raise exception.MoveConflict(migration=mig['uuid'],
+                                         instance_uuid='?', reason='moved')
+        if (allocations or {}).get('op') == 'drop_source':
+            self.deleted_allocations.append(mig['uuid'])
+        mig['status'] = status[1]
+        return {'migration': mig, 'instance': None}
+
     def migration_update(self, ctxt, migration_id, values,
                          expected_status=None):
         mig = next(m for m in self.migrations.values()
@@ -264,8 +277,11 @@ class ReturningSourceTest(testtools.TestCase):
         from nova_moves.compute import driver
         from nova_moves.compute import evacuate
 
+        from nova_moves.compute import manager
+
         class Source(evacuate.EvacuateMixin):
             host = 'h1'
+            _advance = manager.ComputeManager._advance
         source = Source()
         source.driver = driver.FakeDriver('h1')
         for uuid in ('moved', 'own', 'deleted', 'running', 'back'):

@@ -113,6 +113,25 @@ class ActionBodyTest(testtools.TestCase):
 
 class PicturesTest(testtools.TestCase):
 
+    def test_lane_labels_never_overlap(self):
+        # kill and force-down at the same moment, a restart far later.
+        placed, levels = timeline._stack_labels(
+            [(5.0, 'kill compute2'), (5.01, 'force-down compute2'),
+             (30.0, 'restart compute2')], width_per_char=0.1)
+        self.assertEqual(2, levels)
+        self.assertEqual([(5.0, 'kill compute2', 0),
+                          (5.01, 'force-down compute2', 1),
+                          (30.0, 'restart compute2', 0)], placed)
+
+    def test_row_label_names_server_and_moves(self):
+        moves = [{'operation': 'live-migrate', 'microversion': '2.33'},
+                 {'operation': 'migrate', 'microversion': '2.56'},
+                 {'operation': 'migrate', 'microversion': '2.56'}]
+        self.assertEqual('web-3  live-migrate 2.33, migrate',
+                         timeline._row_label('web-3', moves))
+        self.assertEqual(['vm-2', 'vm-10'], sorted(
+            ['vm-10', 'vm-2'], key=timeline._natural))
+
     def test_timeline_and_histogram_are_pngs(self):
         work = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, work)

@@ -25,7 +25,12 @@ class ScenarioTest(testtools.TestCase):
                          'evacuate-dead-host', 'conductor-crash',
                          'scale-100-hosts'} <= names, names)
         for name in names:
-            self.assertEqual(name, nm_scenario.load(name)['name'])
+            self.assertEqual(name.split('/')[-1],
+                             nm_scenario.load(name)['name'])
+        # An example for every kind of fault.
+        kinds = {f['action'] for name in names if name.startswith(
+            'examples/') for f in nm_scenario.load(name)['faults']}
+        self.assertEqual(set(nm_scenario.FAULT_ACTIONS), kinds)
 
     def test_scale_scenario_has_100_hosts_and_1000_servers(self):
         data = nm_scenario.load('scale-100-hosts')

@@ -13,6 +13,7 @@ import time
 
 import testtools
 
+from nova_moves.conf import api as api_conf
 from nova_moves.conf import default as default_conf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -45,6 +46,8 @@ class UnitFilesTest(testtools.TestCase):
     def test_units(self):
         graceful = {o.name: o.default for o in default_conf.default_opts}[
             'graceful_shutdown_timeout']
+        api_graceful = {o.name: o.default for o in api_conf.api_opts}[
+            'graceful_shutdown_timeout']
         for process in PROCESSES:
             unit = read_unit('nova-moves-%s.service' % process)
             svc = unit['Service']
@@ -60,13 +63,14 @@ class UnitFilesTest(testtools.TestCase):
                 self.assertEqual('nova_moves', svc['StateDirectory'])
                 self.assertEqual('multi-user.target',
                                  unit['Install']['WantedBy'])
+                self.assertEqual('/bin/kill -HUP $MAINPID',
+                                 svc['ExecReload'])
+                self.assertGreater(_seconds(svc['WatchdogSec']), 1)
                 stop = _seconds(svc['TimeoutStopSec'])
-                if process == 'api':
-                    # The API answers no RPC: it only closes its sockets.
-                    self.assertGreater(stop, 0)
-                else:
-                    # Long enough for the in-flight handlers to drain.
-                    self.assertGreater(stop, graceful)
+                # Long enough for the in-flight handlers (requests) to
+                # drain.
+                self.assertGreater(stop, api_graceful if process == 'api'
+                                   else graceful)
 
     def test_console_scripts_exist(self):
         with open(os.path.join(ROOT, 'setup.cfg')) as f:
@@ -106,13 +110,30 @@ class NotifyProtocolTest(testtools.TestCase):
     """Type=notify only works if the process sends READY=1 once it serves
     and exits cleanly on KillSignal: run nova-moves-api as systemd would."""
 
-    def test_api_notifies_ready_and_stops_on_sigterm(self):
+    def _notify_socket(self):
+        """A work dir with the datagram socket systemd would listen on."""
         tmp = tempfile.mkdtemp(prefix='nm-notify-')
         self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
         notify_path = os.path.join(tmp, 'notify')
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.addCleanup(sock.close)
         sock.bind(notify_path)
+        return tmp, notify_path, sock
+
+    def _start(self, binary, conf, **env):
+        env = dict(os.environ, PYTHONPATH=ROOT, **env)
+        env.pop('WATCHDOG_PID', None)
+        proc = subprocess.Popen(
+            [sys.executable, '-c',
+             'import sys; sys.argv[0] = "nova-moves-%s"; '
+             'from nova_moves.cmd.%s import main; main()' % (binary, binary),
+             '--config-file', conf],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        return proc
+
+    def test_api_notifies_ready_and_stops_on_sigterm(self):
+        tmp, notify_path, sock = self._notify_socket()
         with socket.socket() as probe:
             probe.bind(('127.0.0.1', 0))
             port = probe.getsockname()[1]
@@ -120,18 +141,13 @@ class NotifyProtocolTest(testtools.TestCase):
         with open(conf, 'w') as f:
             f.write('[DEFAULT]\nstate_path = %s\n'
                     '[api]\nlisten = 127.0.0.1\nport = %d\n' % (tmp, port))
-        env = dict(os.environ, NOTIFY_SOCKET=notify_path, PYTHONPATH=ROOT)
-        proc = subprocess.Popen(
-            [sys.executable, '-c',
-             'import sys; sys.argv[0] = "nova-moves-api"; '
-             'from nova_moves.cmd.api import main; main()',
-             '--config-file', conf],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.addCleanup(lambda: proc.poll() is None and proc.kill())
-
+        # WatchdogSec=1: WATCHDOG=1 at least every half second or so.
+        proc = self._start('api', conf, NOTIFY_SOCKET=notify_path,
+                           WATCHDOG_USEC='1000000')
         sock.settimeout(60)
-        message = sock.recv(4096).decode()
-        self.assertIn('READY=1', message.split('\n'))
+        states = set()
+        while not {'READY=1', 'WATCHDOG=1'} <= states:
+            states.update(sock.recv(4096).decode().split('\n'))
         # Ready means serving.
         with socket.create_connection(('127.0.0.1', port), timeout=10) as c:
             c.sendall(b'GET / HTTP/1.0\r\n\r\n')
@@ -142,5 +158,43 @@ class NotifyProtocolTest(testtools.TestCase):
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=stop)
-        self.assertEqual(0, proc.returncode, proc.stderr.read())
+        self.assertEqual(0, proc.returncode, proc.stdout.read())
         self.assertLess(time.monotonic() - started, stop)
+        sock.settimeout(0)
+        while 'STOPPING=1' not in states:
+            states.update(sock.recv(4096).decode().split('\n'))
+
+    def test_compute_without_conductor_never_claims_ready(self):
+        tmp, notify_path, sock = self._notify_socket()
+        conf = os.path.join(tmp, 'nova_moves.conf')
+        # fake:// with no conductor: every call to it times out.
+        with open(conf, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\ntransport_url = fake://\n'
+                    'rpc_response_timeout = 1\nhost = lonely\n'
+                    '[coordination]\nbackend_url = file://%s/coord\n'
+                    % (tmp, tmp))
+        proc = self._start('compute', conf, NOTIFY_SOCKET=notify_path)
+        # A few one-second call timeouts and retries; on a loaded machine
+        # the interpreter alone may take longer than that to start.
+        os.set_blocking(proc.stdout.fileno(), False)
+        output = b''
+        deadline = time.monotonic() + 60
+        while (b'conductor not answering yet' not in output
+               and time.monotonic() < deadline and proc.poll() is None):
+            output += proc.stdout.read() or b''
+            time.sleep(0.2)
+        time.sleep(2)
+        self.assertIsNone(proc.poll())
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        output = (output + (proc.stdout.read() or b'')).decode()
+        self.assertEqual(0, proc.returncode, output)
+        self.assertIn('conductor not answering yet', output)
+        sock.settimeout(0)
+        states = []
+        try:
+            while True:
+                states.extend(sock.recv(4096).decode().split('\n'))
+        except BlockingIOError:
+            pass
+        self.assertNotIn('READY=1', states)

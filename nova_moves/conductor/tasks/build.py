@@ -4,6 +4,7 @@ from oslo_log import log as logging
 
 from nova_moves.conductor.tasks import base
 from nova_moves import exception
+from nova_moves import states
 
 LOG = logging.getLogger(__name__)
 
@@ -44,8 +45,8 @@ class BuildTask(base.TaskBase):
         self.db.instance_update(
             self.ctxt, self.instance_uuid,
             {'host': selection['host'], 'node': selection['nodename'],
-             'task_state': 'spawning'},
-            expected={'expected_task_state': ['scheduling']})
+             'task_state': states.SPAWNING},
+            expected={'expected_task_state': [states.SCHEDULING]})
         self.compute_rpcapi.build_and_run_instance(
             self.ctxt, selection['host'], self.instance_uuid,
             self.request_spec, alternates)
@@ -57,4 +58,4 @@ class BuildTask(base.TaskBase):
             self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
             str(exc) or type(exc).__name__)
         self.db.instance_update(self.ctxt, self.instance_uuid,
-                                {'vm_state': 'error', 'task_state': None})
+                                {'vm_state': states.ERROR, 'task_state': None})

@@ -19,6 +19,7 @@ from nova_moves.conductor.tasks import base
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ class LiveMigrationTask(base.TaskBase):
         self.db = db
         self.scheduler = scheduler
         self.compute_rpcapi = compute_rpcapi
-        self.source_held_by_migration = False
+        self.generation = None
         self.failed_checks = []
 
     # -- helpers --------------------------------------------------------------
@@ -85,8 +86,9 @@ class LiveMigrationTask(base.TaskBase):
                        'would need nested or sharing providers.'
                        % (self.instance_uuid, host))
         try:
-            self.db.allocations_replace(self.ctxt, self.instance_uuid,
-                                        candidate)
+            self.db.allocations_replace(
+                self.ctxt, self.instance_uuid, candidate,
+                consumer_generation=self.generation)
         except exception.AllocationFailed as exc:
             raise exception.NoValidHost(reason=exc.message)
         migrate_data = self._check_destination(host)
@@ -100,6 +102,7 @@ class LiveMigrationTask(base.TaskBase):
                 'project_id': instance['project_id'],
                 'user_id': instance['user_id'],
                 'ignore_hosts': list(ignore_hosts),
+                'consumer_generation': self.generation,
                 'requested_destination': ({'host': self.requested_host}
                                           if self.requested_host else None)}
 
@@ -122,8 +125,16 @@ class LiveMigrationTask(base.TaskBase):
             try:
                 return selection, self._check_destination(host)
             except exception.Invalid as exc:
-                # Drop the claim the scheduler made on the failed host.
-                self.db.allocations_delete(self.ctxt, self.instance_uuid)
+                # Drop the claim the scheduler made on the failed host
+                # (the server holds nothing else: the source half is
+                # the migration's).
+                self.db.move_advance(
+                    self.ctxt, self.migration_uuid,
+                    status=[states.M_ACCEPTED],
+                    task_state=[states.MIGRATING],
+                    allocations={'op': 'drop_dest', 'host': host})
+                self.generation = self.db.consumer_generation_get(
+                    self.ctxt, self.instance_uuid)
                 self.failed_checks.append('%s: %s' % (host, exc.message))
                 LOG.info('Live migration pre-check of %s failed on %s: %s',
                          self.instance_uuid, host, exc.message)
@@ -142,18 +153,21 @@ class LiveMigrationTask(base.TaskBase):
     def execute(self):
         self.instance = self.db.instance_get(self.ctxt, self.instance_uuid)
         source = self.instance['host']
-        if self.instance['task_state'] != 'migrating':
+        if self.instance['task_state'] != states.MIGRATING:
             raise exception.UnexpectedTaskState(
-                instance_uuid=self.instance_uuid, expected='migrating',
+                instance_uuid=self.instance_uuid, expected=states.MIGRATING,
                 actual=self.instance['task_state'])
         if self.requested_host == source:
             message = ('Unable to migrate instance (%s) to current host '
                        '(%s).' % (self.instance_uuid, source))
             raise exception.Invalid(message, reason=message)
         self._check_service_up(source, 'source')
-        self.db.allocations_move(self.ctxt, self.instance_uuid,
-                                 self.migration_uuid)
-        self.source_held_by_migration = True
+        self.db.move_advance(self.ctxt, self.migration_uuid,
+                             status=[states.M_ACCEPTED],
+                             task_state=[states.MIGRATING],
+                             allocations={'op': 'park_source'})
+        self.generation = self.db.consumer_generation_get(
+            self.ctxt, self.instance_uuid)
         if self.force:
             selection, migrate_data = self._forced_destination(
                 self.requested_host)
@@ -162,12 +176,12 @@ class LiveMigrationTask(base.TaskBase):
         dest = selection['host']
         migrate_data = dict(migrate_data or {},
                             block_migration=self.block_migration)
-        self.db.migration_update(
+        self.db.move_advance(
             self.ctxt, self.migration_uuid,
-            {'status': 'queued', 'dest_compute': dest,
-             'dest_node': selection['nodename'],
-             'dest_host': migrate_data.get('dest_ip')},
-            expected_status=['accepted'])
+            status=[states.M_ACCEPTED, states.M_QUEUED],
+            task_state=[states.MIGRATING],
+            values={'dest_compute': dest, 'dest_node': selection['nodename'],
+                    'dest_host': migrate_data.get('dest_ip')})
         LOG.info('Live migration of %s: %s -> %s', self.instance_uuid,
                  source, dest)
         self.compute_rpcapi.live_migration(
@@ -175,24 +189,15 @@ class LiveMigrationTask(base.TaskBase):
             self.migration_uuid, migrate_data)
 
     def rollback(self, exc):
-        """Back to before the request: the server's claim on any
-        destination goes, the source allocation returns to it."""
-        if self.source_held_by_migration:
-            # allocations_move first empties the target consumer, which
-            # drops a destination claim held by the server.
-            self.db.allocations_move(self.ctxt, self.migration_uuid,
-                                     self.instance_uuid)
+        """move_failed: back to before the request (the server's claim on
+        any destination goes, the source allocation returns to it)."""
         try:
-            self.db.instance_update(self.ctxt, self.instance_uuid,
-                                    {'task_state': None},
-                                    expected={'expected_task_state':
-                                              ['migrating']})
-        except exception.NovaMovesException as update_exc:
-            LOG.warning('Could not reset task_state of %s: %s',
-                        self.instance_uuid, update_exc)
-        self.db.migration_update(self.ctxt, self.migration_uuid,
-                                 {'status': 'error'})
-        self.db.instance_fault_create(
-            self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
-            getattr(exc, 'message', None) or str(exc) or
-            type(exc).__name__)
+            self.db.move_failed(
+                self.ctxt, self.migration_uuid,
+                expected_status=[states.M_ACCEPTED],
+                fault={'code': getattr(exc, 'code', 500),
+                       'message': getattr(exc, 'message', None) or str(exc)
+                       or type(exc).__name__})
+        except exception.MoveConflict as conflict:
+            LOG.info('Live migration of %s settled elsewhere: %s',
+                     self.instance_uuid, conflict)

@@ -21,6 +21,7 @@ from nova_moves.conductor.tasks import base
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -29,7 +30,8 @@ LOG = logging.getLogger(__name__)
 class MigrationTask(base.TaskBase):
 
     def __init__(self, ctxt, instance_uuid, flavor, host, force,
-                 migration_uuid, alternates, db, scheduler, compute_rpcapi):
+                 migration_uuid, alternates, db, scheduler, compute_rpcapi,
+                 failed_host=None):
         super().__init__(ctxt, instance_uuid)
         self.flavor = flavor
         self.host = host
@@ -37,13 +39,11 @@ class MigrationTask(base.TaskBase):
         self.migration_uuid = migration_uuid
         self.alternates = list(alternates or [])
         self.rescheduling = migration_uuid is not None
+        self.failed_host = failed_host
         self.db = db
         self.scheduler = scheduler
         self.compute_rpcapi = compute_rpcapi
         self.migration = None
-        # Set once the source allocation is held by the migration; only
-        # then may rollback hand it back.
-        self.source_parked = False
 
     # -- execute -----------------------------------------------------------
     def execute(self):
@@ -57,8 +57,8 @@ class MigrationTask(base.TaskBase):
         # and the source allocation parked on the migration's uuid.
         self.migration = db_api.migration_start(self.instance_uuid, {
             'instance_uuid': self.instance_uuid,
-            'migration_type': 'resize' if is_resize else 'migration',
-            'status': 'pre-migrating',
+            'migration_type': states.RESIZE if is_resize else states.MIGRATION,
+            'status': states.M_PRE_MIGRATING,
             'source_compute': instance['host'],
             'source_node': instance['node'],
             'old_flavor_id': old_flavor['flavorid'],
@@ -66,8 +66,12 @@ class MigrationTask(base.TaskBase):
             'user_id': self.ctxt.user_id,
             'project_id': self.ctxt.project_id,
         }, old_flavor, new_flavor)
-        self.source_parked = True
+        # The scheduler's claim states the generation read here: if this
+        # move is rolled back before it claims, the claim fails.
+        self.generation = self.db.consumer_generation_get(
+            self.ctxt, self.instance_uuid)
         spec = self._request_spec(instance, new_flavor, is_resize)
+        spec['consumer_generation'] = self.generation
         if self.force:
             selection, alternates = self._claim_forced_host(new_flavor), []
         else:
@@ -105,8 +109,9 @@ class MigrationTask(base.TaskBase):
                     '; '.join(db_api.explain_unfit(resources, self.host))
                     or 'no room on its root provider'))
         try:
-            self.db.allocations_replace(self.ctxt, self.instance_uuid,
-                                        allocation)
+            self.db.allocations_replace(
+                self.ctxt, self.instance_uuid, allocation,
+                consumer_generation=self.generation)
         except exception.AllocationFailed as exc:
             raise exception.NoValidHost(reason=str(exc))
         return {'host': self.host, 'nodename': self.host,
@@ -116,12 +121,15 @@ class MigrationTask(base.TaskBase):
     def _send_to(self, selection, flavor, spec, alternates):
         """Record the destination on the migration, then cast: the
         destination reads it from the database."""
-        self.migration = self.db.migration_update(
+        self.migration = self.db.move_advance(
             self.ctxt, self.migration['uuid'],
-            {'dest_compute': selection['host'],
-             'dest_node': selection['nodename'],
-             'dest_host': selection['host']},
-            expected_status=['pre-migrating'])
+            status=[states.M_PRE_MIGRATING], task_state=[states.RESIZE_PREP],
+            values={'dest_compute': selection['host'],
+                    'dest_node': selection['nodename'],
+                    'dest_host': selection['host']})['migration']
+        self._cast_prep(selection, flavor, spec, alternates)
+
+    def _cast_prep(self, selection, flavor, spec, alternates):
         LOG.info('Migration %s of %s: destination %s (alternates %s)',
                  self.migration['uuid'], self.instance_uuid,
                  selection['host'], [a['host'] for a in alternates])
@@ -131,40 +139,58 @@ class MigrationTask(base.TaskBase):
 
     def _reschedule(self):
         self.migration = self.db.migration_get(self.ctxt, self.migration_uuid)
-        self.source_parked = True
         instance = self.db.instance_get(self.ctxt, self.instance_uuid)
         flavor = instance['new_flavor'] or instance['flavor']
         spec = self._request_spec(
             instance, flavor,
-            self.migration['migration_type'] == 'resize')
+            self.migration['migration_type'] == states.RESIZE)
+        # Still the move the failed host was asked to prepare? A late or
+        # duplicate reschedule request must not move the claim.
+        guard = ({'dest_compute': self.failed_host} if self.failed_host
+                 else None)
         while self.alternates:
             selection = self.alternates.pop(0)
             try:
-                self.db.allocations_replace(self.ctxt, self.instance_uuid,
-                                            selection['allocation_request'])
+                # The failed host's claim goes and the alternate's comes,
+                # with the new destination, in one transaction.
+                self.migration = self.db.move_advance(
+                    self.ctxt, self.migration['uuid'],
+                    status=[states.M_PRE_MIGRATING],
+                    task_state=[states.RESIZE_PREP], expected_values=guard,
+                    values={'dest_compute': selection['host'],
+                            'dest_node': selection['nodename'],
+                            'dest_host': selection['host']},
+                    allocations={'op': 'claim', 'allocations':
+                                 selection['allocation_request']}
+                )['migration']
             except exception.AllocationFailed as exc:
                 LOG.info('Alternate %s no longer fits %s: %s',
                          selection['host'], self.instance_uuid, exc)
                 continue
-            return self._send_to(selection, flavor, spec, self.alternates)
+            return self._cast_prep(selection, flavor, spec, self.alternates)
         raise exception.MaxRetriesExceeded(
             reason='No alternate host left to resize or migrate %s to.'
                    % self.instance_uuid)
 
     # -- rollback ----------------------------------------------------------
     def rollback(self, exc):
-        if self.migration is not None:
-            if self.source_parked:
-                # One atomic hand-over: drops the server's destination
-                # claim (if any) and gives it back the source allocation.
-                self.db.allocations_move(self.ctxt, self.migration['uuid'],
-                                         self.instance_uuid)
-            self.db.migration_update(self.ctxt, self.migration['uuid'],
-                                     {'status': 'error'})
-        self.db.instance_update(
-            self.ctxt, self.instance_uuid,
-            {'task_state': None, 'old_flavor': None, 'new_flavor': None},
-            expected={'expected_task_state': ['resize_prep']})
-        self.db.instance_fault_create(
-            self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
-            str(exc) or type(exc).__name__, host=CONF.host)
+        """move_failed: the one undo (see db/transitions.py)."""
+        if isinstance(exc, exception.MoveConflict):
+            return  # a stale reschedule request: nothing of ours to undo
+        fault = {'code': getattr(exc, 'code', 500),
+                 'message': str(exc) or type(exc).__name__,
+                 'host': CONF.host}
+        try:
+            if self.migration is not None:
+                self.db.move_failed(
+                    self.ctxt, self.migration['uuid'],
+                    expected_status=[states.M_PRE_MIGRATING], fault=fault,
+                    expected_values=({'dest_compute': self.failed_host}
+                                     if self.failed_host else None))
+            else:
+                self.db.move_failed(
+                    self.ctxt, instance_uuid=self.instance_uuid,
+                    task_states=[states.RESIZE_PREP], fault=fault)
+        except exception.MoveConflict as conflict:
+            LOG.info('Migration of %s settled elsewhere: %s',
+                     self.instance_uuid, conflict)

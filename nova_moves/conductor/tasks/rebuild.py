@@ -13,6 +13,7 @@ from oslo_log import log as logging
 from nova_moves.conductor.tasks import base
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import states
 
 LOG = logging.getLogger(__name__)
 
@@ -29,25 +30,30 @@ class EvacuateTask(base.TaskBase):
         self.db = db
         self.scheduler = scheduler
         self.compute_rpcapi = compute_rpcapi
-        self.source_moved = False
+        self.generation = None
 
     def execute(self):
         instance = self.db.instance_get(self.ctxt, self.instance_uuid)
         migration = self.db.migration_get(self.ctxt, self.migration_uuid)
         source = migration['source_compute']
-        self.db.allocations_move(self.ctxt, self.instance_uuid,
-                                 self.migration_uuid)
-        self.source_moved = True
-        self.db.migration_update(self.ctxt, migration['id'],
-                                 {'status': 'pre-migrating'},
-                                 expected_status=['accepted'])
+        # The source half goes to the migration with the step: a late or
+        # duplicate request finds the migration moved on and does nothing.
+        self.db.move_advance(
+            self.ctxt, self.migration_uuid,
+            status=[states.M_ACCEPTED, states.M_PRE_MIGRATING],
+            task_state=[states.REBUILDING],
+            allocations={'op': 'park_source'})
+        self.generation = self.db.consumer_generation_get(
+            self.ctxt, self.instance_uuid)
         if self.force:
             dest, node, allocations = self._claim_forced_host(instance)
         else:
             dest, node, allocations = self._schedule(instance, source)
-        self.db.migration_update(self.ctxt, migration['id'],
-                                 {'dest_compute': dest, 'dest_node': node,
-                                  'dest_host': dest})
+        self.db.move_advance(
+            self.ctxt, self.migration_uuid, status=[states.M_PRE_MIGRATING],
+            task_state=[states.REBUILDING],
+            values={'dest_compute': dest, 'dest_node': node,
+                    'dest_host': dest})
         LOG.info('Evacuating %s from %s to %s', self.instance_uuid, source,
                  dest)
         self.compute_rpcapi.rebuild_instance(
@@ -71,8 +77,9 @@ class EvacuateTask(base.TaskBase):
                        'provider cannot hold %s alone.'
                        % (self.instance_uuid, self.host, resources))
         try:
-            self.db.allocations_replace(self.ctxt, self.instance_uuid,
-                                        candidate)
+            self.db.allocations_replace(
+                self.ctxt, self.instance_uuid, candidate,
+                consumer_generation=self.generation)
         except exception.AllocationFailed as exc:
             raise exception.NoValidHost(reason=str(exc))
         return self.host, self.host, candidate
@@ -84,6 +91,7 @@ class EvacuateTask(base.TaskBase):
                 'project_id': instance['project_id'],
                 'user_id': instance['user_id'],
                 'ignore_hosts': [source],
+                'consumer_generation': self.generation,
                 'requested_destination':
                     {'host': self.host} if self.host else None}
         selection = self.scheduler.select_destinations(
@@ -93,21 +101,16 @@ class EvacuateTask(base.TaskBase):
                 selection['allocation_request'])
 
     def rollback(self, exc):
-        """Put everything back on the (dead) source and show the server in
-        ERROR, as Nova does when an evacuation cannot be scheduled."""
-        if self.source_moved:
-            self.db.allocations_delete(self.ctxt, self.instance_uuid)
-            self.db.allocations_move(self.ctxt, self.migration_uuid,
-                                     self.instance_uuid)
+        """move_failed: everything back on the (dead) source, the server
+        in ERROR, as Nova does when an evacuation cannot be scheduled."""
+        if isinstance(exc, exception.MoveConflict):
+            return  # a stale request: the move is not ours to undo
         try:
-            self.db.migration_update(self.ctxt, self.migration_uuid,
-                                     {'status': 'error'})
-        except exception.NovaMovesException:
-            LOG.exception('Could not mark migration %s error',
-                          self.migration_uuid)
-        # The fault before the state: whoever sees ERROR sees why.
-        self.db.instance_fault_create(
-            self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
-            str(exc) or type(exc).__name__)
-        self.db.instance_update(self.ctxt, self.instance_uuid,
-                                {'vm_state': 'error', 'task_state': None})
+            self.db.move_failed(
+                self.ctxt, self.migration_uuid,
+                expected_status=[states.M_ACCEPTED, states.M_PRE_MIGRATING],
+                fault={'code': getattr(exc, 'code', 500),
+                       'message': str(exc) or type(exc).__name__})
+        except exception.MoveConflict as conflict:
+            LOG.info('Evacuation of %s settled elsewhere: %s',
+                     self.instance_uuid, conflict)

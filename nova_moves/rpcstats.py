@@ -4,8 +4,11 @@ Every process that sets ``[DEFAULT] rpc_stats_dir`` counts its RPC
 client calls and casts and its server-side handler runs per method, in
 log-scale latency buckets so that the files of many processes can be
 summed and percentiles read from the sum. Each process rewrites
-``<dir>/<prog>-<host>-<pid>.json`` every second and on exit; the harness
-merges the directory with :func:`merge_dir`.
+``<dir>/<prog>-<host>-<pid>.json`` every 0.2 s (when something
+changed) and on a clean exit, with the handlers still running; so a
+process killed by a fault leaves its counts up to its death, what it was
+in the middle of, and (no ``closed`` mark) the sign that it died. The
+harness merges the directory with :func:`merge_dir`.
 """
 import atexit
 import json
@@ -18,6 +21,11 @@ import time
 # Bucket k holds durations in (10**((k-1)/BUCKETS_PER_DECADE),
 # 10**(k/BUCKETS_PER_DECADE)] milliseconds: about 12% wide.
 BUCKETS_PER_DECADE = 20
+# Seconds between two writes of a process's file: what a SIGKILL loses.
+FLUSH_INTERVAL = 0.2
+# An idle process still rewrites its file this often, so a file older
+# than a few of these means the process is gone.
+HEARTBEAT = 2.0
 
 
 def bucket_of(seconds):
@@ -89,12 +97,22 @@ class Recorder:
         self.name = name
         self._lock = threading.Lock()
         self._stats = {}
+        self._in_flight = {}
         self._dirty = False
+        self._written = 0.0
         self._stop = threading.Event()
         self.started = time.time()
 
+    def begin(self, method):
+        """A handler started: counted as in flight until its record()."""
+        with self._lock:
+            self._in_flight[method] = self._in_flight.get(method, 0) + 1
+            self._dirty = True
+
     def record(self, kind, method, seconds, error=False):
         with self._lock:
+            if kind == 'handle' and self._in_flight.get(method):
+                self._in_flight[method] -= 1
             table = self._stats.setdefault(kind, {})
             stat = table.get(method)
             if stat is None:
@@ -102,12 +120,17 @@ class Recorder:
             stat.add(seconds, error)
             self._dirty = True
 
-    def dump(self):
+    def dump(self, closed=False):
         with self._lock:
-            if not self._dirty and os.path.exists(self.path):
+            if not (self._dirty or closed or time.time() - self._written >
+                    HEARTBEAT) and os.path.exists(self.path):
                 return
+            self._written = time.time()
             data = {'process': self.name, 'pid': os.getpid(),
                     'started': self.started, 'written': time.time(),
+                    'closed': closed,
+                    'in_flight': {m: n for m, n in self._in_flight.items()
+                                  if n},
                     'stats': {kind: {m: s.to_dict() for m, s in t.items()}
                               for kind, t in self._stats.items()}}
             self._dirty = False
@@ -117,7 +140,7 @@ class Recorder:
         os.replace(tmp, self.path)
 
     def _loop(self):
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(FLUSH_INTERVAL):
             try:
                 self.dump()
             except OSError:
@@ -132,8 +155,7 @@ class Recorder:
     def close(self):
         self._stop.set()
         try:
-            self._dirty = True
-            self.dump()
+            self.dump(closed=True)
         except OSError:
             pass
 
@@ -161,9 +183,20 @@ def get_recorder(directory, host):
         return _Recorders.recorder
 
 
+def _process_entry(data, name):
+    """What the report says about one process file: who, since when,
+    last sign of life, whether it exited cleanly, and its own counts."""
+    return {'process': data.get('process', name), 'pid': data.get('pid'),
+            'started': data.get('started'), 'written': data.get('written'),
+            'closed': bool(data.get('closed')),
+            'in_flight': data.get('in_flight') or {},
+            'counts': {kind: {m: s['count'] for m, s in table.items()}
+                       for kind, table in data.get('stats', {}).items()}}
+
+
 def merge_dir(directory):
-    """{kind: {method: Stat}} summed over every process file, plus the
-    list of processes that wrote one."""
+    """{kind: {method: Stat}} summed over every process file, plus one
+    entry per process file (see _process_entry)."""
     merged = {}
     processes = []
     if not directory or not os.path.isdir(directory):
@@ -176,7 +209,7 @@ def merge_dir(directory):
                 data = json.load(f)
         except (OSError, ValueError):
             continue
-        processes.append(data.get('process', name))
+        processes.append(_process_entry(data, name))
         for kind, table in data.get('stats', {}).items():
             for method, stat in table.items():
                 merged.setdefault(kind, {}).setdefault(
@@ -197,6 +230,7 @@ def summarize(merged):
             row[kind] = {'count': stat.count, 'errors': stat.errors,
                          'mean_ms': stat.total * 1000.0 / stat.count,
                          'p50_ms': stat.percentile_ms(50),
+                         'p95_ms': stat.percentile_ms(95),
                          'p99_ms': stat.percentile_ms(99),
                          'max_ms': stat.max * 1000.0}
         rows.append(row)

@@ -14,7 +14,7 @@ import testtools
 
 from nova_moves import conf
 from nova_moves import context as nm_context
-from nova_moves.harness import rpcstats
+from nova_moves import rpcstats
 from nova_moves import rpc
 
 CONF = conf.CONF
@@ -49,6 +49,25 @@ class StatTest(testtools.TestCase):
         self.assertEqual(2, out['cast']['n'].count)
         self.assertNotIn(rpcstats.bucket_of(0.01), out['call']['m'].buckets)
 
+    def test_in_flight_handlers_and_clean_exit_are_written(self):
+        work = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, work)
+        rec = rpcstats.Recorder(work, 'compute-c2')
+        rec.begin('compute.prep_resize')
+        rec.begin('compute.prep_resize')
+        rec.record('handle', 'compute.prep_resize', 0.1)
+        rec.dump()
+        _, (entry,) = rpcstats.merge_dir(work)
+        # One finished, one still running: what a SIGKILL would leave.
+        self.assertEqual({'compute.prep_resize': 1}, entry['in_flight'])
+        self.assertEqual({'handle': {'compute.prep_resize': 1}},
+                         entry['counts'])
+        self.assertFalse(entry['closed'])
+        self.assertEqual(os.getpid(), entry['pid'])
+        rec.close()
+        _, (entry,) = rpcstats.merge_dir(work)
+        self.assertTrue(entry['closed'])
+
     def test_recorder_files_merge(self):
         work = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, work)
@@ -61,7 +80,8 @@ class StatTest(testtools.TestCase):
         one.dump()
         two.dump()
         merged, processes = rpcstats.merge_dir(work)
-        self.assertEqual(['p1', 'p2'], sorted(processes))
+        self.assertEqual(['p1', 'p2'],
+                         sorted(p['process'] for p in processes))
         self.assertEqual(2, merged['call']['conductor.x'].count)
         rows = rpcstats.summarize(merged)
         self.assertEqual('conductor.x', rows[0]['method'])

@@ -1,0 +1,293 @@
+"""Placement writes: allocations per consumer, with provider
+generation compare-and-swap."""
+import time
+
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from nova_moves.db import models
+from nova_moves import exception
+from nova_moves import states
+from nova_moves.db.candidates import _capacity, _load_placement
+from nova_moves.db.session import _session
+
+
+_CAS_RETRIES = 20
+
+
+def allocations_get(consumer_id):
+    """{provider_uuid: {resource_class: used}} held by a consumer."""
+    with _session(writer=False) as session:
+        return _allocations_of(session, consumer_id)
+
+
+def _allocations_of(session, consumer_id):
+    result = {}
+    for rp_uuid, rc, used in session.execute(
+            sa.select(models.ResourceProvider.uuid,
+                      models.Allocation.resource_class,
+                      models.Allocation.used)
+            .join(models.ResourceProvider,
+                  models.ResourceProvider.id ==
+                  models.Allocation.resource_provider_id)
+            .where(models.Allocation.consumer_id == consumer_id)):
+        result.setdefault(rp_uuid, {})[rc] = used
+    return result
+
+
+def _bump_generations(session, providers):
+    """Compare-and-swap the generation of every touched provider; False if
+    any changed since we read it (a concurrent writer won). Providers are
+    bumped in id order so two writers lock rows in the same order (fewer
+    deadlocks on MySQL/PostgreSQL)."""
+    for rp_id, generation in sorted(providers.items()):
+        result = session.execute(
+            sa.update(models.ResourceProvider)
+            .where(models.ResourceProvider.id == rp_id,
+                   models.ResourceProvider.generation == generation)
+            .values(generation=generation + 1))
+        if result.rowcount != 1:
+            return False
+    return True
+
+
+class _GenerationConflict(Exception):
+    pass
+
+
+def _with_cas_retry(fn):
+    def wrapper(*args, **kwargs):
+        for attempt in range(_CAS_RETRIES):
+            try:
+                return fn(*args, **kwargs)
+            except (_GenerationConflict, db_exc.DBDeadlock,
+                    db_exc.DBDuplicateEntry):
+                time.sleep(0.005 * (attempt + 1))
+        raise exception.ConcurrentUpdate(uuid=args[0] if args else '?')
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+def _bump_consumers(session, consumers, expected=None):
+    """Bump the generation of every consumer whose allocations this
+    transaction writes; a consumer with an ``expected`` generation must
+    still have it (ConsumerGenerationConflict otherwise: placement 1.28)."""
+    expected = expected or {}
+    for consumer in sorted(set(consumers)):
+        table = models.Consumer.__table__
+        query = sa.update(table).where(table.c.uuid == consumer)
+        want = expected.get(consumer)
+        if want is not None:
+            query = query.where(table.c.generation == want)
+        result = session.execute(query.values(
+            generation=table.c.generation + 1))
+        if result.rowcount == 1:
+            continue
+        current = session.execute(sa.select(table.c.generation).where(
+            table.c.uuid == consumer)).scalar()
+        if want is not None:
+            raise exception.ConsumerGenerationConflict(
+                consumer=consumer, expected=want, actual=current)
+        session.add(models.Consumer(uuid=consumer, generation=1))
+        session.flush()
+
+
+def consumer_generation_get(consumer_id):
+    """The consumer's generation now (None: never held anything)."""
+    table = models.Consumer.__table__
+    with _session(writer=False) as session:
+        return session.execute(sa.select(table.c.generation).where(
+            table.c.uuid == consumer_id)).scalar()
+
+
+def consumer_generations_all():
+    """{consumer: generation} for the invariant checks."""
+    table = models.Consumer.__table__
+    with _session(writer=False) as session:
+        return dict(session.execute(sa.select(table.c.uuid,
+                                              table.c.generation)).all())
+
+
+def _replace_in(session, consumer_id, allocations, from_consumer=None,
+                consumer_generation=None):
+    """allocations_replace inside the caller's transaction."""
+    old = session.scalars(sa.select(models.Allocation).where(
+        models.Allocation.consumer_id.in_(
+            [consumer_id] + ([from_consumer] if from_consumer else []))
+    )).all()
+    # Only the providers this claim touches: the ones asked for and
+    # the ones the consumers hold now.
+    wanted = set(session.scalars(
+        sa.select(models.ResourceProvider.id).where(
+            models.ResourceProvider.uuid.in_(list(allocations)))))
+    rps, invs, usage, _aggs = _load_placement(
+        session, wanted | {a.resource_provider_id for a in old})
+    by_uuid = {rp.uuid: rp for rp in rps.values()}
+    touched = {a.resource_provider_id for a in old}
+    freed = {}
+    for a in old:
+        key = (a.resource_provider_id, a.resource_class)
+        freed[key] = freed.get(key, 0) + a.used
+    for rp_uuid, resources in allocations.items():
+        rp = by_uuid.get(rp_uuid)
+        if rp is None:
+            raise exception.AllocationFailed(
+                consumer=consumer_id,
+                reason='resource provider %s not found' % rp_uuid)
+        touched.add(rp.id)
+        for rc, amount in resources.items():
+            inv = invs.get(rp.id, {}).get(rc)
+            if inv is None:
+                raise exception.AllocationFailed(
+                    consumer=consumer_id,
+                    reason='%s has no %s inventory' % (rp.name, rc))
+            used = usage.get((rp.id, rc), 0) - freed.get((rp.id, rc), 0)
+            if used + amount > _capacity(inv):
+                raise exception.AllocationFailed(
+                    consumer=consumer_id,
+                    reason='%s: requested %d, free %d on %s' % (
+                        rc, amount, _capacity(inv) - used, rp.name))
+    generations = {rp_id: rps[rp_id].generation for rp_id in touched}
+    _bump_consumers(session, [consumer_id] + (
+        [from_consumer] if from_consumer else []),
+        {consumer_id: consumer_generation})
+    for a in old:
+        session.delete(a)
+    for rp_uuid, resources in allocations.items():
+        for rc, amount in resources.items():
+            session.add(models.Allocation(
+                resource_provider_id=by_uuid[rp_uuid].id,
+                consumer_id=consumer_id, resource_class=rc, used=amount))
+    session.flush()
+    if not _bump_generations(session, generations):
+        raise _GenerationConflict()
+
+
+@_with_cas_retry
+def allocations_replace(consumer_id, allocations, from_consumer=None,
+                        consumer_generation=None):
+    """Set what ``consumer_id`` holds to ``allocations`` (placement's PUT
+    /allocations), checking capacity for every increase. With
+    ``from_consumer``, that consumer's allocations are dropped in the same
+    transaction (an atomic hand-over). With ``consumer_generation``, the
+    consumer must still be at that generation (a claim for a move that
+    was rolled back meanwhile fails with ConsumerGenerationConflict).
+    Raises AllocationFailed when a provider cannot fit the request."""
+    with _session() as session:
+        _replace_in(session, consumer_id, allocations, from_consumer,
+                    consumer_generation)
+    return True
+
+
+def _provider_generations(session, rows):
+    return dict(session.execute(
+        sa.select(models.ResourceProvider.id,
+                  models.ResourceProvider.generation)
+        .where(models.ResourceProvider.id.in_(
+            {r.resource_provider_id for r in rows}))).all())
+
+
+def _move_in(session, from_consumer, to_consumer):
+    """allocations_move inside the caller's transaction; {} when
+    ``from_consumer`` held nothing (then nothing changes)."""
+    rows = session.scalars(sa.select(models.Allocation).where(
+        models.Allocation.consumer_id == from_consumer)).all()
+    if not rows:
+        return {}
+    old = session.scalars(sa.select(models.Allocation).where(
+        models.Allocation.consumer_id == to_consumer)).all()
+    generations = _provider_generations(session, rows + old)
+    session.execute(sa.delete(models.Allocation).where(
+        models.Allocation.consumer_id == to_consumer))
+    for row in rows:
+        row.consumer_id = to_consumer
+    session.flush()
+    _bump_consumers(session, [from_consumer, to_consumer])
+    if not _bump_generations(session, generations):
+        raise _GenerationConflict()
+    return _allocations_of(session, to_consumer)
+
+
+@_with_cas_retry
+def allocations_move(from_consumer, to_consumer):
+    """Hand everything ``from_consumer`` holds to ``to_consumer``, which
+    must hold nothing. Returns what moved."""
+    with _session() as session:
+        return _move_in(session, from_consumer, to_consumer)
+
+
+def _delete_in(session, consumer_id, root_host=None):
+    query = sa.select(models.Allocation).where(
+        models.Allocation.consumer_id == consumer_id)
+    rows = session.scalars(query).all()
+    if root_host is not None:
+        root = session.scalars(sa.select(models.ResourceProvider).where(
+            models.ResourceProvider.name == root_host)).first()
+        tree = set() if root is None else set(session.scalars(
+            sa.select(models.ResourceProvider.id).where(
+                models.ResourceProvider.root_provider_id == root.id)))
+        rows = [r for r in rows if r.resource_provider_id in tree]
+    if not rows:
+        return False
+    generations = _provider_generations(session, rows)
+    for row in rows:
+        session.delete(row)
+    session.flush()
+    _bump_consumers(session, [consumer_id])
+    if not _bump_generations(session, generations):
+        raise _GenerationConflict()
+    return True
+
+
+@_with_cas_retry
+def allocations_delete(consumer_id, root_host=None):
+    """Drop what a consumer holds; with ``root_host`` only its allocations
+    in that host's provider tree (the source half after an evacuation)."""
+    with _session() as session:
+        return _delete_in(session, consumer_id, root_host)
+
+
+def allocations_all():
+    """{consumer: {provider_uuid: {rc: used}}} for audits and tests."""
+    with _session(writer=False) as session:
+        result = {}
+        for consumer, rp_uuid, rc, used in session.execute(
+                sa.select(models.Allocation.consumer_id,
+                          models.ResourceProvider.uuid,
+                          models.Allocation.resource_class,
+                          models.Allocation.used)
+                .join(models.ResourceProvider,
+                      models.ResourceProvider.id ==
+                      models.Allocation.resource_provider_id)):
+            result.setdefault(consumer, {}).setdefault(rp_uuid, {})[rc] = used
+        return result
+
+
+def allocation_is_single_root(consumer_id):
+    """Seed 004: a forced move can only copy an allocation served by one
+    root provider alone (no nested child, no sharing provider)."""
+    with _session(writer=False) as session:
+        rows = session.execute(
+            sa.select(models.ResourceProvider.id,
+                      models.ResourceProvider.root_provider_id)
+            .join(models.Allocation, models.Allocation.resource_provider_id
+                  == models.ResourceProvider.id)
+            .where(models.Allocation.consumer_id == consumer_id)
+            .distinct()).all()
+    return len(rows) == 1 and rows[0][0] == rows[0][1]
+
+
+def allocations_orphaned():
+    """Allocations whose consumer is neither a live (not deleted) server
+    nor a migration still in progress: {consumer: {provider_uuid: {rc:
+    used}}}. Every flow writes its server or migration row before it
+    allocates, so a consumer without either is a leak."""
+    with _session(writer=False) as session:
+        live = set(session.scalars(sa.select(models.Instance.uuid).where(
+            models.Instance.deleted == 0)))
+        moving = set(session.scalars(sa.select(models.Migration.uuid).where(
+            models.Migration.status.not_in(
+                states.MIGRATION_TERMINAL_STATUSES))))
+    return {consumer: allocations for consumer, allocations in
+            allocations_all().items() if consumer not in live | moving}

@@ -1,0 +1,178 @@
+"""Servers (instances) and their faults."""
+import json
+import uuid as uuidlib
+
+import sqlalchemy as sa
+
+from nova_moves.db import models
+from nova_moves import exception
+from nova_moves import states
+from nova_moves.db.session import (
+    _parse_time,
+    _retry_on_deadlock,
+    _session,
+    _to_dict,
+    utcnow)
+
+
+_JSON_FIELDS = ('flavor', 'old_flavor', 'new_flavor')
+
+
+def _instance_dict(row):
+    values = _to_dict(row)
+    for field in _JSON_FIELDS:
+        if values.get(field):
+            values[field] = json.loads(values[field])
+    return values
+
+
+def _encode_instance_values(values):
+    values = dict(values)
+    for field in _JSON_FIELDS:
+        if field in values and values[field] is not None:
+            values[field] = json.dumps(values[field])
+    for key in ('launched_at', 'terminated_at', 'deleted_at'):
+        if key in values:
+            values[key] = _parse_time(values[key])
+    return values
+
+
+def instance_create(values):
+    values = _encode_instance_values(values)
+    values.setdefault('uuid', str(uuidlib.uuid4()))
+    with _session() as session:
+        row = models.Instance(**values)
+        session.add(row)
+        session.flush()
+        return _instance_dict(row)
+
+
+def instance_get(instance_uuid, read_deleted=False):
+    with _session(writer=False) as session:
+        query = sa.select(models.Instance).where(
+            models.Instance.uuid == instance_uuid)
+        if not read_deleted:
+            query = query.where(models.Instance.deleted == 0)
+        row = session.scalars(query).first()
+        if row is None:
+            raise exception.InstanceNotFound(instance_id=instance_uuid)
+        return _instance_dict(row)
+
+
+def instance_get_all(project_id=None, host=None, limit=None, marker=None,
+                     read_deleted=False, uuids=None):
+    with _session(writer=False) as session:
+        query = sa.select(models.Instance).order_by(
+            models.Instance.created_at.desc(), models.Instance.id.desc())
+        if not read_deleted:
+            query = query.where(models.Instance.deleted == 0)
+        if project_id:
+            query = query.where(models.Instance.project_id == project_id)
+        if host:
+            query = query.where(models.Instance.host == host)
+        if uuids is not None:
+            query = query.where(models.Instance.uuid.in_(uuids))
+        if marker:
+            mrow = session.scalars(sa.select(models.Instance).where(
+                models.Instance.uuid == marker)).first()
+            if mrow is None:
+                raise exception.Invalid(reason='marker %s not found' % marker)
+            query = query.where(sa.or_(
+                models.Instance.created_at < mrow.created_at,
+                sa.and_(models.Instance.created_at == mrow.created_at,
+                        models.Instance.id < mrow.id)))
+        if limit:
+            query = query.limit(limit)
+        return [_instance_dict(r) for r in session.scalars(query)]
+
+
+_UNSET = object()
+
+
+@_retry_on_deadlock
+def instance_update(instance_uuid, values, expected_task_state=_UNSET,
+                    expected_vm_state=None, expected_host=None):
+    """Update a server; with ``expected_task_state`` (a value or a list)
+    and/or ``expected_vm_state`` (a list), only if the row still holds
+    them: the compare-and-swap that makes two moves of one server race
+    safely. Raises UnexpectedTaskState or InstanceInvalidState when lost."""
+    values = _encode_instance_values(values)
+    with _session() as session:
+        query = sa.update(models.Instance).where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.deleted == 0)
+        if expected_task_state is not _UNSET:
+            expected = (list(expected_task_state)
+                        if isinstance(expected_task_state, (list, tuple))
+                        else [expected_task_state])
+            conds = [models.Instance.task_state.in_(
+                [e for e in expected if e is not None])]
+            if None in expected:
+                conds.append(models.Instance.task_state.is_(None))
+            query = query.where(sa.or_(*conds))
+        if expected_vm_state:
+            query = query.where(models.Instance.vm_state.in_(
+                list(expected_vm_state)))
+        if expected_host is not None:
+            query = query.where(models.Instance.host == expected_host)
+        result = session.execute(query.values(**values))
+        if result.rowcount == 1:
+            row = session.scalars(sa.select(models.Instance).where(
+                models.Instance.uuid == instance_uuid)).one()
+            return _instance_dict(row)
+    current = instance_get(instance_uuid)
+    if expected_vm_state and current['vm_state'] not in expected_vm_state:
+        raise exception.InstanceInvalidState(
+            method='update', instance_uuid=instance_uuid, attr='vm_state',
+            state=current['vm_state'])
+    if expected_host is not None and current['host'] != expected_host:
+        raise exception.Conflict(reason='instance %s is no longer on %s'
+                                 % (instance_uuid, expected_host))
+    raise exception.UnexpectedTaskState(
+        instance_uuid=instance_uuid, expected=expected_task_state,
+        actual=current['task_state'])
+
+
+def instance_destroy(instance_uuid):
+    now = utcnow()
+    with _session() as session:
+        row = session.scalars(sa.select(models.Instance).where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.deleted == 0)).first()
+        if row is None:
+            raise exception.InstanceNotFound(instance_id=instance_uuid)
+        row.deleted = row.id
+        row.deleted_at = now
+        row.terminated_at = now
+        row.vm_state = states.DELETED
+        row.task_state = None
+        return _instance_dict(row)
+
+
+def instance_fault_create(instance_uuid, code, message, details=None,
+                          host=None):
+    with _session() as session:
+        session.add(models.InstanceFault(
+            instance_uuid=instance_uuid, code=code, message=message[:255],
+            details=details, host=host))
+
+
+def instance_fault_get_latest(instance_uuid):
+    with _session(writer=False) as session:
+        row = session.scalars(
+            sa.select(models.InstanceFault)
+            .where(models.InstanceFault.instance_uuid == instance_uuid)
+            .order_by(models.InstanceFault.id.desc())).first()
+        return _to_dict(row)
+
+
+def instance_get_all_by_task_states(task_states, updated_before):
+    """Servers in one of ``task_states`` not updated since
+    ``updated_before`` (a datetime): candidates for an interrupted move."""
+    with _session(writer=False) as session:
+        query = sa.select(models.Instance).where(
+            models.Instance.deleted == 0,
+            models.Instance.task_state.in_(list(task_states)),
+            sa.func.coalesce(models.Instance.updated_at,
+                             models.Instance.created_at) < updated_before)
+        return [_instance_dict(r) for r in session.scalars(query)]

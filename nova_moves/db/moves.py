@@ -1,0 +1,150 @@
+"""Migration rows and the single transactions that start a move."""
+import uuid as uuidlib
+
+import sqlalchemy as sa
+
+from nova_moves.db import models
+from nova_moves import exception
+from nova_moves import states
+from nova_moves.db.allocations import _move_in, _with_cas_retry
+from nova_moves.db.instances import (
+    _encode_instance_values)
+from nova_moves.db.session import (
+    _get_by_id_or_uuid,
+    _parse_time,
+    _retry_on_deadlock,
+    _session,
+    _to_dict)
+
+
+def migration_create(values):
+    values = dict(values)
+    values.setdefault('uuid', str(uuidlib.uuid4()))
+    with _session() as session:
+        row = models.Migration(**values)
+        session.add(row)
+        session.flush()
+        return _to_dict(row)
+
+
+def migration_get(migration_id):
+    """By integer id or uuid."""
+    return _get_by_id_or_uuid(
+        models.Migration, migration_id,
+        lambda: exception.MigrationNotFound(migration_id=migration_id))
+
+
+@_retry_on_deadlock
+def migration_update(migration_id, values, expected_status=None):
+    """Update a migration; with ``expected_status`` (a list) only if it is
+    still in one of them, else Conflict."""
+    current = migration_get(migration_id)
+    with _session() as session:
+        query = sa.update(models.Migration).where(
+            models.Migration.id == current['id'])
+        if expected_status:
+            query = query.where(models.Migration.status.in_(
+                list(expected_status)))
+        result = session.execute(query.values(**values))
+    if result.rowcount != 1:
+        raise exception.Conflict(
+            reason='migration %s is %s, expected %s'
+            % (migration_id, migration_get(migration_id)['status'],
+               expected_status))
+    return migration_get(current['id'])
+
+
+def migration_get_all(instance_uuid=None, host=None, status=None,
+                      migration_type=None, source_compute=None,
+                      user_id=None, project_id=None, changes_since=None,
+                      changes_before=None, limit=None, marker=None,
+                      newest_first=True):
+    with _session(writer=False) as session:
+        if newest_first:
+            order = (models.Migration.created_at.desc(),
+                     models.Migration.id.desc())
+        else:
+            order = (models.Migration.id,)
+        query = sa.select(models.Migration).order_by(*order)
+        if instance_uuid:
+            query = query.where(models.Migration.instance_uuid ==
+                                instance_uuid)
+        if host:
+            query = query.where(sa.or_(models.Migration.source_compute == host,
+                                       models.Migration.dest_compute == host))
+        if source_compute:
+            query = query.where(models.Migration.source_compute ==
+                                source_compute)
+        if status:
+            statuses = status if isinstance(status, (list, tuple)) \
+                else [status]
+            query = query.where(models.Migration.status.in_(statuses))
+        if migration_type:
+            query = query.where(models.Migration.migration_type ==
+                                migration_type)
+        if user_id:
+            query = query.where(models.Migration.user_id == user_id)
+        if project_id:
+            query = query.where(models.Migration.project_id == project_id)
+        if changes_since:
+            query = query.where(models.Migration.updated_at >=
+                                _parse_time(changes_since))
+        if changes_before:
+            query = query.where(models.Migration.updated_at <=
+                                _parse_time(changes_before))
+        if marker:
+            mrow = session.scalars(sa.select(models.Migration).where(
+                models.Migration.uuid == marker)).first()
+            if mrow is None:
+                raise exception.MigrationNotFound(migration_id=marker)
+            query = query.where(models.Migration.id < mrow.id)
+        if limit:
+            query = query.limit(limit)
+        return [_to_dict(r) for r in session.scalars(query)]
+
+
+def migrations_unsettled():
+    """Migrations whose move is under way (not parked waiting for a user
+    or a dead host, not ended): what the stuck-move sweep looks at."""
+    moving = (states.M_QUEUED, states.M_PREPARING, states.M_RUNNING,
+              states.M_PRE_MIGRATING, states.M_MIGRATING,
+              states.M_POST_MIGRATING, states.M_CONFIRMING,
+              states.M_REVERTING)
+    with _session(writer=False) as session:
+        return [_to_dict(r) for r in session.scalars(
+            sa.select(models.Migration).where(
+                models.Migration.status.in_(moving)))]
+
+
+# Re-exported through db/api.py, where the audit and the tests look.
+MIGRATION_TERMINAL_STATUSES = states.MIGRATION_TERMINAL_STATUSES
+
+
+@_with_cas_retry
+def migration_start(instance_uuid, values, old_flavor, new_flavor,
+                    expected_task_state=states.RESIZE_PREP):
+    """The conductor's start of a resize/cold migration, all or nothing:
+    create the migration row from ``values``, record old/new flavor on
+    the server (only while it still has ``expected_task_state``) and hand
+    the server's current allocation to the migration's uuid. Returns the
+    migration. Raises UnexpectedTaskState with nothing written."""
+    values = dict(values)
+    values.setdefault('uuid', str(uuidlib.uuid4()))
+    with _session() as session:
+        result = session.execute(
+            sa.update(models.Instance)
+            .where(models.Instance.uuid == instance_uuid,
+                   models.Instance.deleted == 0,
+                   models.Instance.task_state == expected_task_state)
+            .values(**_encode_instance_values(
+                {'old_flavor': old_flavor, 'new_flavor': new_flavor})))
+        if result.rowcount != 1:
+            raise exception.UnexpectedTaskState(
+                instance_uuid=instance_uuid, expected=expected_task_state,
+                actual='(changed)')
+        row = models.Migration(**values)
+        session.add(row)
+        session.flush()
+        _move_in(session, instance_uuid, values['uuid'])
+        session.flush()
+        return _to_dict(row)

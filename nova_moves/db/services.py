@@ -1,0 +1,87 @@
+"""Service records: registration, heartbeats, forced-down."""
+import uuid as uuidlib
+
+import sqlalchemy as sa
+
+from nova_moves.db import models
+from nova_moves import exception
+from nova_moves.db.session import (
+    CONF,
+    _get_by_id_or_uuid,
+    _parse_time,
+    _row_dict,
+    _session,
+    _to_dict,
+    utcnow)
+
+
+def service_report(host, binary, topic, availability_zone=None):
+    """Create the service record if needed and mark it seen now."""
+    now = utcnow()
+    with _session() as session:
+        result = session.execute(
+            sa.update(models.Service)
+            .where(models.Service.host == host,
+                   models.Service.binary == binary)
+            .values(last_seen_up=now,
+                    report_count=models.Service.report_count + 1))
+        if result.rowcount == 0:
+            session.add(models.Service(
+                uuid=str(uuidlib.uuid4()), host=host, binary=binary,
+                topic=topic, last_seen_up=now, report_count=1,
+                availability_zone=availability_zone))
+    return service_get_by_host_and_binary(host, binary)
+
+
+def service_get_all(binary=None, host=None):
+    # Core rows: the scheduler reads every compute service per request.
+    table = models.Service.__table__
+    with _session(writer=False) as session:
+        query = sa.select(table).order_by(table.c.id)
+        if binary:
+            query = query.where(table.c.binary == binary)
+        if host:
+            query = query.where(table.c.host == host)
+        return [_row_dict(row) for row in session.execute(query)]
+
+
+def service_get(service_id):
+    """By integer id or uuid."""
+    return _get_by_id_or_uuid(
+        models.Service, service_id,
+        lambda: exception.ServiceNotFound(service_id=service_id))
+
+
+def service_get_by_host_and_binary(host, binary):
+    with _session(writer=False) as session:
+        row = session.scalars(sa.select(models.Service).where(
+            models.Service.host == host,
+            models.Service.binary == binary)).first()
+        return _to_dict(row)
+
+
+def service_update(service_id, values):
+    service = service_get(service_id)
+    with _session() as session:
+        session.execute(sa.update(models.Service).where(
+            models.Service.id == service['id']).values(**values))
+    return service_get(service['id'])
+
+
+def service_delete(service_id):
+    service = service_get(service_id)
+    with _session() as session:
+        session.execute(sa.delete(models.Service).where(
+            models.Service.id == service['id']))
+    return service
+
+
+def service_is_up(service):
+    """Down when forced down or silent for longer than service_down_time."""
+    if service['forced_down']:
+        return False
+    last = _parse_time(service['last_seen_up'])
+    if last is None:
+        return False
+    age = (utcnow() - last).total_seconds()
+    return abs(age) <= CONF.service_down_time

@@ -1,0 +1,352 @@
+"""The three move operations, each one transaction.
+
+- move_start: the API's start of a move: compare-and-swap of task_state
+  (None -> the move's), the instance action, and the migration row when
+  the move has one.
+- move_advance: one step of a move: migration status and task_state both
+  compare-and-swapped, optional values, an allocation change and the
+  step's instance event. Raises MoveConflict, writing nothing, when
+  either row moved on: the message that asked for the step is stale.
+- move_failed: the one undo. The migration's allocation (the source
+  half) goes back to the server, which drops any destination claim; the
+  migration gets its failed status; the server is put back where the move
+  found it and its task_state cleared, only while it is still this
+  move's; a fault and an Error event say why.
+
+Steps and allocation changes are named the same on every path, so a
+duplicate or late message meets a row that has moved on and is refused
+instead of acting on what the message said.
+"""
+import uuid as uuidlib
+
+import sqlalchemy as sa
+
+from nova_moves import exception
+from nova_moves import states
+from nova_moves.db import models
+from nova_moves.db.actions import _event_finish_in, _event_start_in
+from nova_moves.db.allocations import (_allocations_of, _delete_in, _move_in,
+                                       _replace_in, _with_cas_retry)
+from nova_moves.db.instances import _encode_instance_values, _instance_dict
+from nova_moves.db.session import _session, _to_dict, utcnow
+
+# The task_states each kind of move sets on its server: move_failed only
+# clears one of these.
+MOVE_TASK_STATES = {
+    states.RESIZE: states.RESIZE_TASK_STATES + (states.RESIZE_REVERTING,),
+    states.MIGRATION: states.RESIZE_TASK_STATES + (states.RESIZE_REVERTING,),
+    states.LIVE_MIGRATION: (states.MIGRATING,),
+    states.EVACUATION: (states.REBUILDING, states.REBUILD_SPAWNING),
+}
+
+
+# A migration in one of these may still hold something to give back.
+_UNSETTLED = (states.M_ACCEPTED, states.M_QUEUED, states.M_PREPARING,
+              states.M_RUNNING, states.M_PRE_MIGRATING, states.M_MIGRATING,
+              states.M_POST_MIGRATING, states.M_FINISHED,
+              states.M_CONFIRMING, states.M_REVERTING)
+
+
+def _as_list(value):
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _task_state_clause(expected):
+    expected = _as_list(expected)
+    conds = [models.Instance.task_state.in_(
+        [e for e in expected if e is not None])]
+    if None in expected:
+        conds.append(models.Instance.task_state.is_(None))
+    return sa.or_(*conds)
+
+
+def _migration_row(session, migration_id):
+    column = (models.Migration.id if str(migration_id).isdigit()
+              else models.Migration.uuid)
+    row = session.scalars(sa.select(models.Migration).where(
+        column == migration_id)).first()
+    if row is None:
+        raise exception.MigrationNotFound(migration_id=migration_id)
+    return row
+
+
+def _conflict(migration, reason):
+    return exception.MoveConflict(migration=migration.uuid,
+                                  instance_uuid=migration.instance_uuid,
+                                  reason=reason)
+
+
+def _record_event(session, instance_uuid, request_id, event):
+    """The step's instance event, in the step's transaction; a flow
+    started by a service (recovery, auto-confirm) has no action for its
+    request id and records none."""
+    if not event or not request_id:
+        return
+    # _action_for raises before anything is written.
+    try:
+        if event.get('result'):
+            _event_finish_in(session, instance_uuid, request_id,
+                             event['name'], event['result'],
+                             traceback=event.get('traceback'),
+                             details=event.get('details'),
+                             host=event.get('host'))
+        else:
+            _event_start_in(session, instance_uuid, request_id,
+                            event['name'], host=event.get('host'))
+    except exception.ActionNotFound:
+        pass
+
+
+def _apply_allocations(session, migration, op):
+    """The allocation change of a step, in its transaction:
+    park_source   the server's allocation goes to the migration (the
+                  start of a live migration or evacuation)
+    drop_source   the migration's (source half) goes: confirm, completed
+    return_source the source half goes back to the server, dropping its
+                  destination claim: revert, failure
+    drop_dest     the server's claim on ``host``'s tree goes (revert, on
+                  the destination)
+    claim         the server's allocation becomes ``allocations`` (a
+                  reschedule to an alternate)"""
+    if not op:
+        return
+    kind = op['op']
+    if kind == 'park_source':
+        _move_in(session, migration.instance_uuid, migration.uuid)
+    elif kind == 'drop_source':
+        _delete_in(session, migration.uuid)
+    elif kind == 'return_source':
+        if _allocations_of(session, migration.uuid):
+            _move_in(session, migration.uuid, migration.instance_uuid)
+    elif kind == 'drop_dest':
+        _delete_in(session, migration.instance_uuid,
+                   root_host=op.get('host'))
+    elif kind == 'claim':
+        _replace_in(session, migration.instance_uuid, op['allocations'])
+    else:
+        raise exception.Invalid(reason='unknown allocation op %s' % kind)
+
+
+def _result(session, migration):
+    instance = session.scalars(sa.select(models.Instance).where(
+        models.Instance.uuid == migration.instance_uuid)).first()
+    return {'migration': _to_dict(migration),
+            'instance': _instance_dict(instance) if instance else None}
+
+
+@_with_cas_retry
+def move_start(instance_uuid, task_state, vm_states, action, request_id,
+               user_id, project_id, migration=None, expected_host=None):
+    """Start a move, all or nothing: task_state None -> ``task_state``
+    (vm_state still in ``vm_states``, host still ``expected_host`` when
+    given), the instance action, and the migration row from
+    ``migration`` (values) when given. Returns {'instance', 'migration'}.
+    Raises UnexpectedTaskState / InstanceInvalidState (409) with nothing
+    written when another request got there first."""
+    now = utcnow()
+    with _session() as session:
+        query = (sa.update(models.Instance)
+                 .where(models.Instance.uuid == instance_uuid,
+                        models.Instance.deleted == 0,
+                        models.Instance.task_state.is_(None),
+                        models.Instance.vm_state.in_(list(vm_states))))
+        if expected_host is not None:
+            query = query.where(models.Instance.host == expected_host)
+        result = session.execute(query.values(task_state=task_state,
+                                              updated_at=now))
+        if result.rowcount == 1:
+            session.add(models.InstanceAction(
+                instance_uuid=instance_uuid, action=action,
+                request_id=request_id, user_id=user_id,
+                project_id=project_id, start_time=now, updated_at=now))
+            row = None
+            if migration is not None:
+                values = dict(migration, instance_uuid=instance_uuid)
+                values.setdefault('uuid', str(uuidlib.uuid4()))
+                row = models.Migration(**values)
+                session.add(row)
+            session.flush()
+            instance = session.scalars(sa.select(models.Instance).where(
+                models.Instance.uuid == instance_uuid)).one()
+            return {'instance': _instance_dict(instance),
+                    'migration': _to_dict(row)}
+        current = session.scalars(sa.select(models.Instance).where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.deleted == 0)).first()
+    if current is None:
+        raise exception.InstanceNotFound(instance_id=instance_uuid)
+    if current.vm_state not in vm_states:
+        raise exception.InstanceInvalidState(
+            method=action, instance_uuid=instance_uuid, attr='vm_state',
+            state=current.vm_state)
+    if expected_host is not None and current.host != expected_host:
+        raise exception.Conflict(reason='instance %s is no longer on %s'
+                                 % (instance_uuid, expected_host))
+    raise exception.UnexpectedTaskState(
+        instance_uuid=instance_uuid, expected=[None],
+        actual=current.task_state)
+
+
+@_with_cas_retry
+def move_advance(migration_id, status=None, task_state=None, values=None,
+                 instance_values=None, expected_vm_state=None,
+                 allocations=None, event=None, request_id=None,
+                 expected_values=None, fault=None):
+    """One step of a move in one transaction.
+
+    ``status`` and ``task_state`` are [expected] (a check) or [expected,
+    new]; an expected value may be a list. ``values`` go on the
+    migration, ``instance_values`` on the server, ``allocations`` is an
+    op of _apply_allocations, ``event`` {name, result (None: start),
+    traceback, host} is recorded under ``request_id``'s action,
+    ``fault`` {code, message, details, host} on the server.
+    ``expected_values`` are migration columns that must still hold (a
+    step for one destination is stale once a reschedule chose another).
+    The
+    migration's updated_at moves on every step (the stuck-move sweep
+    measures from it). Returns {'instance', 'migration'} as they are now;
+    raises MoveConflict, writing nothing, when either row moved on."""
+    with _session() as session:
+        migration = _migration_row(session, migration_id)
+        if status is not None and migration.status not in _as_list(
+                status[0]):
+            raise _conflict(migration, 'migration is %s, expected %s' % (
+                migration.status, status[0]))
+        for column, value in (expected_values or {}).items():
+            if getattr(migration, column) != value:
+                raise _conflict(migration, '%s is %s, not %s' % (
+                    column, getattr(migration, column), value))
+        mig_values = dict(values or {}, updated_at=utcnow())
+        if status is not None and len(status) > 1 and status[1]:
+            mig_values['status'] = status[1]
+        query = sa.update(models.Migration).where(
+            models.Migration.id == migration.id)
+        if status is not None:
+            query = query.where(models.Migration.status.in_(
+                _as_list(status[0])))
+        if session.execute(query.values(**mig_values)).rowcount != 1:
+            raise _conflict(migration, 'migration changed meanwhile')
+        if task_state is not None or instance_values or expected_vm_state:
+            _advance_instance(session, migration, task_state,
+                              instance_values, expected_vm_state)
+        _apply_allocations(session, migration, allocations)
+        _add_fault(session, migration.instance_uuid, fault)
+        _record_event(session, migration.instance_uuid, request_id, event)
+        session.flush()
+        session.refresh(migration)
+        return _result(session, migration)
+
+
+def _add_fault(session, instance_uuid, fault):
+    if fault:
+        session.add(models.InstanceFault(
+            instance_uuid=instance_uuid, code=fault.get('code') or 500,
+            message=(fault.get('message') or 'move failed')[:255],
+            details=fault.get('details'), host=fault.get('host')))
+
+
+def _advance_instance(session, migration, task_state, instance_values,
+                      expected_vm_state):
+    inst_values = dict(instance_values or {})
+    if task_state is not None and len(task_state) > 1:
+        inst_values['task_state'] = task_state[1]
+    query = sa.update(models.Instance).where(
+        models.Instance.uuid == migration.instance_uuid,
+        models.Instance.deleted == 0)
+    if task_state is not None:
+        query = query.where(_task_state_clause(task_state[0]))
+    if expected_vm_state:
+        query = query.where(models.Instance.vm_state.in_(
+            _as_list(expected_vm_state)))
+    inst_values = _encode_instance_values(inst_values)
+    inst_values['updated_at'] = utcnow()
+    if session.execute(query.values(**inst_values)).rowcount != 1:
+        current = session.scalars(sa.select(models.Instance).where(
+            models.Instance.uuid == migration.instance_uuid)).first()
+        raise _conflict(migration, 'server is %s' % (
+            'gone' if current is None or current.deleted else
+            'task_state %s, vm_state %s' % (current.task_state,
+                                           current.vm_state)))
+
+
+def failed_instance_values(migration, instance):
+    """Where the server goes back to when its move fails (migration and
+    server as dicts)."""
+    if migration['migration_type'] in states.COLD_MIGRATION_TYPES:
+        values = {'host': migration['source_compute'],
+                  'node': migration['source_node'],
+                  'old_flavor': None, 'new_flavor': None}
+        if instance.get('old_flavor'):
+            values['flavor'] = instance['old_flavor']
+        return values
+    if migration['migration_type'] == states.LIVE_MIGRATION:
+        return {'progress': 0}
+    # Evacuation: the server stays on its dead source, in ERROR.
+    return {'vm_state': states.ERROR}
+
+
+@_with_cas_retry
+def move_failed(migration_id=None, expected_status=None, status=states.M_ERROR,
+                instance_values=None, fault=None, event=None,
+                request_id=None, allocations='return_source',
+                instance_uuid=None, task_states=None, expected_values=None):
+    """The one undo of a move, in one transaction; see the module doc.
+
+    ``expected_status`` (default: any status that still holds something)
+    is compare-and-swapped to ``status``; MoveConflict when another path
+    settled the move first (then nothing is written). ``fault`` is
+    {code, message, details, host}; ``event`` {name, traceback, host}
+    is closed as Error. ``allocations='keep'`` leaves them. A move that
+    failed before its migration row existed names ``instance_uuid`` and
+    the ``task_states`` it may clear instead. Returns {'instance',
+    'migration'}."""
+    with _session() as session:
+        migration = None
+        if migration_id is not None:
+            migration = _migration_row(session, migration_id)
+            instance_uuid = migration.instance_uuid
+            expected = (_as_list(expected_status) if expected_status
+                        else list(_UNSETTLED))
+            for column, value in (expected_values or {}).items():
+                if getattr(migration, column) != value:
+                    raise _conflict(migration, '%s is %s, not %s' % (
+                        column, getattr(migration, column), value))
+            result = session.execute(
+                sa.update(models.Migration)
+                .where(models.Migration.id == migration.id,
+                       models.Migration.status.in_(expected))
+                .values(status=status, updated_at=utcnow()))
+            if result.rowcount != 1:
+                raise _conflict(migration, 'migration is %s, expected %s'
+                                % (migration.status, expected))
+            if allocations == 'return_source':
+                _apply_allocations(session, migration,
+                                   {'op': 'return_source'})
+            task_states = MOVE_TASK_STATES.get(migration.migration_type, ())
+        instance = session.scalars(sa.select(models.Instance).where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.deleted == 0)).first()
+        if instance is not None and instance.task_state in (task_states
+                                                            or ()):
+            inst_values = (failed_instance_values(
+                _to_dict(migration), _instance_dict(instance))
+                if migration is not None else {})
+            inst_values.update(instance_values or {})
+            inst_values['task_state'] = None
+            inst_values['updated_at'] = utcnow()
+            session.execute(
+                sa.update(models.Instance)
+                .where(models.Instance.id == instance.id,
+                       models.Instance.task_state == instance.task_state)
+                .values(**_encode_instance_values(inst_values)))
+        if instance is not None:
+            _add_fault(session, instance_uuid, fault)
+            if event:
+                _record_event(session, instance_uuid, request_id,
+                              dict(event, result='Error'))
+        session.flush()
+        if migration is None:
+            return {'migration': None, 'instance': _instance_dict(instance)
+                    if instance is not None else None}
+        session.refresh(migration)
+        return _result(session, migration)

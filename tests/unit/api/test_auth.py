@@ -1,0 +1,136 @@
+"""[api] auth_strategy: strict noauth tokens, loopback-only noauth, and
+the request context from auth_token's validated headers."""
+from keystonemiddleware import auth_token  # noqa: F401 - its options
+import testtools
+
+from nova_moves.api import app as api_app
+from nova_moves.api import auth
+from nova_moves import conf
+from tests.unit.compute import test_build_fake_transport as fake_rpc
+from tests.unit import fixtures as nm_fixtures
+
+CONF = conf.CONF
+
+
+class _ConfTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        CONF([], project='nova_moves', default_config_files=[])
+        self.addCleanup(CONF.clear_override, 'auth_strategy', 'api')
+        self.addCleanup(CONF.clear_override, 'listen', 'api')
+        self.addCleanup(CONF.clear_override, 'insecure_noauth_on_network',
+                        'api')
+
+
+class NoauthTokenTest(_ConfTest):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(nm_fixtures.Database())
+        self.useFixture(fake_rpc.FakeTransport())
+        self.client = api_app.create_app().test_client()
+
+    def status(self, token):
+        headers = {} if token is None else {'X-Auth-Token': token}
+        return self.client.get('/v2.1/flavors', headers=headers)
+
+    def test_exactly_user_colon_project(self):
+        self.assertEqual(200, self.status('alice:proj-a').status_code)
+        self.assertEqual(200, self.status('admin:admin').status_code)
+        for bad in (None, '', 'admin', 'admin:', ':admin', ' admin :x',
+                    'admin :x', 'admin: x', 'a:b:c', 'a\t:b', 'a:b\x00',
+                    'u' * 256 + ':p', 'u:' + 'p' * 256):
+            response = self.status(bad)
+            self.assertEqual(401, response.status_code, repr(bad))
+            body = response.get_json()
+            self.assertEqual(401, body['unauthorized']['code'])
+
+    def test_longest_ids_accepted(self):
+        self.assertEqual(200, self.status(
+            'u' * 255 + ':' + 'p' * 255).status_code)
+
+    def test_only_the_user_admin_is_admin(self):
+        ctxt = auth.context_from_request({'X-Auth-Token': 'mallory:admin'},
+                                         CONF)
+        self.assertFalse(ctxt.is_admin)
+        self.assertEqual('admin', ctxt.project_id)
+        ctxt = auth.context_from_request({'X-Auth-Token': 'admin:x'}, CONF)
+        self.assertTrue(ctxt.is_admin)
+
+    def test_versions_need_no_token(self):
+        self.assertEqual(200, self.client.get('/').status_code)
+
+
+class ListenTest(_ConfTest):
+
+    def test_noauth_loopback_is_fine(self):
+        for addr in ('127.0.0.1', '::1', 'localhost', '127.0.0.5'):
+            CONF.set_override('listen', addr, 'api')
+            auth.check_listen(CONF)
+
+    def test_noauth_on_network_refused(self):
+        for addr in ('0.0.0.0', '192.0.2.10', '::'):
+            CONF.set_override('listen', addr, 'api')
+            exc = self.assertRaises(auth.InsecureConfig, auth.check_listen,
+                                    CONF)
+            self.assertIn('insecure_noauth_on_network', str(exc))
+            self.assertIn(addr, str(exc))
+
+    def test_override_and_keystone_allow_network(self):
+        CONF.set_override('listen', '0.0.0.0', 'api')
+        CONF.set_override('insecure_noauth_on_network', True, 'api')
+        auth.check_listen(CONF)
+        CONF.set_override('insecure_noauth_on_network', False, 'api')
+        CONF.set_override('auth_strategy', 'keystone', 'api')
+        auth.check_listen(CONF)
+
+    def test_default_listen_is_loopback(self):
+        self.assertEqual('127.0.0.1', CONF.api.listen)
+
+
+class KeystoneContextTest(_ConfTest):
+
+    def setUp(self):
+        super().setUp()
+        CONF.set_override('auth_strategy', 'keystone', 'api')
+
+    def test_context_from_validated_headers(self):
+        ctxt = auth.context_from_request({
+            'X-Identity-Status': 'Confirmed', 'X-User-Id': 'u1',
+            'X-Project-Id': 'p1', 'X-Roles': 'member,reader'}, CONF)
+        self.assertEqual(('u1', 'p1', False), (ctxt.user_id, ctxt.project_id,
+                                               ctxt.is_admin))
+        self.assertEqual(['member', 'reader'], ctxt.roles)
+        ctxt = auth.context_from_request({
+            'X-Identity-Status': 'Confirmed', 'X-User-Id': 'u1',
+            'X-Project-Id': 'p1', 'X-Roles': 'reader,admin'}, CONF)
+        self.assertTrue(ctxt.is_admin)
+
+    def test_unconfirmed_is_401(self):
+        for headers in ({}, {'X-Identity-Status': 'Invalid',
+                             'X-User-Id': 'u', 'X-Project-Id': 'p'},
+                        {'X-Auth-Token': 'admin:admin'}):
+            self.assertRaises(auth.Unauthorized, auth.context_from_request,
+                              headers, CONF)
+
+    def test_app_without_token_is_401_and_versions_public(self):
+        self.useFixture(nm_fixtures.Database())
+        self.useFixture(fake_rpc.FakeTransport())
+        # Known without asking Keystone (it is not running here).
+        CONF.set_override('www_authenticate_uri', 'http://192.0.2.1/v3',
+                          'keystone_authtoken')
+        self.addCleanup(CONF.clear_override, 'www_authenticate_uri',
+                        'keystone_authtoken')
+        client = api_app.create_app().test_client()
+        self.assertEqual(200, client.get('/').status_code)
+        response = client.get('/v2.1/servers')
+        self.assertEqual(401, response.status_code)
+        self.assertEqual('Keystone uri="http://192.0.2.1/v3"',
+                         response.headers['WWW-Authenticate'])
+        self.assertIn('unauthorized', response.get_json())
+        # A client's own identity headers never pass auth_token.
+        response = client.get('/v2.1/servers', headers={
+            'X-Identity-Status': 'Confirmed', 'X-User-Id': 'admin',
+            'X-Project-Id': 'admin', 'X-Roles': 'admin'})
+        self.assertEqual(401, response.status_code)

@@ -1,0 +1,46 @@
+"""Every [database] option oslo.db documents takes effect: passed to
+create_engine, used by nova_moves.db.retry, or named as unsupported."""
+import inspect
+
+from oslo_config import cfg
+from oslo_db import options as db_options
+from oslo_db.sqlalchemy import engines
+import testtools
+
+from nova_moves.conf import database as database_conf
+from nova_moves.db import engine_opts
+
+
+class EngineOptsTest(testtools.TestCase):
+
+    def _conf(self, **overrides):
+        conf = cfg.ConfigOpts()
+        database_conf.register_opts(conf)
+        conf([])
+        for name, value in overrides.items():
+            conf.set_override(name, value, group='database')
+        return conf
+
+    def test_every_option_is_accounted_for(self):
+        names = {o.name for o in db_options.database_opts}
+        passed = set(engine_opts.engine_kwargs(self._conf()))
+        self.assertEqual(
+            set(), names - passed - engine_opts.HANDLED_ELSEWHERE -
+            engine_opts.UNSUPPORTED)
+
+    def test_kwargs_are_create_engine_arguments(self):
+        accepted = set(inspect.signature(engines.create_engine).parameters)
+        self.assertEqual(set(), set(engine_opts.engine_kwargs(
+            self._conf())) - accepted)
+
+    def test_values_come_from_the_configuration(self):
+        kwargs = engine_opts.engine_kwargs(self._conf(
+            max_pool_size=17, mysql_sql_mode='ANSI', pool_timeout=7,
+            connection_parameters='read_timeout=5'))
+        self.assertEqual(17, kwargs['max_pool_size'])
+        self.assertEqual('ANSI', kwargs['mysql_sql_mode'])
+        self.assertEqual(7, kwargs['pool_timeout'])
+        self.assertEqual('read_timeout=5', kwargs['connection_parameters'])
+        # oslo.db's default: no "consider enabling TRADITIONAL" warning.
+        self.assertEqual('TRADITIONAL', engine_opts.engine_kwargs(
+            self._conf())['mysql_sql_mode'])

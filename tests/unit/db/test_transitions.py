@@ -1,0 +1,125 @@
+"""move_start / move_advance / move_failed and consumer generations on a
+real (SQLite) database: each one transaction, stale steps refused."""
+import testtools
+
+from nova_moves.db import api as db_api
+from nova_moves import exception
+from nova_moves import states
+from tests.unit import fixtures as nm_fixtures
+
+SMALL = {'flavorid': 's', 'name': 'small', 'vcpus': 1, 'memory_mb': 512,
+         'root_gb': 1}
+BIG = dict(SMALL, flavorid='b', name='big', vcpus=2)
+
+
+class TransitionsTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(nm_fixtures.Database())
+        nm_fixtures.node('h1')
+        nm_fixtures.node('h2')
+        self.rps = nm_fixtures.providers()
+        self.server = db_api.instance_create({
+            'display_name': 'vm', 'project_id': 'p', 'user_id': 'u',
+            'host': 'h1', 'node': 'h1', 'flavor': SMALL,
+            'vm_state': states.ACTIVE, 'power_state': 1})
+        self.uuid = self.server['uuid']
+        db_api.allocations_replace(self.uuid, {self.rps['h1']: {'VCPU': 1}})
+
+    def _start_resize(self):
+        db_api.move_start(self.uuid, states.RESIZE_PREP, [states.ACTIVE],
+                          'resize', 'req-1', 'u', 'p')
+        return db_api.migration_start(self.uuid, {
+            'instance_uuid': self.uuid, 'migration_type': states.RESIZE,
+            'status': states.M_PRE_MIGRATING, 'source_compute': 'h1',
+            'source_node': 'h1', 'dest_compute': 'h2', 'dest_node': 'h2',
+            'old_flavor_id': 's', 'new_flavor_id': 'b'}, SMALL, BIG)
+
+    def test_move_start_is_all_or_nothing(self):
+        rows = db_api.move_start(
+            self.uuid, states.MIGRATING, [states.ACTIVE], 'live-migration',
+            'req-1', 'u', 'p', migration={
+                'migration_type': states.LIVE_MIGRATION,
+                'status': states.M_ACCEPTED, 'source_compute': 'h1'})
+        self.assertEqual(states.MIGRATING, rows['instance']['task_state'])
+        self.assertEqual(self.uuid, rows['migration']['instance_uuid'])
+        self.assertRaises(exception.UnexpectedTaskState, db_api.move_start,
+                          self.uuid, states.REBUILDING, [states.ACTIVE],
+                          'evacuate', 'req-2', 'u', 'p',
+                          migration={'migration_type': states.EVACUATION,
+                                     'status': states.M_ACCEPTED})
+        self.assertEqual(1, len(db_api.migration_get_all(
+            instance_uuid=self.uuid)))
+        self.assertEqual(1, len(db_api.actions_get(self.uuid)))
+
+    def test_advance_compares_both_rows_and_refuses_stale_steps(self):
+        migration = self._start_resize()
+        rows = db_api.move_advance(
+            migration['uuid'],
+            status=[states.M_PRE_MIGRATING, states.M_MIGRATING],
+            task_state=[states.RESIZE_PREP, states.RESIZE_MIGRATING])
+        self.assertEqual(states.M_MIGRATING, rows['migration']['status'])
+        self.assertEqual(states.RESIZE_MIGRATING,
+                         rows['instance']['task_state'])
+        # The same message delivered twice: the second changes nothing.
+        self.assertRaises(
+            exception.MoveConflict, db_api.move_advance, migration['uuid'],
+            status=[states.M_PRE_MIGRATING, states.M_MIGRATING],
+            task_state=[states.RESIZE_PREP, states.RESIZE_MIGRATING])
+        # A step for another destination is stale too.
+        self.assertRaises(
+            exception.MoveConflict, db_api.move_advance, migration['uuid'],
+            status=[states.M_MIGRATING],
+            expected_values={'dest_compute': 'h3'})
+        # The status alone matching is not enough: task_state is checked.
+        self.assertRaises(
+            exception.MoveConflict, db_api.move_advance, migration['uuid'],
+            status=[states.M_MIGRATING, states.M_POST_MIGRATING],
+            task_state=[states.RESIZE_MIGRATED, None])
+        self.assertEqual(states.M_MIGRATING,
+                         db_api.migration_get(migration['uuid'])['status'])
+
+    def test_move_failed_puts_everything_back_once(self):
+        migration = self._start_resize()
+        db_api.allocations_replace(self.uuid, {self.rps['h2']: {'VCPU': 2}})
+        rows = db_api.move_failed(migration['uuid'], fault={
+            'code': 500, 'message': 'boom', 'host': 'h2'})
+        self.assertEqual(states.M_ERROR, rows['migration']['status'])
+        instance = rows['instance']
+        self.assertIsNone(instance['task_state'])
+        self.assertEqual(SMALL, instance['flavor'])
+        self.assertEqual('h1', instance['host'])
+        self.assertEqual({self.uuid: {self.rps['h1']: {'VCPU': 1}}},
+                         db_api.allocations_all())
+        self.assertEqual('boom',
+                         db_api.instance_fault_get_latest(self.uuid)[
+                             'message'])
+        # A second undo (the sweep, a late failure) is refused.
+        self.assertRaises(exception.MoveConflict, db_api.move_failed,
+                          migration['uuid'])
+
+    def test_claim_for_a_rolled_back_move_fails(self):
+        migration = self._start_resize()
+        read = db_api.consumer_generation_get(self.uuid)
+        db_api.move_failed(migration['uuid'])
+        # The late scheduler claim states the generation its conductor
+        # read before the rollback.
+        self.assertRaises(exception.ConsumerGenerationConflict,
+                          db_api.allocations_replace, self.uuid,
+                          {self.rps['h2']: {'VCPU': 2}},
+                          consumer_generation=read)
+        self.assertEqual({self.rps['h1']: {'VCPU': 1}},
+                         db_api.allocations_get(self.uuid))
+
+    def test_generations_only_move_forward(self):
+        seen = []
+        migration = self._start_resize()
+        seen.append(db_api.consumer_generation_get(self.uuid))
+        db_api.allocations_replace(self.uuid, {self.rps['h2']: {'VCPU': 2}})
+        seen.append(db_api.consumer_generation_get(self.uuid))
+        db_api.move_failed(migration['uuid'])
+        seen.append(db_api.consumer_generation_get(self.uuid))
+        db_api.allocations_delete(self.uuid)
+        seen.append(db_api.consumer_generation_get(self.uuid))
+        self.assertEqual(sorted(set(seen)), seen)

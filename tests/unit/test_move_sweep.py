@@ -1,0 +1,118 @@
+"""The stuck-move sweep on a real (SQLite) database: a stalled step is
+re-sent once, then rolled back with move_failed; a live migration still
+running on its source is left alone."""
+import time
+
+import testtools
+
+from nova_moves import context as nm_context
+from nova_moves.conductor import recovery
+from nova_moves.db import api as db_api
+from nova_moves import states
+from tests.unit import fixtures as nm_fixtures
+
+SMALL = {'flavorid': 's', 'name': 'small', 'vcpus': 1, 'memory_mb': 512,
+         'root_gb': 1}
+
+
+class RecordingCompute:
+    def __init__(self, running=False):
+        self.sent = []
+        self.running = running
+
+    def __getattr__(self, name):
+        def record(ctxt, host, *args, **kwargs):
+            self.sent.append((name, host))
+        return record
+
+    def live_migration_status(self, ctxt, host, migration_uuid):
+        self.sent.append(('live_migration_status', host))
+        return self.running
+
+
+class SweepTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(nm_fixtures.Database())
+        nm_fixtures.node('h1')
+        nm_fixtures.node('h2')
+        self.rps = nm_fixtures.providers()
+        self.ctxt = nm_context.get_admin_context()
+
+    def _server(self, task_state):
+        server = db_api.instance_create({
+            'display_name': 'vm', 'project_id': 'p', 'user_id': 'u',
+            'host': 'h1', 'node': 'h1', 'flavor': SMALL,
+            'vm_state': states.ACTIVE, 'power_state': 1,
+            'task_state': task_state})
+        db_api.allocations_replace(server['uuid'],
+                                   {self.rps['h1']: {'VCPU': 1}})
+        return server['uuid']
+
+    def _sweep(self, compute):
+        time.sleep(0.01)
+        return recovery.recover_interrupted_moves(
+            timeout=0, compute_rpcapi=compute, ctxt=self.ctxt)
+
+    def test_lost_finish_resize_is_resent_then_rolled_back(self):
+        uuid = self._server(states.RESIZE_PREP)
+        migration = db_api.migration_start(uuid, {
+            'instance_uuid': uuid, 'migration_type': states.MIGRATION,
+            'status': states.M_PRE_MIGRATING, 'source_compute': 'h1',
+            'source_node': 'h1', 'dest_compute': 'h2', 'dest_node': 'h2',
+            'old_flavor_id': 's', 'new_flavor_id': 's'}, SMALL, SMALL)
+        db_api.allocations_replace(uuid, {self.rps['h2']: {'VCPU': 1}})
+        # The source finished resize_instance; its finish_resize cast was
+        # lost with the broker's queues.
+        db_api.move_advance(
+            migration['uuid'],
+            status=[states.M_PRE_MIGRATING, states.M_POST_MIGRATING],
+            task_state=[states.RESIZE_PREP, states.RESIZE_MIGRATED],
+            instance_values={'host': 'h2', 'node': 'h2'})
+        compute = RecordingCompute()
+        self.assertEqual([uuid], self._sweep(compute))
+        self.assertEqual([('finish_resize', 'h2')], compute.sent)
+        self.assertEqual(1, db_api.migration_get(
+            migration['uuid'])['step_retries'])
+        # Lost again: rolled back, the source asked to power its copy on.
+        self.assertEqual([uuid], self._sweep(compute))
+        self.assertEqual(('finish_revert_resize', 'h1'), compute.sent[-1])
+        self.assertEqual(states.M_ERROR,
+                         db_api.migration_get(migration['uuid'])['status'])
+        server = db_api.instance_get(uuid)
+        self.assertIsNone(server['task_state'])
+        self.assertEqual('h1', server['host'])
+        self.assertEqual({uuid: {self.rps['h1']: {'VCPU': 1}}},
+                         db_api.allocations_all())
+
+    def _live(self, status):
+        uuid = self._server(states.MIGRATING)
+        migration = db_api.migration_create({
+            'instance_uuid': uuid, 'migration_type': states.LIVE_MIGRATION,
+            'status': states.M_ACCEPTED, 'source_compute': 'h1',
+            'source_node': 'h1', 'dest_compute': 'h2', 'dest_node': 'h2'})
+        db_api.move_advance(migration['uuid'],
+                            status=[states.M_ACCEPTED, status],
+                            allocations={'op': 'park_source'})
+        return uuid, migration
+
+    def test_running_live_migration_is_asked_and_left_alone(self):
+        uuid, migration = self._live(states.M_RUNNING)
+        compute = RecordingCompute(running=True)
+        self.assertEqual([], self._sweep(compute))
+        self.assertEqual([('live_migration_status', 'h1')], compute.sent)
+        self.assertEqual(states.M_RUNNING,
+                         db_api.migration_get(migration['uuid'])['status'])
+
+    def test_live_migration_its_source_does_not_know_is_rolled_back(self):
+        uuid, migration = self._live(states.M_RUNNING)
+        compute = RecordingCompute(running=None)  # no answer
+        self.assertEqual([uuid], self._sweep(compute))
+        self.assertEqual(states.M_ERROR,
+                         db_api.migration_get(migration['uuid'])['status'])
+        self.assertEqual(('rollback_live_migration_at_destination', 'h2'),
+                         compute.sent[-1])
+        self.assertIsNone(db_api.instance_get(uuid)['task_state'])
+        self.assertEqual({uuid: {self.rps['h1']: {'VCPU': 1}}},
+                         db_api.allocations_all())
