@@ -119,7 +119,9 @@ SCHEMAS = {
     'VersionItem': obj({
         'id': STR, 'status': STR, 'version': STR, 'min_version': STR,
         'updated': STR, 'links': LINKS,
-        'media-types': f({'type': 'array'}, optional=True)}),
+        'media-types': f({'type': 'array'}, optional=True),
+        'extensions': {'type': 'array', 'items': obj({
+            'name': STR, 'min_version': STR, 'description': STR})}}),
     'Versions': wrap('versions', {'type': 'array',
                                   'items': ref('VersionItem')}),
     'Version': wrap('version', ref('VersionItem')),
@@ -138,7 +140,7 @@ SCHEMAS = {
                              ('2.47', None, _FLAVOR_EMBEDDED)),
         'created': STR, 'updated': STR, 'addresses': ANY_OBJ,
         'accessIPv4': STR, 'accessIPv6': STR, 'OS-DCF:diskConfig': STR,
-        'progress': INT, 'OS-EXT-AZ:availability_zone': STR,
+        'progress': f(INT, optional=True), 'OS-EXT-AZ:availability_zone': STR,
         'config_drive': STR, 'key_name': NSTR,
         'OS-SRV-USG:launched_at': NSTR, 'OS-SRV-USG:terminated_at': NSTR,
         'OS-EXT-STS:task_state': NSTR, 'OS-EXT-STS:vm_state': STR,
@@ -241,8 +243,8 @@ SCHEMAS = {
         'id': INT, 'created_at': STR, 'updated_at': NSTR,
         'dest_compute': NSTR, 'dest_host': NSTR, 'dest_node': NSTR,
         'instance_uuid': STR,
-        'new_instance_type_id': {'type': ['integer', 'string', 'null']},
-        'old_instance_type_id': {'type': ['integer', 'string', 'null']},
+        'new_instance_type_id': {'type': ['integer', 'null']},
+        'old_instance_type_id': {'type': ['integer', 'null']},
         'source_compute': NSTR, 'source_node': NSTR, 'status': STR,
         'migration_type': f({'type': 'string', 'enum': [
             'migration', 'resize', 'live-migration', 'evacuation']},
