@@ -78,7 +78,8 @@ OPERATIONS = {
     'server_action': (
         'Run a server action; the body names it (see the oneOf).', [],
         {'200': _empty('evacuate: {"adminPass"} below 2.14, empty after'),
-         '202': _empty('resize, revertResize, migrate, os-migrateLive'),
+         '202': _empty('resize, revertResize, migrate, os-migrateLive, '
+                       'os-start, os-stop'),
          '204': _empty('confirmResize')}),
     'actions_index': (
         'List the instance actions of a server.',
@@ -217,7 +218,7 @@ def _action_body(name, schema):
 
 def _move_modules():
     modules = []
-    for name in ('migrate', 'live_migrate', 'evacuate'):
+    for name in ('migrate', 'live_migrate', 'evacuate', 'power'):
         try:
             modules.append(importlib.import_module('nova_moves.api.' + name))
         except ImportError:

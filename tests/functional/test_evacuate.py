@@ -215,6 +215,13 @@ class EvacuateTest(EvacuateBase):
         self.assertNotIn(server['id'], self.local_guests('compute1'))
         self.assertEqual('completed',
                          self.evacuation_of(server['id'])['status'])
+        # os-start powers the evacuated server on where it now is.
+        self.admin.action(server['id'], {'os-start': None}, expect=202)
+        shown = self.admin.wait_for_status(server['id'], 'ACTIVE')
+        self.assertEqual(('compute2', 1), (shown['OS-EXT-SRV-ATTR:host'],
+                                           shown['OS-EXT-STS:power_state']))
+        self.assertEqual('running',
+                         self.local_guests('compute2')[server['id']]['power'])
         self.admin.delete('/servers/%s' % server['id'], expect=204)
 
     def test_no_capacity_anywhere_is_error_and_nothing_leaks(self):
