@@ -4,11 +4,10 @@ from nova_moves.api import common
 from nova_moves.api import evacuate
 from nova_moves.api import live_migrate
 from nova_moves.api import migrate
-from nova_moves.api import power
 from nova_moves import exception
 
 ACTIONS = {}
-for _module in (migrate, live_migrate, evacuate, power):
+for _module in (migrate, live_migrate, evacuate):
     ACTIONS.update(_module.ACTIONS)
 
 
