@@ -9,7 +9,22 @@ from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import timeutil
 
-LIVE_IN_PROGRESS = ('queued', 'preparing', 'running')
+# Nova's in-progress live migration statuses: only those get links.
+LIVE_IN_PROGRESS = ('queued', 'preparing', 'running', 'post-migrating')
+
+
+def instance_type_id(value):
+    """Nova's old/new_instance_type_id: the flavor's internal integer id.
+    Rows written before nova_moves matched that hold the public flavorid
+    instead: look those up (None once the flavor is gone)."""
+    if value in (None, ''):
+        return None
+    if str(value).isdigit():
+        return int(value)
+    try:
+        return db_api.flavor_get(value)['id']
+    except exception.FlavorNotFound:
+        return None
 
 
 def view(migration, version):
@@ -20,8 +35,10 @@ def view(migration, version):
             'dest_host': migration['dest_host'],
             'dest_node': migration['dest_node'],
             'instance_uuid': migration['instance_uuid'],
-            'new_instance_type_id': migration['new_flavor_id'],
-            'old_instance_type_id': migration['old_flavor_id'],
+            'new_instance_type_id': instance_type_id(
+                migration['new_flavor_id']),
+            'old_instance_type_id': instance_type_id(
+                migration['old_flavor_id']),
             'source_compute': migration['source_compute'],
             'source_node': migration['source_node'],
             'status': migration['status']}
