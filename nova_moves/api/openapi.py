@@ -274,6 +274,28 @@ SCHEMAS['InstanceActionDetail'] = {
     'x-required': SCHEMAS['InstanceAction']['x-required'] + ['events'],
     'additionalProperties': False}
 del SCHEMAS['InstanceActionDetail']['allOf']
+# os-host-drains (a nova_moves extension, no microversion).
+SCHEMAS['HostDrainServer'] = obj({
+    'server_uuid': STR, 'state': {'type': 'string', 'enum': [
+        'pending', 'moving', 'done', 'failed']},
+    'action': {'type': ['string', 'null'], 'enum': [
+        'live', 'cold', 'evacuate', None]},
+    'attempts': INT, 'reason': NSTR, 'migration_uuid': NSTR,
+    'migration_status': NSTR, 'dest_compute': NSTR, 'queued_at': NSTR,
+    'admitted_at': NSTR, 'released_at': NSTR, 'updated_at': NSTR})
+SCHEMAS['HostDrain'] = obj({
+    'id': STR, 'host': STR,
+    'mode': {'type': 'string', 'enum': ['live', 'cold', 'auto']},
+    'target_hosts': {'type': ['array', 'null'], 'items': STR},
+    'force_down_if_dead': BOOL,
+    'status': {'type': 'string', 'enum': [
+        'running', 'cancelling', 'cancelled', 'completed']},
+    'conductor': NSTR, 'created_at': STR, 'started_at': NSTR,
+    'finished_at': NSTR, 'updated_at': NSTR,
+    'counts': obj({'pending': INT, 'moving': INT, 'queued': INT,
+                   'done': INT, 'failed': INT, 'total': INT}),
+    'servers': f({'type': 'array', 'items': ref('HostDrainServer')},
+                 optional=True)})
 
 
 def _ok(schema_or_name, description='OK'):
@@ -414,6 +436,21 @@ OPERATIONS = {
                     {'200': _ok('Image')}),
     'identity_version': ('Minimal identity v3 for admin_token clients.', [],
                          {'200': _ok(wrap('version', ANY_OBJ))}),
+    'host_drains_create': (
+        'nova_moves: drain a compute host (admin); 202, the conductors '
+        'move every server off it.', [],
+        {'202': _ok(wrap('host_drain', ref('HostDrain')), 'Accepted')}),
+    'host_drains_index': (
+        'nova_moves: list host drains with their counts (admin).',
+        ['host', 'status'],
+        {'200': _ok(wrap('host_drains', {'type': 'array',
+                                         'items': ref('HostDrain')}))}),
+    'host_drains_show': (
+        'nova_moves: one host drain with every server (admin).', [],
+        {'200': _ok(wrap('host_drain', ref('HostDrain')))}),
+    'host_drains_delete': (
+        'nova_moves: cancel a host drain (admin); moves under way finish.',
+        [], {'202': _empty('Accepted')}),
     'openapi': ('This document (no token).', [],
                 {'200': _ok({'type': 'object', 'required': ['openapi']})}),
 }
@@ -482,11 +519,13 @@ def _tagged_alternatives(versions, action=None):
 
 def _request_bodies():
     from nova_moves.api import flavors
+    from nova_moves.api import host_drains
     from nova_moves.api import quotas
     from nova_moves.api import servers
     from nova_moves.api import services
     bodies = {
         'servers_create': [servers.CREATE_SCHEMA],
+        'host_drains_create': [host_drains.CREATE_SCHEMA],
         'flavors_create': _tagged_alternatives([
             ('2.1', '2.54', flavors._create_schema(
                 microversion.APIVersion('2.1'))),
