@@ -16,6 +16,7 @@ import time
 
 from nova_moves import apiclient as api_client
 from nova_moves.harness import backends as nm_backends
+from nova_moves.harness import drain_phase
 from nova_moves.harness import invariants
 from nova_moves.harness import phases as nm_phases
 from nova_moves.harness import processes as nm_processes
@@ -165,6 +166,7 @@ class Runner:
         self._records_lock = threading.Lock()
         self._local = threading.local()
         self._timers = []
+        self._drains = []  # drain phases with wait: false, settled last
         self.t0 = None
         self.poller = None
         self.backends = None
@@ -543,6 +545,15 @@ class Runner:
                             'end': self.now()})
 
     def run_phase(self, phase):
+        if phase['operation'] == 'drain':
+            pending = drain_phase.start(self, phase)
+            if pending is None:
+                return
+            if phase['params'].get('wait', True):
+                drain_phase.follow(self, pending, phase['timeout'])
+            else:
+                self._drains.append(pending)
+            return
         if phase['operation'] == 'wait':
             started = self.now()
             self._arm_faults(phase['name'])
@@ -629,6 +640,10 @@ class Runner:
             left = deadline - time.monotonic()
             # Pending restarts must happen before the checks.
             timer.join(max(0.0, left))
+        for pending in self._drains:
+            drain_phase.follow(self, pending, max(
+                1.0, min(pending['phase']['timeout'],
+                         deadline - time.monotonic())))
         after = self.now()
         for server in self.servers:
             left = max(0.1, deadline - time.monotonic())
