@@ -9,7 +9,7 @@ and moves each one on from what the database says:
   disabled_reason naming the drain) and its servers listed, ``pending``;
 - a pending server is started like the API starts a move (db move_start:
   task_state, instance action, migration) and handed to the concurrency
-  gate: live migration for ACTIVE/PAUSED, cold migration for SHUTOFF
+  gate, at most twice ``max_outbound_migrations_per_host`` at a time: live migration for ACTIVE/PAUSED, cold migration for SHUTOFF
   (``auto``), or as ``mode`` says; evacuation when the host is down and
   ``force_down_if_dead`` was asked (the service is forced down first);
 - a moving server is ``done`` once its migration completed (a cold
@@ -98,9 +98,17 @@ class DrainRunner:
                 self._finish(drain, d.CANCELLED)
             return
         service = self._service(drain)
+        # Twice the host's limit in flight: enough to keep its slots busy
+        # (a few wait in queued), few enough that a cancel leaves the
+        # rest where they are.
+        room = 2 * CONF.conductor.max_outbound_migrations_per_host - len(
+            moving)
         for server in drain['servers']:
-            if server['state'] == d.PENDING:
-                self._start(ctxt, drain, server, service)
+            if room <= 0:
+                break
+            if server['state'] == d.PENDING and self._start(
+                    ctxt, drain, server, service):
+                room -= 1
         drain = db_api.drain_get(drain['uuid'])
         if all(s['state'] in (d.DONE, d.FAILED) for s in drain['servers']):
             self._finish(drain, d.COMPLETED)
@@ -172,6 +180,7 @@ class DrainRunner:
                                    expected_state=expected)
 
     def _start(self, ctxt, drain, server, service):
+        """True when a move was started."""
         try:
             instance = db_api.instance_get(server['instance_uuid'])
         except exception.InstanceNotFound:
@@ -235,7 +244,7 @@ class DrainRunner:
         # scheduler or a pre-check.
         self.gate.submit(self.start_move, kind, ctxt, instance['uuid'],
                          migration_uuid, kwargs)
-        return None
+        return True
 
     # -- moving -> done / pending / failed --------------------------------
     def _done(self, drain, server, reason=None, expected=d.MOVING):

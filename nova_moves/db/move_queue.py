@@ -122,6 +122,11 @@ def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
 def move_queue_admit(cluster_limit, host_limit, me):
     """The periodic pass of a conductor: the rows it admitted (and must
     now run)."""
+    with _session(writer=False) as session:
+        # An idle cluster costs a read per pass, not a write lock.
+        if session.scalars(sa.select(models.MoveQueue.id).where(
+                models.MoveQueue.state == QUEUED).limit(1)).first() is None:
+            return []
     with _session() as session:
         _lock(session)
         return _admit_pass(session, cluster_limit, host_limit, me)

@@ -3,6 +3,7 @@ nova-moves-manage, with the cluster and per-host limits held (measured
 from the move queue's admission times and the migrations' end times) and
 the drain's conductor killed half-way."""
 import os
+import re
 import subprocess
 import sys
 import time
@@ -135,6 +136,63 @@ class HostDrainTest(base.StackTestCase):
         self.report('API drain of 22 servers (conductor killed)',
                     '%.1fs, max concurrency %s' % (took, observed))
 
+    def test_auto_drain_cold_migrates_shutoff_and_reports_failures(self):
+        ids = self._boot_many(3, 'compute1', 'auto')
+        stopped, broken, active = ids
+        # What a stop and an earlier failure leave (no os-stop here).
+        db_api.instance_update(stopped, {'vm_state': 'stopped',
+                                         'power_state': 4})
+        db_api.instance_update(broken, {'vm_state': 'error'})
+        drain_id = self.admin.post('/os-host-drains', {
+            'host': 'compute1', 'target_hosts': ['compute3']},
+            expect=202).json()['host_drain']['id']
+        self.addCleanup(self._enable, 'compute1')
+        self.addCleanup(self.admin.delete, '/servers/%s' % broken)
+        # One drain per host at a time.
+        self.admin.post('/os-host-drains', {'host': 'compute1'},
+                        expect=409)
+        drain = self._wait_drain(drain_id, timeout=90)
+        servers = {s['server_uuid']: s for s in drain['servers']}
+        self.assertEqual('completed', drain['status'])
+        self.assertEqual({'done': 2, 'failed': 1},
+                         {k: drain['counts'][k] for k in ('done', 'failed')})
+        self.assertEqual(('cold', 'done'), (servers[stopped]['action'],
+                                            servers[stopped]['state']))
+        self.assertEqual(('live', 'done'), (servers[active]['action'],
+                                            servers[active]['state']))
+        self.assertEqual('failed', servers[broken]['state'])
+        self.assertIn('vm_state error', servers[broken]['reason'])
+        for server_id, status in ((stopped, 'SHUTOFF'), (active, 'ACTIVE')):
+            server = self.admin.server(server_id, version='2.47')
+            self.assertEqual(('compute3', status),
+                             (server['OS-EXT-SRV-ATTR:host'],
+                              server['status']))
+        # Over: nothing to cancel; listed with its counts.
+        self.admin.delete('/os-host-drains/%s' % drain_id, expect=409)
+        listed = self.admin.get('/os-host-drains?host=compute1',
+                                expect=200).json()['host_drains']
+        self.assertIn(drain_id, [x['id'] for x in listed])
+        # Admin only.
+        self.admin.as_user('alice:p1').get('/os-host-drains', expect=403)
+
+    def test_cancel_leaves_pending_servers(self):
+        ids = self._boot_many(10, 'compute1', 'cancel')
+        drain_id = self.admin.post('/os-host-drains', {
+            'host': 'compute1', 'mode': 'live'},
+            expect=202).json()['host_drain']['id']
+        self.addCleanup(self._enable, 'compute1')
+        self.admin.wait_for(
+            lambda: self._drain(drain_id)['counts']['moving'] > 0,
+            timeout=30, interval=0.2, what='a move started')
+        self.admin.delete('/os-host-drains/%s' % drain_id, expect=202)
+        drain = self._wait_drain(drain_id, timeout=60)
+        self.assertEqual('cancelled', drain['status'])
+        self.assertGreater(drain['counts']['pending'], 0, drain['counts'])
+        self.assertEqual(0, drain['counts']['moving'])
+        left = [s for s in ids if self.admin.server(s, version='2.47')[
+            'OS-EXT-SRV-ATTR:host'] == 'compute1']
+        self.assertEqual(drain['counts']['pending'], len(left))
+
     def test_manage_drain_while_other_moves_run(self):
         since = db_api.utcnow().isoformat()
         ids = self._boot_many(20, 'compute2', 'mng-drain')
@@ -161,7 +219,11 @@ class HostDrainTest(base.StackTestCase):
         took = time.monotonic() - started
         self.assertEqual(0, proc.returncode, out + err)
         self.assertIn('completed', out)
-        self.assertIn('20/20 done', out)
+        # Every server of compute2 (ours and any an earlier test left).
+        moved = re.search(r'(\d+)/(\d+) done, 0 moving', out)
+        self.assertIsNotNone(moved, out)
+        self.assertEqual(moved.group(1), moved.group(2))
+        self.assertGreaterEqual(int(moved.group(1)), 20)
         self.assertTrue(queued, 'no move waited in queued')
         for server_id in ids:
             server = self.admin.server(server_id, version='2.47')
