@@ -9,9 +9,11 @@ import flask
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
+from nova_moves.api import extensions
 from nova_moves.api import microversion
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
+from nova_moves.db import phases
 from nova_moves import exception
 from nova_moves import states
 from nova_moves import timeutil
@@ -199,6 +201,8 @@ def migration_view(migration, version):
     if version >= '2.80':
         body['user_id'] = migration['user_id']
         body['project_id'] = migration['project_id']
+    if extensions.requested(extensions.PHASES):
+        body['phases'] = phases.view(migration.get('phases'))
     return body
 
 

@@ -141,6 +141,11 @@ OPERATIONS = {
          'migration_type', 'changes-since', 'changes-before', 'user_id',
          'project_id'] + _PAGING,
         {'200': _ok(listing('migrations', ref('Migration')))}),
+    'migrations_show': (
+        'Show one migration with its phases (admin; a nova_moves addition, '
+        'Nova has no such route).', [],
+        {'200': _ok(wrap('migration', ref('Migration'))),
+         '404': _empty('No such migration')}),
     'server_migrations_index': (
         'In-progress live migrations of a server.', [],
         {'200': _ok(wrap('migrations', {'type': 'array',

@@ -213,6 +213,8 @@ SCHEMAS = {
         'host': f(STR, since='2.62', admin=True),
         'hostId': f(STR, since='2.62'),
         'details': f(NSTR, since='2.84')}),
+    'MigrationPhases': {'type': 'array', 'items': obj({
+        'phase': STR, 'started_at': STR})},
     'Migration': obj({
         'id': INT, 'created_at': STR, 'updated_at': NSTR,
         'dest_compute': NSTR, 'dest_host': NSTR, 'dest_node': NSTR,
@@ -226,7 +228,9 @@ SCHEMAS = {
         'links': f(LINKS, since='2.23', optional=True),
         'uuid': f(STR, since='2.59'),
         'user_id': f(NSTR, since='2.80'),
-        'project_id': f(NSTR, since='2.80')}),
+        'project_id': f(NSTR, since='2.80'),
+        # nova_moves-migration-phases (api/extensions.py).
+        'phases': f(ref('MigrationPhases'), optional=True)}),
     'ServerMigration': obj({
         'id': INT, 'server_uuid': STR, 'status': STR,
         'source_compute': NSTR, 'source_node': NSTR, 'dest_compute': NSTR,
@@ -236,7 +240,8 @@ SCHEMAS = {
         'disk_processed_bytes': INT, 'disk_remaining_bytes': INT,
         'created_at': STR, 'updated_at': NSTR,
         'uuid': f(STR, since='2.59'), 'user_id': f(NSTR, since='2.80'),
-        'project_id': f(NSTR, since='2.80')}),
+        'project_id': f(NSTR, since='2.80'),
+        'phases': f(ref('MigrationPhases'), optional=True)}),
     'Image': {'type': 'object', 'required': ['id', 'name', 'status'],
               'properties': {'id': STR, 'name': STR, 'status': STR}},
 }
