@@ -21,6 +21,7 @@ from nova_moves.harness import invariants
 from nova_moves.harness import phases as nm_phases
 from nova_moves.harness import poller as nm_poller
 from nova_moves.harness import processes as nm_processes
+from nova_moves.harness import reconnects as nm_reconnects
 from nova_moves import rpcstats
 from nova_moves.harness import stack as nm_stack
 
@@ -64,6 +65,7 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         self._records_lock = threading.Lock()
         self._local = threading.local()
         self._timers = []
+        self.reconnects = []
         self.t0 = None
         self.poller = None
         self.backends = None
@@ -441,6 +443,7 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             merged, entries = self.rpc_stats(rpc_before)
             processes = nm_processes.states(entries, self.faults, wall_start,
                                             time.time())
+            self.reconnects = self.broker_reconnects(wall_start)
             self.cleanup_result = self.cleanup()
             report = nm_report.build(
                 self, problems, merged, processes, wall_start,
@@ -451,6 +454,17 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             if self.own_stack:
                 self.stop_stack()
         return report
+
+    def broker_reconnects(self, wall_start):
+        """Per broker-node fault, each service's time back on the broker
+        (from the logs of the processes the harness started)."""
+        if self.stack is None:
+            return []
+        procs = self.stack.processes
+        brokers = {n for n, p in procs.items() if getattr(p, 'backend', 0)}
+        logs = {n: p.log_path for n, p in procs.items()
+                if n not in brokers and getattr(p, 'log_path', None)}
+        return nm_reconnects.measure(logs, self.faults, brokers, wall_start)
 
     def stop_stack(self):
         self.stack.stop()
