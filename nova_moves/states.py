@@ -25,6 +25,8 @@ MIGRATING = 'migrating'
 REBUILDING = 'rebuilding'
 REBUILD_BLOCK_DEVICE_MAPPING = 'rebuild_block_device_mapping'
 REBUILD_SPAWNING = 'rebuild_spawning'
+POWERING_ON = 'powering-on'
+POWERING_OFF = 'powering-off'
 
 # --- migration status
 M_ACCEPTED = 'accepted'

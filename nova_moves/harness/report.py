@@ -10,6 +10,7 @@ import math
 
 from nova_moves import rpcstats
 from nova_moves.harness import processes as nm_processes
+from nova_moves.harness import reconnects as nm_reconnects
 
 
 def percentile(values, pct):
@@ -79,6 +80,7 @@ def build(runner, problems, merged_rpc, processes, wall_start,
         'rpc': rpcstats.summarize(merged_rpc),
         'rpc_processes': processes,
         'faults': runner.faults,
+        'reconnects': getattr(runner, 'reconnects', []),
         'cleanup': runner.cleanup_result,
         'invariants': {'ok': not problems, 'problems': problems,
                        'counts': getattr(runner, 'invariant_counts', {})},
@@ -172,6 +174,7 @@ def render(report):
     for fault in report['faults']:
         out.append('fault at %6.2fs: %s %s -> %s' % (
             fault['t'], fault['action'], fault['target'], fault['result']))
+    out += nm_reconnects.render(report.get('reconnects') or [])
     cleanup = report.get('cleanup')
     if cleanup:
         out.append('Cleanup: deleted %d servers and %d flavors the run '
