@@ -9,7 +9,8 @@ and moves each one on from what the database says:
   disabled_reason naming the drain) and its servers listed, ``pending``;
 - a pending server is started like the API starts a move (db move_start:
   task_state, instance action, migration) and handed to the concurrency
-  gate, at most twice ``max_outbound_migrations_per_host`` at a time: live migration for ACTIVE/PAUSED, cold migration for SHUTOFF
+  gate, at most twice ``max_outbound_migrations_per_host`` at a time:
+  live migration for ACTIVE/PAUSED, cold migration for SHUTOFF
   (``auto``), or as ``mode`` says; evacuation when the host is down and
   ``force_down_if_dead`` was asked (the service is forced down first);
 - a moving server is ``done`` once its migration completed (a cold

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from nova_moves import exception
 from nova_moves import states
 from nova_moves.db import models
+from nova_moves.db import phases
 from nova_moves.db.session import _session, _to_dict, utcnow
 
 __all__ = ['move_queue_enter', 'move_queue_admit', 'move_queue_get_all',
@@ -38,12 +39,17 @@ def _lock(session):
 
 
 def _flip(session, migration_uuid, expected, new):
-    """Compare-and-swap a migration's status; False when it moved on."""
+    """Compare-and-swap a migration's status (its phase stamped in the
+    same write); False when it moved on."""
+    current = session.scalars(sa.select(models.Migration.phases).where(
+        models.Migration.uuid == migration_uuid)).first()
+    now = utcnow()
     return session.execute(
         sa.update(models.Migration)
         .where(models.Migration.uuid == migration_uuid,
                models.Migration.status == expected)
-        .values(status=new, updated_at=utcnow())).rowcount == 1
+        .values(status=new, updated_at=now,
+                phases=phases.stamp(current, new, now))).rowcount == 1
 
 
 def _admit_pass(session, cluster_limit, host_limit, me, fresh=None):
