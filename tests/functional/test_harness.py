@@ -13,6 +13,7 @@ import yaml
 
 from nova_moves import conf
 from nova_moves.db import api as db_api
+from nova_moves.harness import report as nm_report
 from nova_moves.harness import runner as nm_runner
 from nova_moves.harness import scenario as nm_scenario
 from nova_moves.harness import stack as nm_stack
@@ -123,13 +124,17 @@ class HarnessOnStackTest(base.StackTestCase):
             self.skipTest('cold migrate is not on this branch yet')
         self.assertEqual({'ok': 4}, migrate['outcomes'], report['records'])
         self.assertEqual({'ok': 4}, _row(report, 'confirm')['outcomes'])
-        # Where the migrations spent their time, from their events: the
-        # 0.2 s simulated disk copy shows as transfer.
+        # Where the migrations spent their time, from their per-phase
+        # timestamps: the 0.2 s simulated disk copy shows as migrating.
         breakdown = migrate['breakdown']
-        self.assertEqual(4, breakdown['transfer']['n'], breakdown)
-        self.assertGreaterEqual(breakdown['transfer']['p50_s'], 0.2)
-        for phase in ('api', 'queue', 'scheduling', 'prep', 'finish'):
+        self.assertEqual(4, breakdown['migrating']['n'], breakdown)
+        self.assertGreaterEqual(breakdown['migrating']['p50_s'], 0.2)
+        for phase in ('api', 'request', 'pre-migrating', 'post-migrating'):
             self.assertGreater(breakdown[phase]['p50_s'], 0, phase)
+        self.assertEqual({'timestamps'}, {
+            r['phases_from'] for r in report['records']
+            if r['operation'] == 'migrate'})
+        self.assertIn('pre-migrating', nm_report.render(report))
         self.assertEqual(4, _rpc(report, 'conductor.migrate_server')
                          ['cast']['count'])
         self.assertTrue(report['invariants']['ok'], report['invariants'])
