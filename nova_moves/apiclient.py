@@ -26,10 +26,11 @@ class Client:
         return Client(self.endpoint, token, version or self.version)
 
     def request(self, method, path, body=None, version=None, expect=None,
-                params=None):
-        headers = {'X-Auth-Token': self.token,
-                   'OpenStack-API-Version': 'compute %s' % (
-                       version or self.version)}
+                params=None, headers=None):
+        headers = dict(headers or {}, **{
+            'X-Auth-Token': self.token,
+            'OpenStack-API-Version': 'compute %s' % (
+                version or self.version)})
         response = self.session.request(
             method, self.endpoint + path, json=body, headers=headers,
             params=params, timeout=120)

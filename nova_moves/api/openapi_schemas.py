@@ -213,6 +213,8 @@ SCHEMAS = {
         'host': f(STR, since='2.62', admin=True),
         'hostId': f(STR, since='2.62'),
         'details': f(NSTR, since='2.84')}),
+    'MigrationPhases': {'type': 'array', 'items': obj({
+        'phase': STR, 'started_at': STR})},
     'Migration': obj({
         'id': INT, 'created_at': STR, 'updated_at': NSTR,
         'dest_compute': NSTR, 'dest_host': NSTR, 'dest_node': NSTR,
@@ -226,7 +228,9 @@ SCHEMAS = {
         'links': f(LINKS, since='2.23', optional=True),
         'uuid': f(STR, since='2.59'),
         'user_id': f(NSTR, since='2.80'),
-        'project_id': f(NSTR, since='2.80')}),
+        'project_id': f(NSTR, since='2.80'),
+        # nova_moves-migration-phases (api/extensions.py).
+        'phases': f(ref('MigrationPhases'), optional=True)}),
     'ServerMigration': obj({
         'id': INT, 'server_uuid': STR, 'status': STR,
         'source_compute': NSTR, 'source_node': NSTR, 'dest_compute': NSTR,
@@ -236,7 +240,8 @@ SCHEMAS = {
         'disk_processed_bytes': INT, 'disk_remaining_bytes': INT,
         'created_at': STR, 'updated_at': NSTR,
         'uuid': f(STR, since='2.59'), 'user_id': f(NSTR, since='2.80'),
-        'project_id': f(NSTR, since='2.80')}),
+        'project_id': f(NSTR, since='2.80'),
+        'phases': f(ref('MigrationPhases'), optional=True)}),
     'Image': {'type': 'object', 'required': ['id', 'name', 'status'],
               'properties': {'id': STR, 'name': STR, 'status': STR}},
 }
@@ -250,3 +255,25 @@ SCHEMAS['InstanceActionDetail'] = {
     'x-required': SCHEMAS['InstanceAction']['x-required'] + ['events'],
     'additionalProperties': False}
 del SCHEMAS['InstanceActionDetail']['allOf']
+# os-host-drains (a nova_moves extension, no microversion).
+SCHEMAS['HostDrainServer'] = obj({
+    'server_uuid': STR, 'state': {'type': 'string', 'enum': [
+        'pending', 'moving', 'done', 'failed']},
+    'action': {'type': ['string', 'null'], 'enum': [
+        'live', 'cold', 'evacuate', None]},
+    'attempts': INT, 'reason': NSTR, 'migration_uuid': NSTR,
+    'migration_status': NSTR, 'dest_compute': NSTR, 'queued_at': NSTR,
+    'admitted_at': NSTR, 'released_at': NSTR, 'updated_at': NSTR})
+SCHEMAS['HostDrain'] = obj({
+    'id': STR, 'host': STR,
+    'mode': {'type': 'string', 'enum': ['live', 'cold', 'auto']},
+    'target_hosts': {'type': ['array', 'null'], 'items': STR},
+    'force_down_if_dead': BOOL,
+    'status': {'type': 'string', 'enum': [
+        'running', 'cancelling', 'cancelled', 'completed']},
+    'conductor': NSTR, 'created_at': STR, 'started_at': NSTR,
+    'finished_at': NSTR, 'updated_at': NSTR,
+    'counts': obj({'pending': INT, 'moving': INT, 'queued': INT,
+                   'done': INT, 'failed': INT, 'total': INT}),
+    'servers': f({'type': 'array', 'items': ref('HostDrainServer')},
+                 optional=True)})

@@ -29,6 +29,7 @@ from nova_moves.db.allocations import (_allocations_of, _delete_in, _move_in,
                                        _replace_in, _with_cas_retry)
 from nova_moves.db.instances import (_encode_instance_values,
                                      _instance_row_dict)
+from nova_moves.db import phases
 from nova_moves.db.session import _row_dict, _session, _to_dict, utcnow
 
 # Core tables: every move step runs these statements, and ORM objects
@@ -94,6 +95,14 @@ def _record_event(session, instance_uuid, request_id, event):
     """The step's instance event, in the step's transaction; a flow
     started by a service (recovery, auto-confirm) has no action for its
     request id and records none."""
+    if event and event.get('action') == 'newest':
+        # A service's own flow closing an event of the move it finishes
+        # (a restarted host): the move's action is the server's newest.
+        newest = session.scalars(
+            sa.select(models.InstanceAction.request_id)
+            .where(models.InstanceAction.instance_uuid == instance_uuid)
+            .order_by(models.InstanceAction.id.desc())).first()
+        request_id = newest or request_id
     if not event or not request_id:
         return
     # _action_for raises before anything is written.
@@ -184,6 +193,7 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
             if migration is not None:
                 values = dict(migration, instance_uuid=instance_uuid)
                 values.setdefault('uuid', str(uuidlib.uuid4()))
+                values['phases'] = phases.stamp(None, values['status'], now)
                 row = models.Migration(**values)
                 session.add(row)
             session.flush()
@@ -239,6 +249,9 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
         mig_values = dict(values or {}, updated_at=utcnow())
         if status is not None and len(status) > 1 and status[1]:
             mig_values['status'] = status[1]
+            # Guarded by the status compare-and-swap below.
+            mig_values['phases'] = phases.stamp(
+                migration.phases, status[1], mig_values['updated_at'])
         query = _MIGRATIONS.update().where(_MIGRATIONS.c.id == migration.id)
         if status is not None:
             query = query.where(_MIGRATIONS.c.status.in_(
@@ -338,7 +351,9 @@ def move_failed(migration_id=None, expected_status=None, status=states.M_ERROR,
                 if getattr(migration, column) != value:
                     raise _conflict(migration, '%s is %s, not %s' % (
                         column, getattr(migration, column), value))
-            written = {'status': status, 'updated_at': utcnow()}
+            now = utcnow()
+            written = {'status': status, 'updated_at': now,
+                       'phases': phases.stamp(migration.phases, status, now)}
             result = session.execute(
                 _MIGRATIONS.update()
                 .where(_MIGRATIONS.c.id == migration.id,

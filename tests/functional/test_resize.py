@@ -98,6 +98,17 @@ class ResizeTest(ResizeMixinTest, base.StackTestCase):
         self.assertEqual(2, active['flavor']['vcpus'])
         mig = self.migration_of(server)
         self.assertEqual('confirmed', mig['status'])
+        self.assertNotIn('phases', mig)
+        # GET /os-migrations/{id} (nova_moves): when each status began.
+        shown = self.admin.get('/os-migrations/%s' % mig['uuid'],
+                               expect=200).json()['migration']
+        self.assertEqual(
+            ['pre-migrating', 'migrating', 'post-migrating', 'finished',
+             'confirming', 'confirmed'],
+            [p['phase'] for p in shown['phases']])
+        times = [p['started_at'] for p in shown['phases']]
+        self.assertEqual(sorted(times), times)
+        self.admin.get('/os-migrations/999999', expect=404)
         self.assertNotIn(mig['uuid'], self.admin.placement()['allocations'])
         actions = [a['action'] for a in self.admin.actions(server['id'])]
         self.assertEqual(['confirmResize', 'resize', 'create'], actions)
