@@ -10,16 +10,25 @@ from nova_moves.db.session import (
     utcnow)
 
 
+# Core tables: an action and its events are written on every move step.
+_ACTIONS = models.InstanceAction.__table__
+_EVENTS = models.InstanceActionEvent.__table__
+
+
 def action_start(instance_uuid, action, request_id, user_id, project_id):
     now = utcnow()
+    values = dict(instance_uuid=instance_uuid, action=action,
+                  request_id=request_id, user_id=user_id,
+                  project_id=project_id, start_time=now, created_at=now,
+                  updated_at=now)
     with _session() as session:
-        row = models.InstanceAction(
-            instance_uuid=instance_uuid, action=action, request_id=request_id,
-            user_id=user_id, project_id=project_id, start_time=now,
-            updated_at=now)
-        session.add(row)
-        session.flush()
-        return _to_dict(row)
+        action_id = session.execute(
+            _ACTIONS.insert().values(**values)).inserted_primary_key[0]
+    # The row as written, without reading it back.
+    row = dict.fromkeys(_ACTIONS.c.keys())
+    row.update({k: v.isoformat() if hasattr(v, 'isoformat') else v
+                for k, v in values.items()}, id=action_id)
+    return row
 
 
 def action_get_by_request_id(instance_uuid, request_id):
@@ -55,10 +64,6 @@ def actions_get(instance_uuid, limit=None, marker=None, changes_since=None,
         if limit:
             query = query.limit(limit)
         return [_to_dict(r) for r in session.scalars(query)]
-
-
-_ACTIONS = models.InstanceAction.__table__
-_EVENTS = models.InstanceActionEvent.__table__
 
 
 def _action_id(session, instance_uuid, request_id):

@@ -30,13 +30,14 @@ from nova_moves.db.allocations import (_allocations_of, _delete_in, _move_in,
 from nova_moves.db.instances import (_encode_instance_values,
                                      _instance_row_dict)
 from nova_moves.db import phases
-from nova_moves.db.session import _row_dict, _session, _to_dict, utcnow
+from nova_moves.db.session import _row_dict, _session, utcnow
 
 # Core tables: every move step runs these statements, and ORM objects
 # (identity map, attribute instrumentation, flush) cost more CPU than
 # the statements themselves.
 _MIGRATIONS = models.Migration.__table__
 _INSTANCES = models.Instance.__table__
+_ACTIONS = models.InstanceAction.__table__
 
 # The task_states each kind of move sets on its server: move_failed only
 # clears one of these.
@@ -98,10 +99,10 @@ def _record_event(session, instance_uuid, request_id, event):
     if event and event.get('action') == 'newest':
         # A service's own flow closing an event of the move it finishes
         # (a restarted host): the move's action is the server's newest.
-        newest = session.scalars(
-            sa.select(models.InstanceAction.request_id)
-            .where(models.InstanceAction.instance_uuid == instance_uuid)
-            .order_by(models.InstanceAction.id.desc())).first()
+        newest = session.execute(
+            sa.select(_ACTIONS.c.request_id)
+            .where(_ACTIONS.c.instance_uuid == instance_uuid)
+            .order_by(_ACTIONS.c.id.desc()).limit(1)).scalar()
         request_id = newest or request_id
     if not event or not request_id:
         return
@@ -175,34 +176,32 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
     written when another request got there first."""
     now = utcnow()
     with _session() as session:
-        query = (sa.update(models.Instance)
-                 .where(models.Instance.uuid == instance_uuid,
-                        models.Instance.deleted == 0,
-                        models.Instance.task_state.is_(None),
-                        models.Instance.vm_state.in_(list(vm_states))))
+        query = (_INSTANCES.update()
+                 .where(_INSTANCES.c.uuid == instance_uuid,
+                        _INSTANCES.c.deleted == 0,
+                        _INSTANCES.c.task_state.is_(None),
+                        _INSTANCES.c.vm_state.in_(list(vm_states))))
         if expected_host is not None:
-            query = query.where(models.Instance.host == expected_host)
+            query = query.where(_INSTANCES.c.host == expected_host)
         result = session.execute(query.values(task_state=task_state,
                                               updated_at=now))
         if result.rowcount == 1:
-            session.add(models.InstanceAction(
+            session.execute(_ACTIONS.insert().values(
                 instance_uuid=instance_uuid, action=action,
                 request_id=request_id, user_id=user_id,
-                project_id=project_id, start_time=now, updated_at=now))
+                project_id=project_id, start_time=now, created_at=now,
+                updated_at=now))
             row = None
             if migration is not None:
                 values = dict(migration, instance_uuid=instance_uuid)
                 values.setdefault('uuid', str(uuidlib.uuid4()))
                 values['phases'] = phases.stamp(None, values['status'], now)
-                row = models.Migration(**values)
-                session.add(row)
-            session.flush()
+                session.execute(_MIGRATIONS.insert().values(**values))
+                row = _row_dict(_migration_row(session, values['uuid']))
             return {'instance': _instance_row_dict(
                         _instance_row(session, instance_uuid)),
-                    'migration': _to_dict(row)}
-        current = session.scalars(sa.select(models.Instance).where(
-            models.Instance.uuid == instance_uuid,
-            models.Instance.deleted == 0)).first()
+                    'migration': row}
+        current = _instance_row(session, instance_uuid, live_only=True)
     if current is None:
         raise exception.InstanceNotFound(instance_id=instance_uuid)
     if current.vm_state not in vm_states:
