@@ -27,11 +27,12 @@ class Client:
         return Client(self.endpoint, token, version or self.version)
 
     def request(self, method, path, body=None, version=None, expect=None,
-                params=None):
+                params=None, headers=None):
         token = self.token() if callable(self.token) else self.token
-        headers = {'X-Auth-Token': token,
-                   'OpenStack-API-Version': 'compute %s' % (
-                       version or self.version)}
+        headers = dict(headers or {}, **{
+            'X-Auth-Token': token,
+            'OpenStack-API-Version': 'compute %s' % (
+                version or self.version)})
         response = self.session.request(
             method, self.endpoint + path, json=body, headers=headers,
             params=params, timeout=120)

@@ -25,6 +25,8 @@ MIGRATING = 'migrating'
 REBUILDING = 'rebuilding'
 REBUILD_BLOCK_DEVICE_MAPPING = 'rebuild_block_device_mapping'
 REBUILD_SPAWNING = 'rebuild_spawning'
+POWERING_ON = 'powering-on'
+POWERING_OFF = 'powering-off'
 
 # --- migration status
 M_ACCEPTED = 'accepted'
@@ -71,6 +73,12 @@ MIGRATION_SETTLED_STATUSES = MIGRATION_TERMINAL_STATUSES + (M_DONE,
 # Live migration statuses during which the migration can still be aborted
 # (os-migrations DELETE, 2.24/2.65).
 LIVE_MIGRATION_ABORTABLE = (M_QUEUED, M_PREPARING, M_RUNNING)
+
+# A live migration in one of these still has a step to run: the abortable
+# ones plus post-migrating (the copy is done, the destination is taking
+# the server over; the point of no return is its one transaction that
+# moves the server, drops the source half and completes the migration).
+LIVE_MIGRATION_IN_FLIGHT = LIVE_MIGRATION_ABORTABLE + (M_POST_MIGRATING,)
 
 # task_states of a resize / cold migration in flight.
 RESIZE_TASK_STATES = (RESIZE_PREP, RESIZE_MIGRATING, RESIZE_MIGRATED,

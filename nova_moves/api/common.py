@@ -177,3 +177,38 @@ def accepted(body=None):
     response = flask.jsonify(body)
     response.status_code = 202
     return response
+
+
+def request_spec(instance):
+    """What the scheduler needs to place ``instance`` elsewhere (its
+    current host ignored)."""
+    ctxt = api_app.context()
+    return {'instance_uuid': instance['uuid'], 'flavor': instance['flavor'],
+            'availability_zone': instance.get('requested_az'),
+            'project_id': instance['project_id'],
+            'user_id': instance['user_id'] or ctxt.user_id,
+            'ignore_hosts': [instance['host']] if instance['host'] else [],
+            'requested_destination': None}
+
+
+def require_host_for(flag, host):
+    if not host:
+        raise exception.ValidationError(
+            detail='The target host must be given when %s is true.' % flag)
+
+
+def dry_run_verdict(instance, host, method, vm_states, reasons=()):
+    """The ``check`` extension (seed 003) of every move: 200 with
+    {valid, reasons}: the server's state (what would be a 409), then
+    ``reasons`` the caller knows of, then the scheduler's filters and the
+    host's free resources. No action, no state, no migration is written."""
+    reasons = list(reasons)
+    try:
+        check_state(instance, method, vm_states)
+    except exception.InstanceInvalidState as exc:
+        reasons.insert(0, exc.message)
+    verdict = api_app.services().scheduler.check_destination(
+        api_app.context(), request_spec(instance), host)
+    reasons += verdict['reasons']
+    return flask.jsonify({'valid': bool(verdict['valid']) and not reasons,
+                          'reasons': reasons})

@@ -27,6 +27,8 @@ _ADMIN_PASSWORD = {'type': 'string'}
 
 
 def _schema(properties, required=()):
+    # nova_moves extension at every version: a dry run (seed 003).
+    properties = dict(properties, check=validation.BOOLEAN)
     body = {'type': 'object', 'properties': properties,
             'additionalProperties': False}
     if required:
@@ -109,6 +111,15 @@ def evacuate(server_id, value):
         password = secrets.token_urlsafe(9)
 
     _check_target(instance, host)
+    if validation.to_bool(body.get('check', False)):
+        common.require_host_for('check', host)
+        try:
+            _check_source_down(instance)
+            source_reasons = []
+        except (exception.Invalid, exception.Conflict) as exc:
+            source_reasons = [exc.message]
+        return common.dry_run_verdict(instance, host, 'evacuate',
+                                      ALLOWED_VM_STATES, source_reasons)
     common.check_state(instance, 'evacuate', ALLOWED_VM_STATES)
     _check_source_down(instance)
     if instance['host'] == host:
@@ -121,10 +132,8 @@ def evacuate(server_id, value):
                    'status': states.M_ACCEPTED,
                    'source_compute': instance['host'],
                    'source_node': instance['node'], 'dest_compute': host,
-                   'old_flavor_id': str(instance['flavor'].get('flavorid',
-                                                               '')),
-                   'new_flavor_id': str(instance['flavor'].get('flavorid',
-                                                               ''))})
+                   'old_flavor_id': str(instance['flavor']['id']),
+                   'new_flavor_id': str(instance['flavor']['id'])})
     try:
         api_app.services().conductor.rebuild_instance(
             ctxt, instance['uuid'], migration['uuid'], host=host,

@@ -9,9 +9,11 @@ import flask
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
+from nova_moves.api import extensions
 from nova_moves.api import microversion
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
+from nova_moves.db import phases
 from nova_moves import exception
 from nova_moves import states
 from nova_moves import timeutil
@@ -42,6 +44,8 @@ class MigrationNotFoundForInstance(exception.NotFound):
 # -- body schemas -------------------------------------------------------------
 
 def _body(properties, required):
+    # nova_moves extension at every version: a dry run (seed 003).
+    properties = dict(properties, check=validation.BOOLEAN)
     return {'type': 'object', 'additionalProperties': False,
             'required': [ACTION],
             'properties': {ACTION: {
@@ -113,8 +117,14 @@ def live_migrate(server_id, value):
     if force and not host:
         raise exception.ValidationError(
             detail="Can't force to a non-provided destination")
+    check = validation.to_bool(body.get('check', False))
+    if check:
+        common.require_host_for('check', host)
     if host:
         _check_host(instance, host)
+    if check:
+        return common.dry_run_verdict(instance, host, ACTION,
+                                      ALLOWED_VM_STATES)
 
     ctxt = api_app.context()
     # The migration row exists before any RPC: oslo.messaging acks a
@@ -127,8 +137,8 @@ def live_migrate(server_id, value):
                    'status': states.M_ACCEPTED,
                    'source_compute': instance['host'],
                    'source_node': instance['node'], 'dest_compute': host,
-                   'old_flavor_id': str(instance['flavor'].get('id')),
-                   'new_flavor_id': str(instance['flavor'].get('id'))})
+                   'old_flavor_id': str(instance['flavor']['id']),
+                   'new_flavor_id': str(instance['flavor']['id'])})
     conductor = api_app.services().conductor
     if version >= '2.34':
         try:
@@ -191,6 +201,8 @@ def migration_view(migration, version):
     if version >= '2.80':
         body['user_id'] = migration['user_id']
         body['project_id'] = migration['project_id']
+    if extensions.requested(extensions.PHASES):
+        body['phases'] = phases.view(migration.get('phases'))
     return body
 
 

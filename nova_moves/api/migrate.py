@@ -12,8 +12,6 @@ the scheduler and claim on that host directly) and ``check`` (seed 003:
 only ask the scheduler whether the host would do; 200 with the verdict,
 nothing changes).
 """
-import flask
-
 from nova_moves.api import app as api_app
 from nova_moves.api import common
 from nova_moves.api import quotas
@@ -59,8 +57,9 @@ MIGRATE_SCHEMA_V256 = {
             'type': ['null', 'object'],
             'properties': {
                 'host': validation.NULLABLE_HOSTNAME,
-                # Seed 002: bypass the scheduler (needs host).
-                'force': validation.BOOLEAN,
+                # Seed 002: bypass the scheduler (needs host); null, like
+                # false or leaving it out, means check the destination.
+                'force': validation.NULLABLE_BOOLEAN,
                 # Seed 003: dry run, only ask the scheduler (needs host).
                 'check': validation.BOOLEAN,
             },
@@ -131,29 +130,17 @@ def resize(server_id, value):
     return _start_move(instance, 'resize', 'resize', flavor=flavor)
 
 
-def _request_spec(instance):
-    ctxt = api_app.context()
-    return {'instance_uuid': instance['uuid'], 'flavor': instance['flavor'],
-            'availability_zone': instance.get('requested_az'),
-            'project_id': instance['project_id'],
-            'user_id': instance['user_id'] or ctxt.user_id,
-            'ignore_hosts': [instance['host']] if instance['host'] else [],
-            'requested_destination': None}
-
-
 def migrate(server_id, value):
     instance = common.get_instance(
         server_id, 'os_compute_api:os-migrate-server:migrate')
     body = _validate('migrate', value) or {}
     host = body.get('host')
-    force = validation.to_bool(body.get('force', False))
+    force = validation.to_bool(body.get('force') or False)
     check = validation.to_bool(body.get('check', False))
-    if force and not host:
-        raise exception.ValidationError(
-            detail='The target host must be given when force is true.')
-    if check and not host:
-        raise exception.ValidationError(
-            detail='The target host must be given when check is true.')
+    if force:
+        common.require_host_for('force', host)
+    if check:
+        common.require_host_for('check', host)
     if check and force:
         raise exception.ValidationError(
             detail='check and force cannot both be true: check asks the '
@@ -170,11 +157,8 @@ def migrate(server_id, value):
                 reason='The target host can not be the same one as the '
                        'current host %s of the server.' % host)
     if check:
-        # Seed 003: only the question; no action, no state, no migration.
-        verdict = api_app.services().scheduler.check_destination(
-            api_app.context(), _request_spec(instance), host)
-        return flask.jsonify({'valid': bool(verdict['valid']),
-                              'reasons': list(verdict['reasons'])})
+        return common.dry_run_verdict(instance, host, 'migrate',
+                                       MOVABLE_VM_STATES)
     common.check_state(instance, 'migrate', MOVABLE_VM_STATES)
     return _start_move(instance, 'migrate', 'migrate', flavor=None,
                        host=host, force=force)

@@ -5,14 +5,31 @@ import flask
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
+from nova_moves.api import extensions
 from nova_moves.db import api as db_api
+from nova_moves.db import phases
 from nova_moves import exception
 from nova_moves import timeutil
 
-LIVE_IN_PROGRESS = ('queued', 'preparing', 'running')
+# Nova's in-progress live migration statuses: only those get links.
+LIVE_IN_PROGRESS = ('queued', 'preparing', 'running', 'post-migrating')
 
 
-def view(migration, version):
+def instance_type_id(value):
+    """Nova's old/new_instance_type_id: the flavor's internal integer id.
+    Rows written before nova_moves matched that hold the public flavorid
+    instead: look those up (None once the flavor is gone)."""
+    if value in (None, ''):
+        return None
+    if str(value).isdigit():
+        return int(value)
+    try:
+        return db_api.flavor_get(value)['id']
+    except exception.FlavorNotFound:
+        return None
+
+
+def view(migration, version, with_phases=False):
     body = {'id': migration['id'],
             'created_at': timeutil.api_time(migration['created_at']),
             'updated_at': timeutil.api_time(migration['updated_at']),
@@ -20,8 +37,10 @@ def view(migration, version):
             'dest_host': migration['dest_host'],
             'dest_node': migration['dest_node'],
             'instance_uuid': migration['instance_uuid'],
-            'new_instance_type_id': migration['new_flavor_id'],
-            'old_instance_type_id': migration['old_flavor_id'],
+            'new_instance_type_id': instance_type_id(
+                migration['new_flavor_id']),
+            'old_instance_type_id': instance_type_id(
+                migration['old_flavor_id']),
             'source_compute': migration['source_compute'],
             'source_node': migration['source_node'],
             'status': migration['status']}
@@ -37,7 +56,18 @@ def view(migration, version):
     if version >= '2.80':
         body['user_id'] = migration['user_id']
         body['project_id'] = migration['project_id']
+    if with_phases:
+        body['phases'] = phases.view(migration.get('phases'))
     return body
+
+
+def show(migration_id):
+    """GET /os-migrations/{id} (id or uuid): a nova_moves addition, Nova
+    has no such route. Any migration, with its phases."""
+    api_app.authorize('os_compute_api:os-migrations:index')
+    migration = db_api.migration_get(migration_id)  # 404 when unknown
+    return flask.jsonify({'migration': view(migration, api_app.version(),
+                                            with_phases=True)})
 
 
 def index():
@@ -71,7 +101,9 @@ def index():
         # Nova answers an unknown paging marker with 400, not 404.
         raise exception.ValidationError(
             detail='Marker %s could not be found.' % marker)
-    body = {'migrations': [view(m, version) for m in migrations]}
+    with_phases = extensions.requested(extensions.PHASES)
+    body = {'migrations': [view(m, version, with_phases)
+                           for m in migrations]}
     if version >= '2.59' and limit and len(migrations) == limit:
         body['migrations_links'] = [{
             'rel': 'next',
@@ -83,3 +115,5 @@ def index():
 def register(app):
     app.add_url_rule('/v2.1/os-migrations', 'migrations_index', index,
                      methods=['GET'])
+    app.add_url_rule('/v2.1/os-migrations/<migration_id>', 'migrations_show',
+                     show, methods=['GET'])

@@ -4,10 +4,11 @@ from nova_moves.api import common
 from nova_moves.api import evacuate
 from nova_moves.api import live_migrate
 from nova_moves.api import migrate
+from nova_moves.api import power
 from nova_moves import exception
 
 ACTIONS = {}
-for _module in (migrate, live_migrate, evacuate):
+for _module in (migrate, live_migrate, evacuate, power):
     ACTIONS.update(_module.ACTIONS)
 
 

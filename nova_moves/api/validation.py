@@ -8,6 +8,8 @@ BOOLEAN = {'type': ['boolean', 'string'],
            'enum': [True, 'True', 'TRUE', 'true', '1', 'ON', 'On', 'on',
                     'YES', 'Yes', 'yes', False, 'False', 'FALSE', 'false',
                     '0', 'OFF', 'Off', 'off', 'NO', 'No', 'no']}
+NULLABLE_BOOLEAN = {'type': ['boolean', 'string', 'null'],
+                    'enum': BOOLEAN['enum'] + [None]}
 HOSTNAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
             'pattern': r'^[a-zA-Z0-9-._]*$'}
 NULLABLE_HOSTNAME = {'type': ['string', 'null'], 'minLength': 1,

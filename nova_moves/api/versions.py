@@ -18,6 +18,7 @@ clients given the unversioned root pick v3 for compute too.
 import flask
 
 from nova_moves.api import common
+from nova_moves.api import extensions
 from nova_moves.api import microversion
 
 UPDATED = '2013-07-23T11:33:21Z'
@@ -27,7 +28,9 @@ def _version(base):
     return {'id': 'v2.1', 'status': 'CURRENT',
             'version': microversion.MAX_VERSION,
             'min_version': microversion.MIN_VERSION, 'updated': UPDATED,
-            'links': [{'rel': 'self', 'href': base + '/v2.1/'}]}
+            'links': [{'rel': 'self', 'href': base + '/v2.1/'}],
+            # nova_moves additions inside Nova's microversions.
+            'extensions': extensions.advertised()}
 
 
 def root():

@@ -12,6 +12,8 @@ from nova_moves import exception
 from nova_moves import timeutil
 
 POWER_STATES = {0: 0, 1: 1, 3: 3, 4: 4, 6: 6, 7: 7}
+PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERIFY_RESIZE',
+                     'MIGRATING')
 
 
 def server_status(instance):
@@ -79,8 +81,6 @@ def server_detail(instance, fault=None):
         'addresses': {},
         'accessIPv4': '', 'accessIPv6': '',
         'OS-DCF:diskConfig': 'MANUAL',
-        'progress': instance['progress'] if status in (
-            'BUILD', 'RESIZE', 'MIGRATING', 'REBUILD') else 0,
         'OS-EXT-AZ:availability_zone': availability_zone(instance),
         'config_drive': '',
         'key_name': None,
@@ -93,6 +93,9 @@ def server_detail(instance, fault=None):
         'os-extended-volumes:volumes_attached': [],
         'security_groups': [{'name': 'default'}],
     })
+    if status in PROGRESS_STATUSES:
+        # Like Nova: no progress key at all in the other statuses.
+        body['progress'] = instance['progress'] or 0
     is_admin_view = api_app.can('os_compute_api:os-extended-server-attributes',
                                 {'project_id': instance['project_id']})
     if is_admin_view:

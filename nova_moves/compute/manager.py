@@ -27,7 +27,7 @@ POWER_SHUTDOWN = 4
 class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                      evacuate.EvacuateMixin):
     # The newest version served: see compute/rpcapi.py for the history.
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.2')
 
     def __init__(self, host):
         self.host = host
@@ -90,10 +90,11 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
             return None
 
     def _move_failed(self, ctxt, migration_uuid, exc, event=None,
-                     **kwargs):
+                     newest_action=False, **kwargs):
         """The one undo (conductor move_failed), with a fault and the
-        step's Error event from ``exc``. None when another path settled
-        the move first."""
+        step's Error event from ``exc`` (on the server's newest action
+        with ``newest_action``: a restarted host has no request id of the
+        move). None when another path settled the move first."""
         details = fault = None
         if exc is not None:  # None: an abort, no fault to show
             details = ''.join(traceback.format_exception(
@@ -104,8 +105,11 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         try:
             return self.conductor.move_failed(
                 ctxt, migration_uuid, fault=fault,
-                event=event and {'name': event, 'host': self.host,
-                                 'traceback': details}, **kwargs)
+                event=event and dict({'name': event, 'host': self.host,
+                                      'traceback': details},
+                                     **({'action': 'newest'}
+                                        if newest_action else {})),
+                **kwargs)
         except exception.MoveConflict as conflict:
             LOG.warning('Not rolling back migration %s on %s: %s',
                         migration_uuid, self.host, conflict)
@@ -155,6 +159,33 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
     @wrap_instance_event('compute')
     def terminate_instance(self, ctxt, instance_uuid):
         self.driver.destroy(instance_uuid)
+
+    # -- os-start / os-stop (1.2) --------------------------------------------
+    @wrap_instance_event('compute')
+    def start_instance(self, ctxt, instance_uuid):
+        self._set_power(ctxt, instance_uuid, states.POWERING_ON, 'running',
+                        'power_on', states.ACTIVE, POWER_RUNNING)
+
+    @wrap_instance_event('compute')
+    def stop_instance(self, ctxt, instance_uuid):
+        self._set_power(ctxt, instance_uuid, states.POWERING_OFF, 'shutdown',
+                        'power_off', states.STOPPED, POWER_SHUTDOWN)
+
+    def _set_power(self, ctxt, instance_uuid, task_state, power, operation,
+                   vm_state, power_state):
+        """The API set ``task_state``; only that claim is finished here.
+        A failure gives the task_state back (the server stays as it was,
+        as Nova's reverts_task_state does) and re-raises for the event."""
+        try:
+            self.driver.set_power(instance_uuid, power, operation)
+        except Exception:
+            self._update(ctxt, instance_uuid, {'task_state': None},
+                         expected_task_state=[task_state])
+            raise
+        self._update(ctxt, instance_uuid,
+                     {'vm_state': vm_state, 'task_state': None,
+                      'power_state': power_state},
+                     expected_task_state=[task_state])
 
     # -- test hook ---------------------------------------------------------
     def set_fault_injection(self, ctxt, fail_operations,

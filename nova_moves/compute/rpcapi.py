@@ -13,13 +13,14 @@ class ComputeAPI:
     """1.0 - boot, resize/cold migrate, live migration, evacuate, hooks
     1.1 - live_migration_status: does the source still run a live
           migration (the stuck-move sweep asks before deciding)
+    1.2 - start_instance, stop_instance (os-start / os-stop)
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.1'
+    VERSION = '1.2'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -152,6 +153,19 @@ class ComputeAPI:
         return self._call(ctxt, host, 'set_fault_injection',
                           fail_operations=fail_operations,
                           operation_seconds=operation_seconds)
+
+    # -- 1.2 ------------------------------------------------------------------
+    def can_power(self):
+        """False while [upgrade_levels] compute caps below 1.2."""
+        return self.client.can_send_version('1.2')
+
+    def start_instance(self, ctxt, host, instance_uuid):
+        self.client.prepare(server=host, version='1.2').cast(
+            ctxt, 'start_instance', instance_uuid=instance_uuid)
+
+    def stop_instance(self, ctxt, host, instance_uuid):
+        self.client.prepare(server=host, version='1.2').cast(
+            ctxt, 'stop_instance', instance_uuid=instance_uuid)
 
     # -- 1.1 ------------------------------------------------------------------
     def live_migration_status(self, ctxt, host, migration_uuid, timeout=5):

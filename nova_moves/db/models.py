@@ -225,6 +225,8 @@ class Migration(BASE, TimestampMixin):
     deleted = Column(Integer, nullable=False, default=0)
     # Times the stuck-move sweep re-sent the current step (issue 10).
     step_retries = Column(Integer, default=0)
+    # When each status began: JSON [[status, time], ...] (db/phases.py).
+    phases = Column(Text)
 
 
 class Quota(BASE, TimestampMixin):

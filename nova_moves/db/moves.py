@@ -4,6 +4,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from nova_moves.db import models
+from nova_moves.db import phases
 from nova_moves import exception
 from nova_moves import states
 from nova_moves.db.allocations import _move_in, _with_cas_retry
@@ -14,12 +15,15 @@ from nova_moves.db.session import (
     _parse_time,
     _retry_on_deadlock,
     _session,
-    _to_dict)
+    _to_dict,
+    utcnow)
 
 
 def migration_create(values):
     values = dict(values)
     values.setdefault('uuid', str(uuidlib.uuid4()))
+    if values.get('status'):
+        values['phases'] = phases.stamp(None, values['status'], utcnow())
     with _session() as session:
         row = models.Migration(**values)
         session.add(row)
@@ -39,6 +43,12 @@ def migration_update(migration_id, values, expected_status=None):
     """Update a migration; with ``expected_status`` (a list) only if it is
     still in one of them, else Conflict."""
     current = migration_get(migration_id)
+    values = dict(values)
+    if values.get('status') and values['status'] != current['status']:
+        # Only written while the status still is the one it was stamped
+        # after (expected_status), or last-writer-wins like the status.
+        values['phases'] = phases.stamp(current.get('phases'),
+                                        values['status'], utcnow())
     with _session() as session:
         query = sa.update(models.Migration).where(
             models.Migration.id == current['id'])
@@ -130,6 +140,7 @@ def migration_start(instance_uuid, values, old_flavor, new_flavor,
     migration. Raises UnexpectedTaskState with nothing written."""
     values = dict(values)
     values.setdefault('uuid', str(uuidlib.uuid4()))
+    values['phases'] = phases.stamp(None, values['status'], utcnow())
     with _session() as session:
         result = session.execute(
             sa.update(models.Instance)

@@ -15,6 +15,7 @@ from sqlalchemy import orm
 
 from nova_moves import conf
 from nova_moves.db import engine_opts
+from nova_moves.db import sqlstats
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -111,8 +112,11 @@ def _make_engine(url, immediate):
             pool_size=CONF.database.max_pool_size or 5,
             max_overflow=CONF.database.max_overflow or 10)
         _configure_sqlite(engine, immediate)
-        return engine
-    return engines.create_engine(url, **engine_opts.engine_kwargs(CONF))
+    else:
+        engine = engines.create_engine(url,
+                                       **engine_opts.engine_kwargs(CONF))
+    sqlstats.attach(engine)
+    return engine
 
 
 def get_engine(writer=True):

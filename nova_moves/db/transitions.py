@@ -28,6 +28,7 @@ from nova_moves.db.actions import _event_finish_in, _event_start_in
 from nova_moves.db.allocations import (_allocations_of, _delete_in, _move_in,
                                        _replace_in, _with_cas_retry)
 from nova_moves.db.instances import _encode_instance_values, _instance_dict
+from nova_moves.db import phases
 from nova_moves.db.session import _session, _to_dict, utcnow
 
 # The task_states each kind of move sets on its server: move_failed only
@@ -80,6 +81,14 @@ def _record_event(session, instance_uuid, request_id, event):
     """The step's instance event, in the step's transaction; a flow
     started by a service (recovery, auto-confirm) has no action for its
     request id and records none."""
+    if event and event.get('action') == 'newest':
+        # A service's own flow closing an event of the move it finishes
+        # (a restarted host): the move's action is the server's newest.
+        newest = session.scalars(
+            sa.select(models.InstanceAction.request_id)
+            .where(models.InstanceAction.instance_uuid == instance_uuid)
+            .order_by(models.InstanceAction.id.desc())).first()
+        request_id = newest or request_id
     if not event or not request_id:
         return
     # _action_for raises before anything is written.
@@ -163,6 +172,7 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
             if migration is not None:
                 values = dict(migration, instance_uuid=instance_uuid)
                 values.setdefault('uuid', str(uuidlib.uuid4()))
+                values['phases'] = phases.stamp(None, values['status'], now)
                 row = models.Migration(**values)
                 session.add(row)
             session.flush()
@@ -219,6 +229,9 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
         mig_values = dict(values or {}, updated_at=utcnow())
         if status is not None and len(status) > 1 and status[1]:
             mig_values['status'] = status[1]
+            # Guarded by the status compare-and-swap below.
+            mig_values['phases'] = phases.stamp(
+                migration.phases, status[1], mig_values['updated_at'])
         query = sa.update(models.Migration).where(
             models.Migration.id == migration.id)
         if status is not None:
@@ -311,11 +324,13 @@ def move_failed(migration_id=None, expected_status=None, status=states.M_ERROR,
                 if getattr(migration, column) != value:
                     raise _conflict(migration, '%s is %s, not %s' % (
                         column, getattr(migration, column), value))
+            now = utcnow()
             result = session.execute(
                 sa.update(models.Migration)
                 .where(models.Migration.id == migration.id,
                        models.Migration.status.in_(expected))
-                .values(status=status, updated_at=utcnow()))
+                .values(status=status, updated_at=now,
+                        phases=phases.stamp(migration.phases, status, now)))
             if result.rowcount != 1:
                 raise _conflict(migration, 'migration is %s, expected %s'
                                 % (migration.status, expected))

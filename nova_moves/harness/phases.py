@@ -9,13 +9,35 @@ inside its own ``live_migration`` event), and the moments no event covers
 are **queue**: the request waiting in the broker (or for an RPC reply
 or a database lock) between two steps. The phases of one move thus add
 up to its span; **api** is the request's own round trip as the harness
-timed it."""
+timed it.
+
+When the move's migration carries its per-phase timestamps (the
+nova_moves-migration-phases extension), those are used instead: one
+phase per migration status (accepted, queued, preparing, running,
+post-migrating, pre-migrating, migrating...), each lasting until the next
+status began, up to the status that ends the move's work (finished,
+done, completed, confirmed, reverted, error...). **request** is the time
+from the action's start to the migration's first status (a resize's
+migration is created by the conductor)."""
 import datetime
 
 from nova_moves.harness import report as nm_report
 
+# api/extensions.py: the request header that asks for migration phases.
+EXT_HEADER = 'Nova-Moves-Extensions'
+EXT_PHASES = 'nova_moves-migration-phases'
+
 PHASES = ('api', 'queue', 'scheduling', 'prep', 'transfer', 'finish',
           'other')
+# From the migration's timestamps, in the order they happen.
+STATUS_PHASES = ('request', 'accepted', 'queued', 'preparing',
+                 'pre-migrating', 'running', 'migrating', 'post-migrating',
+                 'confirming', 'reverting')
+# Entering one of these ends the move's work (a resize then waits for
+# its confirm, an evacuation for its source to come back).
+END_STATUSES = ('finished', 'done', 'completed', 'confirmed', 'reverted',
+                'error', 'failed', 'cancelled')
+ALL_PHASES = PHASES + STATUS_PHASES
 MOVES = ('resize', 'migrate', 'live-migrate', 'evacuate')
 # Event name without its conductor_/compute_ prefix -> phase.
 EVENT_PHASE = {
@@ -71,10 +93,58 @@ def breakdown(action):
     return {k: round(v, 4) for k, v in out.items()}
 
 
+def from_timestamps(action, migration):
+    """{phase: seconds} from the migration's ``phases`` (API view), or
+    None when it has none."""
+    stamps = [(p['phase'], _time(p['started_at']))
+              for p in migration.get('phases') or []]
+    if not stamps:
+        return None
+    out = {}
+    start = _time(action.get('start_time'))
+    if start is not None:
+        out['request'] = max(0.0, stamps[0][1] - start)
+    for (phase, begin), (_, end) in zip(stamps, stamps[1:]):
+        if phase in END_STATUSES:
+            break
+        out[phase] = out.get(phase, 0.0) + (end - begin)
+    return {k: round(v, 4) for k, v in out.items()}
+
+
+def migration_for(action, migrations):
+    """The migration this action started: the first one whose first
+    status began at or after the action (None without timestamps)."""
+    start = _time(action.get('start_time'))
+    candidates = []
+    for migration in migrations:
+        stamps = migration.get('phases') or []
+        if stamps and start is not None:
+            first = _time(stamps[0]['started_at'])
+            if first >= start - 0.001:
+                candidates.append((first, migration['id'], migration))
+    return min(candidates)[2] if candidates else None
+
+
+def _migrations(client, server, cache):
+    if server not in cache:
+        try:
+            cache[server] = client.get(
+                '/os-migrations', version='2.80',
+                params={'instance_uuid': server},
+                headers={EXT_HEADER: EXT_PHASES},
+                expect=200).json()['migrations']
+        except Exception:
+            cache[server] = []
+    return cache[server]
+
+
 def collect(records, client, limit=MAX_ACTIONS):
     """Read the instance action of every accepted move and store its
     breakdown in the record (``phases``), at most ``limit`` of them,
-    spread evenly over the run."""
+    spread evenly over the run: from the migration's per-phase
+    timestamps when it has them (``phases_from`` 'timestamps'), else
+    from the action's events ('events')."""
+    cache = {}
     moves = [r for r in records if r['operation'] in MOVES and
              r.get('request_id') and r.get('server') and
              r['outcome'] in ('ok', 'failed', 'timeout')]
@@ -85,7 +155,12 @@ def collect(records, client, limit=MAX_ACTIONS):
             action = client.action_detail(rec['server'], rec['request_id'])
         except Exception:
             continue  # deleted server, or a token that may not see events
-        phases = breakdown(action)
+        migration = migration_for(action, _migrations(client, rec['server'],
+                                                      cache))
+        phases = migration and from_timestamps(action, migration)
+        rec['phases_from'] = 'timestamps' if phases else 'events'
+        if not phases:
+            phases = breakdown(action)
         if phases is not None:
             phases['api'] = round(rec['api_s'], 4)
             rec['phases'] = phases
@@ -97,8 +172,10 @@ def summarize(records):
     if not with_phases:
         return {}
     out = {}
-    for phase in PHASES:
+    for phase in ALL_PHASES:
         values = [p[phase] for p in with_phases if phase in p]
+        if not values:
+            continue
         if phase not in ('api', 'queue') and not any(values):
             continue  # a step this kind of move does not have
         out[phase] = {'n': len(values),
@@ -113,7 +190,8 @@ def render(operations):
     rows = [r for r in operations if r.get('breakdown')]
     if not rows:
         return []
-    phases = [p for p in PHASES if any(p in r['breakdown'] for r in rows)]
+    phases = [p for p in ALL_PHASES
+              if any(p in r['breakdown'] for r in rows)]
     table = []
     for row in rows:
         cells = ['%s %s' % (row['operation'], row['microversion']),
@@ -124,5 +202,6 @@ def render(operations):
                 stat['p50_s'], stat['p95_s']))
         table.append(cells)
     return ['Where the moves spent their time, seconds p50 (p95), from '
-            'instance action events:',
+            'the migrations\' per-phase timestamps (statuses) or, without '
+            'them, the instance action events (queue ... other):',
             nm_report.table(['move', 'n'] + phases, table)]

@@ -10,6 +10,7 @@ import math
 
 from nova_moves import rpcstats
 from nova_moves.harness import processes as nm_processes
+from nova_moves.harness import reconnects as nm_reconnects
 
 
 def percentile(values, pct):
@@ -79,8 +80,10 @@ def build(runner, problems, merged_rpc, processes, wall_start,
         'rpc': rpcstats.summarize(merged_rpc),
         'rpc_processes': processes,
         'faults': runner.faults,
+        'reconnects': getattr(runner, 'reconnects', []),
         'cleanup': runner.cleanup_result,
-        'invariants': {'ok': not problems, 'problems': problems},
+        'invariants': {'ok': not problems, 'problems': problems,
+                       'counts': getattr(runner, 'invariant_counts', {})},
         'poller': {'polls': runner.poller.polls,
                    'errors': runner.poller.errors},
         'records': runner.records,
@@ -171,6 +174,7 @@ def render(report):
     for fault in report['faults']:
         out.append('fault at %6.2fs: %s %s -> %s' % (
             fault['t'], fault['action'], fault['target'], fault['result']))
+    out += nm_reconnects.render(report.get('reconnects') or [])
     cleanup = report.get('cleanup')
     if cleanup:
         out.append('Cleanup: deleted %d servers and %d flavors the run '
@@ -179,9 +183,15 @@ def render(report):
                                   '; LEFT %s' % cleanup['servers_left']
                                   if cleanup['servers_left'] else ''))
     inv = report['invariants']
+    counts = inv.get('counts') or {}
+    numbers = ' (%s)' % ', '.join(
+        '%s %s' % (key.replace('_', ' '), counts[key]) for key in
+        ('moves', 'terminal', 'leaked', 'misplaced', 'duplicate_copies')
+        if key in counts) if counts else ''
     if inv['ok']:
-        out.append('Invariants: OK')
+        out.append('Invariants: OK%s' % numbers)
     else:
-        out.append('Invariants: %d FAILED' % len(inv['problems']))
+        out.append('Invariants: %d FAILED%s' % (len(inv['problems']),
+                                                numbers))
         out += ['  - %s' % p for p in inv['problems']]
     return '\n'.join(out)

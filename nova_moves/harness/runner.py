@@ -9,134 +9,34 @@ migrate / os-migrateLive / evacuate bodies shaped per microversion, and
 DELETE /servers/{id}/migrations/{mid} for abort."""
 import concurrent.futures
 import os
-import signal
 import tempfile
 import threading
 import time
 
 from nova_moves import apiclient as api_client
 from nova_moves.harness import backends as nm_backends
+from nova_moves.harness import bodies as nm_bodies
+from nova_moves.harness import faults as nm_faults
 from nova_moves.harness import invariants
 from nova_moves.harness import phases as nm_phases
+from nova_moves.harness import poller as nm_poller
 from nova_moves.harness import processes as nm_processes
+from nova_moves.harness import reconnects as nm_reconnects
 from nova_moves import rpcstats
 from nova_moves.harness import stack as nm_stack
 
 SETTLED = invariants.SERVER_SETTLED
+settled = nm_poller.settled
 
 
-def mv(version):
-    major, minor = str(version).split('.')
-    return int(major), int(minor)
-
-
-class StatusPoller(threading.Thread):
-    """Polls GET /servers/detail every ``interval`` seconds and keeps, per
-    server, the latest view and the history of its status changes.
-    Waiters ask for a view taken after a given moment, so a request that
-    was just accepted is never judged on a poll that started before it."""
-
-    def __init__(self, client, t0, interval=0.1):
-        super().__init__(daemon=True, name='status-poller')
-        self.client = client
-        self.t0 = t0
-        self.interval = interval
-        self.latest = {}        # id -> server view
-        self.history = {}       # id -> [(t, status)]
-        self.tracked = set()
-        self.poll_started = 0.0
-        self.polls = 0
-        self.errors = 0
-        self._cond = threading.Condition()
-        self._halt = threading.Event()
-
-    def track(self, server_ids):
-        with self._cond:
-            self.tracked.update(server_ids)
-
-    def _list(self):
-        servers, marker = [], None
-        while True:
-            params = {'all_tenants': '1', 'limit': '1000'}
-            if marker:
-                params['marker'] = marker
-            page = self.client.get('/servers/detail', version='2.47',
-                                   params=params, expect=200).json()['servers']
-            servers += page
-            if len(page) < 1000:
-                return servers
-            marker = page[-1]['id']
-
-    def poll_once(self):
-        started = time.monotonic() - self.t0
-        with self._cond:
-            # Only servers tracked before the list was asked for: one
-            # booted meanwhile is missing from it without being deleted.
-            tracked = set(self.tracked)
-        servers = {s['id']: s for s in self._list()}
-        with self._cond:
-            for server_id in tracked:
-                view = servers.get(server_id)
-                status = view['status'] if view else 'DELETED'
-                if view is None:
-                    view = {'id': server_id, 'status': 'DELETED',
-                            'OS-EXT-STS:task_state': None,
-                            'OS-EXT-SRV-ATTR:host': None}
-                self.latest[server_id] = view
-                hist = self.history.setdefault(server_id, [])
-                if not hist or hist[-1][1] != status:
-                    hist.append((started, status))
-            self.poll_started = started
-            self.polls += 1
-            self._cond.notify_all()
-
-    def run(self):
-        while not self._halt.is_set():
-            began = time.monotonic()
-            try:
-                self.poll_once()
-            except Exception:
-                self.errors += 1
-            spent = time.monotonic() - began
-            # Listing many servers is expensive for the API (py-spy showed
-            # the poller at ~40% of the API's CPU in resize-storm): poll at
-            # most a third of the time so the API is left to the workload.
-            self._halt.wait(max(self.interval, 2 * spent))
-
-    def stop(self):
-        self._halt.set()
-
-    def wait_for(self, server_id, predicate, after, timeout):
-        """The first view of ``server_id`` from a poll started after
-        ``after`` (seconds since t0) that satisfies ``predicate``; None on
-        timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                view = self.latest.get(server_id)
-                if self.poll_started > after and view is not None \
-                        and predicate(view):
-                    return view
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                self._cond.wait(min(left, 1.0))
-
-    def view(self, server_id):
-        with self._cond:
-            return self.latest.get(server_id)
-
-
-def settled(view):
-    return view['status'] == 'DELETED' or (
-        view['OS-EXT-STS:task_state'] is None and view['status'] in SETTLED)
+mv = nm_bodies.mv
 
 
 class AttachRefused(ValueError):
     """The scenario would break a deployment the harness did not start."""
 
 
-class Runner:
+class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
 
     def __init__(self, scenario, endpoint=None, token='admin:admin',
                  out_dir=None, quiet=True, stack=None, rpc_stats_dir=None,
@@ -165,6 +65,7 @@ class Runner:
         self._records_lock = threading.Lock()
         self._local = threading.local()
         self._timers = []
+        self.reconnects = []
         self.t0 = None
         self.poller = None
         self.backends = None
@@ -298,79 +199,6 @@ class Runner:
         if 'first' in selection:
             out = out[:selection['first']]
         return out
-
-    def _other_host(self, current):
-        if current in self.hosts:
-            return self.hosts[(self.hosts.index(current) + 1)
-                              % len(self.hosts)]
-        return self.hosts[0]
-
-    def _host_param(self, params, view):
-        host = params.get('host')
-        if host == '@next':
-            return self._other_host(view.get('OS-EXT-SRV-ATTR:host'))
-        return host
-
-    # -- request bodies (the Nova API contract) -------------------------------
-    def action_body(self, op, version, params, view):
-        v = mv(version)
-        if op == 'resize':
-            wanted = params['flavor']
-            names = wanted if isinstance(wanted, list) else [wanted]
-            current = (view.get('flavor') or {}).get('original_name')
-            for name in names:
-                flavor = self.flavors[name]
-                if flavor['name'] != current:
-                    break
-            return {'resize': {'flavorRef': flavor['id']}}
-        if op == 'confirm':
-            return {'confirmResize': None}
-        if op == 'revert':
-            return {'revertResize': None}
-        if op == 'migrate':
-            host = self._host_param(params, view)
-            body = {}
-            if host and v >= (2, 56):
-                body['host'] = host
-            for key in ('force', 'check'):
-                if key in params:
-                    body[key] = params[key]
-            return {'migrate': body or None}
-        if op == 'live-migrate':
-            body = {'host': self._host_param(params, view)}
-            if v >= (2, 25):
-                body['block_migration'] = params.get('block_migration',
-                                                     'auto')
-            else:
-                body['block_migration'] = params.get('block_migration', False)
-                body['disk_over_commit'] = False
-            if 'force' in params and (2, 30) <= v < (2, 68):
-                body['force'] = params['force']
-            if 'check' in params:
-                body['check'] = params['check']
-            return {'os-migrateLive': body}
-        if op == 'evacuate':
-            body = {}
-            host = self._host_param(params, view)
-            if host:
-                body['host'] = host
-            if v < (2, 14):
-                body['onSharedStorage'] = False
-            if 'force' in params and (2, 29) <= v < (2, 68):
-                body['force'] = params['force']
-            if 'check' in params:
-                body['check'] = params['check']
-            return {'evacuate': body}
-        raise ValueError('no action body for %s' % op)
-
-    # A confirm's or revert's 204/202 comes back while the server still
-    # shows VERIFY_RESIZE with no task_state: not finished yet.
-    STILL_GOING = {'confirm': ('VERIFY_RESIZE',),
-                   'revert': ('VERIFY_RESIZE',)}
-
-    EXPECTED_STATUS = {'resize': 202, 'confirm': 204, 'revert': 202,
-                       'migrate': 202, 'live-migrate': 202, 'evacuate': 200,
-                       'abort': 202, 'delete': 204}
 
     # -- one operation on one server ------------------------------------------
     def _send(self, record, method, path, body, version):
@@ -557,71 +385,6 @@ class Runner:
             phase['microversion'], phase['concurrency']))
         self._run_phase(phase, selected, self._operate)
 
-    # -- faults ---------------------------------------------------------------
-    def _arm_faults(self, phase_name):
-        for fault in self.scenario['faults']:
-            if fault.get('phase', None) != phase_name and not (
-                    phase_name == 'boot' and 'phase' not in fault):
-                continue
-            if fault['at'] == 0:
-                # Applied before the phase's first request: no race.
-                self.apply_fault(fault)
-                continue
-            timer = threading.Timer(fault['at'], self.apply_fault, [fault])
-            timer.daemon = True
-            timer.start()
-            self._timers.append(timer)
-
-    def _service_uuid(self, host):
-        for svc in self.client().services(binary='nova-moves-compute'):
-            if svc['host'] == host:
-                return svc['id']
-        raise LookupError('no compute service on host %s' % host)
-
-    def apply_fault(self, fault):
-        entry = {'t': self.now(), 'action': fault['action'],
-                 'target': fault.get('process') or fault.get('host'),
-                 'result': 'ok'}
-        try:
-            action = fault['action']
-            if action in ('kill', 'terminate', 'restart'):
-                if self.stack is None:
-                    raise RuntimeError('process faults need the stack the '
-                                       'harness started (not --endpoint)')
-                # The pid names the stopped process's stats file.
-                popen = self.stack.processes[fault['process']].popen
-                if popen is not None and popen.poll() is None:
-                    entry['pid'] = popen.pid
-                if action == 'restart':
-                    self.stack.restart(fault['process'])
-                else:
-                    signum = signal.SIGKILL if action == 'kill' \
-                        else signal.SIGTERM
-                    code = self.stack.kill(fault['process'], signum)
-                    entry['result'] = 'exit %s' % code
-                    if fault.get('restart_after') is not None:
-                        timer = threading.Timer(
-                            fault['restart_after'], self.apply_fault,
-                            [{'action': 'restart',
-                              'process': fault['process'], 'at': 0}])
-                        timer.daemon = True
-                        timer.start()
-                        self._timers.append(timer)
-            elif action in ('force-down', 'force-up'):
-                self.client().put(
-                    '/os-services/%s' % self._service_uuid(fault['host']),
-                    {'forced_down': action == 'force-down'},
-                    version='2.53', expect=200)
-            elif action == 'set-faults':
-                self.client().set_faults(fault['host'],
-                                         fault.get('fail_operations', []),
-                                         fault.get('operation_seconds'))
-        except Exception as exc:
-            entry['result'] = 'error: %s' % exc
-        self.log('fault at %.2fs: %s %s -> %s' % (
-            entry['t'], entry['action'], entry['target'], entry['result']))
-        self.faults.append(entry)
-
     # -- end of run -----------------------------------------------------------
     def settle(self):
         deadline = time.monotonic() + self.scenario['settle_timeout']
@@ -640,60 +403,6 @@ class Runner:
             merged = rpcstats.diff(merged, before)
         return merged, processes
 
-    # -- attached runs ----------------------------------------------------
-    PROCESS_FAULTS = ('kill', 'terminate', 'restart')
-
-    def attach_problems(self):
-        """Why this scenario must not run against the given endpoint: a
-        process fault needs processes the harness started; every other
-        fault changes a deployment someone else runs, so it needs
-        ``allow_faults``."""
-        if self.endpoint is None or self.stack is not None:
-            return []
-        problems = []
-        for i, fault in enumerate(self.scenario['faults']):
-            if fault['action'] in self.PROCESS_FAULTS:
-                problems.append(
-                    'faults[%d]: %s %s needs the processes the harness '
-                    'starts itself (run without --endpoint)' % (
-                        i, fault['action'], fault['process']))
-            elif not self.allow_faults:
-                problems.append(
-                    'faults[%d]: %s %s would change the deployment at %s; '
-                    'pass --allow-faults to do that' % (
-                        i, fault['action'], fault['host'], self.endpoint))
-        return problems
-
-    def cleanup(self, timeout=120):
-        """Delete the servers and flavors this run created on a stack it
-        did not start (unless ``keep``): an attached run leaves the
-        deployment as it found it."""
-        if self.own_stack or self.keep:
-            return None
-        client = self.client()
-        gone = []
-        for server in self.servers:
-            response = client.delete('/servers/%s' % server['id'])
-            if response.status_code in (204, 404):
-                gone.append(server['id'])
-        left = []
-        deadline = time.monotonic() + timeout
-        for server_id in gone:
-            while client.get('/servers/%s' % server_id).status_code != 404:
-                if time.monotonic() > deadline:
-                    left.append(server_id)
-                    break
-                time.sleep(0.2)
-        left += [s['id'] for s in self.servers if s['id'] not in gone]
-        for flavor in self.created_flavors:
-            client.delete('/flavors/%s' % flavor['id'])
-        self.log('cleanup: deleted %d servers and %d flavors%s' % (
-            len(self.servers) - len(left), len(self.created_flavors),
-            ', %d servers left: %s' % (len(left), left) if left else ''))
-        return {'servers_deleted': len(self.servers) - len(left),
-                'flavors_deleted': len(self.created_flavors),
-                'servers_left': left}
-
     def run(self, before_checks=None):
         """Run the whole scenario; return the report (see report.py)."""
         from nova_moves.harness import report as nm_report
@@ -711,7 +420,7 @@ class Runner:
         rpc_before = rpcstats.merge_dir(self.rpc_stats_dir)[0] \
             if not self.own_stack else None
         try:
-            self.poller = StatusPoller(api_client.Client(
+            self.poller = nm_poller.StatusPoller(api_client.Client(
                 self.endpoint, self.token), self.t0,
                 self.scenario['poll_interval'])
             self.poller.start()
@@ -727,13 +436,14 @@ class Runner:
             self.poller.poll_once()
             if before_checks is not None:
                 before_checks(self)
-            problems = invariants.check(self.client())
+            problems = self.check_invariants()
             nm_phases.collect(self.records, self.client())
             # Let every process write its last second of stats.
             time.sleep(1.5 if self.rpc_stats_dir else 0)
             merged, entries = self.rpc_stats(rpc_before)
             processes = nm_processes.states(entries, self.faults, wall_start,
                                             time.time())
+            self.reconnects = self.broker_reconnects(wall_start)
             self.cleanup_result = self.cleanup()
             report = nm_report.build(
                 self, problems, merged, processes, wall_start,
@@ -744,6 +454,38 @@ class Runner:
             if self.own_stack:
                 self.stop_stack()
         return report
+
+    def check_invariants(self, grace=10):
+        """The invariants, given ``grace`` seconds to hold once every
+        server settled (a source drops its copy just after the live
+        migration it ran completed)."""
+        deadline = time.monotonic() + grace
+        while True:
+            self.invariant_counts = {}
+            problems = invariants.check(self.client(), guests=self.guests(),
+                                        counts=self.invariant_counts)
+            if not problems or time.monotonic() > deadline:
+                return problems
+            time.sleep(0.5)
+
+    def guests(self):
+        """The fake hypervisors' guests of a stack we run (None when
+        attached to one elsewhere: its disks are not ours to read)."""
+        if self.stack is None:
+            return None
+        return invariants.read_guests(os.path.join(self.stack.workdir,
+                                                   'state'))
+
+    def broker_reconnects(self, wall_start):
+        """Per broker-node fault, each service's time back on the broker
+        (from the logs of the processes the harness started)."""
+        if self.stack is None:
+            return []
+        procs = self.stack.processes
+        brokers = {n for n, p in procs.items() if getattr(p, 'backend', 0)}
+        logs = {n: p.log_path for n, p in procs.items()
+                if n not in brokers and getattr(p, 'log_path', None)}
+        return nm_reconnects.measure(logs, self.faults, brokers, wall_start)
 
     def stop_stack(self):
         self.stack.stop()

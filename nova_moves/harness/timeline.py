@@ -257,7 +257,7 @@ def latency_histogram(report, path):
                            for i, v in enumerate(versions)])
             ax.set_title('%s: %s' % (op, label), fontsize=9)
         ax = axes[row, 2]
-        phase_names = [p for p in nm_phases.PHASES if any(
+        phase_names = [p for p in nm_phases.ALL_PHASES if any(
             any(groups[op][v]['phases'].get(p, [])) for v in versions)]
         if not phase_names:
             ax.text(0.5, 0.5, 'no phase breakdown for %s (only moves have '

@@ -92,6 +92,13 @@ class EvacuateTest(EvacuateBase):
                       resp.text)
         resp = self.evacuate(sid, {}, '2.68', expect=400)
         self.assertIn('still in use', resp.text)
+        # The dry run lists that instead (nova_moves-move-check).
+        verdict = self.evacuate(sid, {'host': 'compute2', 'check': True},
+                                '2.68').json()
+        self.assertEqual({'valid': False, 'reasons': [
+            'Compute service of compute1 is still in use.']}, verdict)
+        resp = self.evacuate(sid, {'check': True}, '2.68', expect=400)
+        self.assertIn('check', resp.text)
         # Bodies per microversion.
         resp = self.evacuate(sid, {}, '2.13', expect=400)
         self.assertIn("'onSharedStorage' is a required property", resp.text)
@@ -126,6 +133,10 @@ class EvacuateTest(EvacuateBase):
         self.assertLessEqual({stay['id'], moved['id'], forced['id']},
                              set(self.local_guests('compute1')))
 
+        verdict = self.evacuate(moved['id'], {'host': 'compute2',
+                                              'check': True}, '2.14').json()
+        self.assertEqual({'valid': True, 'reasons': []}, verdict)
+        self.assertIsNone(self.evacuation_of(moved['id']))
         resp = self.evacuate(moved['id'], {}, '2.14')
         self.assertEqual(200, resp.status_code)
         self.assertEqual(b'', resp.content)
@@ -196,12 +207,21 @@ class EvacuateTest(EvacuateBase):
         self.assertEqual('compute2', shown['OS-EXT-SRV-ATTR:host'])
         self.assertEqual(4, shown['OS-EXT-STS:power_state'])
         self.assertEqual('stopped', shown['OS-EXT-STS:vm_state'])
+        # Nova shows no progress on a SHUTOFF server.
+        self.assertNotIn('progress', shown)
         self.assertEqual('shutdown',
                          self.local_guests('compute2')[server['id']]['power'])
         self.restore_host('compute1')
         self.assertNotIn(server['id'], self.local_guests('compute1'))
         self.assertEqual('completed',
                          self.evacuation_of(server['id'])['status'])
+        # os-start powers the evacuated server on where it now is.
+        self.admin.action(server['id'], {'os-start': None}, expect=202)
+        shown = self.admin.wait_for_status(server['id'], 'ACTIVE')
+        self.assertEqual(('compute2', 1), (shown['OS-EXT-SRV-ATTR:host'],
+                                           shown['OS-EXT-STS:power_state']))
+        self.assertEqual('running',
+                         self.local_guests('compute2')[server['id']]['power'])
         self.admin.delete('/servers/%s' % server['id'], expect=204)
 
     def test_no_capacity_anywhere_is_error_and_nothing_leaks(self):

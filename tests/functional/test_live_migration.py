@@ -2,6 +2,7 @@
 asynchronous ones from 2.34, forced moves until 2.68, body rules per
 microversion, and concurrent requests."""
 import concurrent.futures
+import time
 
 from tests.functional import base
 
@@ -34,9 +35,18 @@ class LiveMigrationHelpers:
                                    what='live migration of %s in %s'
                                    % (server_id, statuses))
 
-    def events(self, server_id, request_id, client=None):
-        detail = (client or self.admin).action_detail(server_id, request_id)
-        return {e['event']: e for e in detail['events']}
+    def events(self, server_id, request_id, client=None, timeout=30):
+        # A step records its event's end after its last database step
+        # (which is what the test waited for): give it a moment.
+        deadline = time.monotonic() + timeout
+        while True:
+            detail = (client or self.admin).action_detail(server_id,
+                                                          request_id)
+            events = {e['event']: e for e in detail['events']}
+            if all(e.get('result') for e in events.values()) or \
+                    time.monotonic() > deadline:
+                return events
+            time.sleep(0.2)
 
     def host_of(self, server_id):
         return self.admin.server(server_id)['OS-EXT-SRV-ATTR:host']
@@ -90,6 +100,35 @@ class LiveMigrationChecksTest(LiveMigrationHelpers, base.StackTestCase):
             timeout=10, what='every event finished')
         for name in names:
             self.assertEqual('Success', events[name]['result'], name)
+
+    def test_check_is_a_dry_run(self):
+        server = self.boot('dry', host='compute1')
+        body = {'host': 'compute2', 'block_migration': 'auto', 'check': True}
+        for version in ('2.33', '2.95'):
+            verdict = self.admin.action(server['id'], {'os-migrateLive': body},
+                                        version=version, expect=200).json()
+            self.assertEqual({'valid': True, 'reasons': []}, verdict)
+        svc = [s for s in self.admin.services('nova-moves-compute')
+               if s['host'] == 'compute2'][0]
+        self.admin.put('/os-services/%s' % svc['id'],
+                       {'status': 'disabled', 'disabled_reason': 'test'},
+                       version='2.53', expect=200)
+        self.addCleanup(self.admin.put, '/os-services/%s' % svc['id'],
+                        {'status': 'enabled'}, version='2.53')
+        verdict = self.admin.action(server['id'], {'os-migrateLive': body},
+                                    version='2.95', expect=200).json()
+        self.assertFalse(verdict['valid'])
+        self.assertTrue(any('ComputeFilter' in r for r in verdict['reasons']),
+                        verdict)
+        resp = self.admin.action(
+            server['id'], {'os-migrateLive': dict(body, host=None)},
+            version='2.95', expect=400)
+        self.assertIn('check', resp.text)
+        # Nothing happened.
+        self.assertEqual(['create'], [a['action'] for a in
+                                      self.admin.actions(server['id'])])
+        self.assertEqual([], self.live_migrations(server['id']))
+        self.assert_untouched(server['id'], 'compute1')
 
     def test_234_bad_destination_is_202_and_error_event(self):
         user = self.admin.as_user('alice:proj-a')

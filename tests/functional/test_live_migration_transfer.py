@@ -62,6 +62,14 @@ class LiveMigrationTransferTest(test_live_migration.LiveMigrationHelpers,
             expect=200).json()['migration']
         self.assertNotIn('uuid', shown)
         self.assertEqual('running', shown['status'])
+        self.assertNotIn('phases', shown)
+        # nova_moves-migration-phases, asked for: when each status began.
+        shown = self.admin.get('/servers/%s/migrations/%s' % (
+            server['id'], mig['id']), version='2.80', expect=200,
+            headers={'Nova-Moves-Extensions': 'nova_moves-migration-phases'}
+        ).json()['migration']
+        self.assertEqual(['accepted', 'queued', 'preparing', 'running'],
+                         [p['phase'] for p in shown['phases']])
         # Not before 2.24.
         self.admin.delete('/servers/%s/migrations/%s' % (server['id'],
                                                            mig['id']),
@@ -70,6 +78,9 @@ class LiveMigrationTransferTest(test_live_migration.LiveMigrationHelpers,
                                                            mig['id']),
                           version='2.24', expect=202)
         self.wait_for_migration(server['id'], 'cancelled', timeout=10)
+        phases = self.admin.get('/os-migrations/%s' % mig['id'],
+                                expect=200).json()['migration']['phases']
+        self.assertEqual('cancelled', phases[-1]['phase'])
         self.assert_untouched(server['id'], 'compute1')
         self.assertEqual([], self.server_migrations(server['id']))
         self.admin.get('/servers/%s/migrations/%s' % (server['id'],

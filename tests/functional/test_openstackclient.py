@@ -140,6 +140,33 @@ class OpenStackClientTest(base.StackTestCase):
         self.assertNotEqual(0, gone.returncode)
         self.assertIn('No Server found', gone.stderr)
 
+    def test_server_stop_and_start(self):
+        server = self.boot('osc-power')
+        sid, host = server['id'], server['OS-EXT-SRV-ATTR:host']
+        # Wrong state is Nova's 409, and claims nothing.
+        resp = self.admin.action(sid, {'os-start': None}, expect=409)
+        self.assertIn('vm_state active', resp.text)
+        self.run_osc('server', 'stop', sid, parse=False)
+        stopped = self.wait_for_osc_status(sid, 'SHUTOFF')
+        self.assertEqual(('stopped', 4), (stopped['OS-EXT-STS:vm_state'],
+                                          stopped['OS-EXT-STS:power_state']))
+        self.assertEqual('shutdown', self.local_guests(host)[sid]['power'])
+        self.admin.action(sid, {'os-stop': None}, expect=409)
+        self.run_osc('server', 'start', sid, parse=False)
+        started = self.wait_for_osc_status(sid, 'ACTIVE')
+        self.assertEqual(('active', 1, host), (
+            started['OS-EXT-STS:vm_state'], started['OS-EXT-STS:power_state'],
+            started['OS-EXT-SRV-ATTR:host']))
+        self.assertEqual('running', self.local_guests(host)[sid]['power'])
+        events = self.run_osc('server', 'event', 'list', sid)
+        self.assertEqual(['start', 'stop', 'create'],
+                         [e['Action'] for e in events])
+        detail = self.run_osc('server', 'event', 'show', sid,
+                              events[0]['Request ID'])
+        self.assertEqual({'compute_start_instance': 'Success'},
+                         {e['event']: e['result'] for e in detail['events']})
+        self.admin.delete('/servers/%s' % sid, expect=204)
+
     def test_compute_services_enable_disable_force_down(self):
         services = self.run_osc('compute', 'service', 'list')
         self.assertEqual(

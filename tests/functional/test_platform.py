@@ -103,6 +103,13 @@ class MicroversionAndErrorsTest(base.StackTestCase):
         self.assertEqual('2.95', root['versions'][0]['version'])
         doc = self.admin.session.get(self.stack.endpoint).json()
         self.assertEqual('2.1', doc['version']['min_version'])
+        # nova_moves additions inside Nova's microversions, advertised.
+        names = {e['name']: e['min_version']
+                 for e in doc['version']['extensions']}
+        self.assertEqual('2.56', names['nova_moves-migrate-force'])
+        self.assertIn('nova_moves-move-check', names)
+        self.assertEqual(doc['version']['extensions'],
+                         root['versions'][0]['extensions'])
 
     def test_version_negotiation(self):
         resp = self.admin.get('/flavors', version='2.60')

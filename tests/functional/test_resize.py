@@ -3,6 +3,7 @@ import concurrent.futures
 import time
 
 from tests.functional import base
+from tests.functional import stack_db
 
 
 def events_of(client, server_id, request_id):
@@ -83,8 +84,11 @@ class ResizeTest(ResizeMixinTest, base.StackTestCase):
         self.assertEqual(('finished', 'resize', source),
                          (mig['status'], mig['migration_type'],
                           mig['source_compute']))
-        self.assertEqual(str(small['id']), str(mig['old_instance_type_id']))
-        self.assertEqual(str(medium['id']), str(mig['new_instance_type_id']))
+        # Nova's old/new_instance_type_id: the flavors' internal ids.
+        with stack_db.stack_database(self.stack) as db:
+            ids = [db.flavor_get(f['id'])['id'] for f in (small, medium)]
+        self.assertEqual(ids, [mig['old_instance_type_id'],
+                               mig['new_instance_type_id']])
         # The migration holds the old flavor on the source meanwhile.
         held = self.admin.placement()['allocations'][mig['uuid']]
         self.assertEqual({'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
@@ -94,6 +98,17 @@ class ResizeTest(ResizeMixinTest, base.StackTestCase):
         self.assertEqual(2, active['flavor']['vcpus'])
         mig = self.migration_of(server)
         self.assertEqual('confirmed', mig['status'])
+        self.assertNotIn('phases', mig)
+        # GET /os-migrations/{id} (nova_moves): when each status began.
+        shown = self.admin.get('/os-migrations/%s' % mig['uuid'],
+                               expect=200).json()['migration']
+        self.assertEqual(
+            ['pre-migrating', 'migrating', 'post-migrating', 'finished',
+             'confirming', 'confirmed'],
+            [p['phase'] for p in shown['phases']])
+        times = [p['started_at'] for p in shown['phases']]
+        self.assertEqual(sorted(times), times)
+        self.admin.get('/os-migrations/999999', expect=404)
         self.assertNotIn(mig['uuid'], self.admin.placement()['allocations'])
         actions = [a['action'] for a in self.admin.actions(server['id'])]
         self.assertEqual(['confirmResize', 'resize', 'create'], actions)
@@ -202,7 +217,8 @@ class ResizeTest(ResizeMixinTest, base.StackTestCase):
         migrated = self.wait(server, 'VERIFY_RESIZE')
         self.assertEqual(target, migrated['OS-EXT-SRV-ATTR:host'])
         self.confirm(server)
-        # Without force the scheduler refuses the disabled host.
+        # Without force (or with force null) the scheduler refuses the
+        # disabled host.
         source = target
         target = self.other_host(source)
         svc2 = [s for s in self.admin.services('nova-moves-compute')
@@ -212,7 +228,8 @@ class ResizeTest(ResizeMixinTest, base.StackTestCase):
                        version='2.53', expect=200)
         self.addCleanup(self.admin.put, '/os-services/%s' % svc2['id'],
                         {'status': 'enabled'}, version='2.53')
-        resp = self.migrate(server, {'host': target})
+        # force null is no force (seed 002): the destination is checked.
+        resp = self.migrate(server, {'host': target, 'force': None})
         back = self.wait(server, 'ACTIVE')
         self.assertEqual(source, back['OS-EXT-SRV-ATTR:host'])
         event = self.assert_error_event(

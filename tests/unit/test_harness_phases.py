@@ -80,3 +80,54 @@ class BreakdownTest(testtools.TestCase):
         text = '\n'.join(phases.render([row]))
         self.assertIn('migrate 2.56', text)
         self.assertIn('1.00 (1.00)', text)
+
+
+def _stamps(*pairs):
+    return {'id': 1, 'phases': [{'phase': p, 'started_at': _t(t)}
+                                for p, t in pairs]}
+
+
+class TimestampsTest(testtools.TestCase):
+
+    def test_live_migration_until_its_end_status(self):
+        action = {'start_time': _t(1.0)}
+        migration = _stamps(('accepted', 1.0), ('queued', 1.25),
+                            ('preparing', 2.0), ('running', 2.5),
+                            ('post-migrating', 6.5), ('completed', 7.0),
+                            ('error', 9.0))
+        self.assertEqual({'request': 0.0, 'accepted': 0.25, 'queued': 0.75,
+                          'preparing': 0.5, 'running': 4.0,
+                          'post-migrating': 0.5},
+                         phases.from_timestamps(action, migration))
+
+    def test_resize_stops_at_finished_and_adds_repeated_statuses(self):
+        action = {'start_time': _t(0.0)}
+        migration = _stamps(('pre-migrating', 0.5), ('migrating', 1.0),
+                            ('pre-migrating', 1.5), ('migrating', 2.0),
+                            ('post-migrating', 3.0), ('finished', 3.5),
+                            ('confirming', 10.0), ('confirmed', 10.5))
+        self.assertEqual({'request': 0.5, 'pre-migrating': 1.0,
+                          'migrating': 1.5, 'post-migrating': 0.5},
+                         phases.from_timestamps(action, migration))
+        self.assertIsNone(phases.from_timestamps(action, {'phases': []}))
+
+    def test_the_migration_of_the_action(self):
+        older = dict(_stamps(('pre-migrating', 1.0)), id=1)
+        mine = dict(_stamps(('pre-migrating', 5.5)), id=2)
+        newer = dict(_stamps(('pre-migrating', 9.0)), id=3)
+        legacy = {'id': 4, 'phases': None}
+        self.assertIs(mine, phases.migration_for(
+            {'start_time': _t(5.0)}, [newer, legacy, mine, older]))
+        self.assertIsNone(phases.migration_for({'start_time': _t(9.5)},
+                                               [older, mine, newer]))
+
+    def test_summary_and_render_take_status_phases(self):
+        records = [{'phases': {'api': 0.1, 'request': 0.2, 'running': 2.0}},
+                   {'phases': {'api': 0.3, 'request': 0.1, 'running': 4.0}}]
+        summary = phases.summarize(records)
+        self.assertEqual(['api', 'request', 'running'], list(summary))
+        lines = phases.render([{'operation': 'live-migrate',
+                                'microversion': '2.95',
+                                'breakdown': summary}])
+        self.assertIn('running', lines[1])
+        self.assertIn('timestamps', lines[0])

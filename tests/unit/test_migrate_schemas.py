@@ -44,6 +44,7 @@ class SchemaTest(testtools.TestCase):
         self.ok('migrate', '2.56', {'host': 'h'})
         self.ok('migrate', '2.56', {'host': None})
         self.ok('migrate', '2.56', {'host': 'h', 'force': True})
+        self.ok('migrate', '2.56', {'host': 'h', 'force': None})
         self.ok('migrate', '2.95', {'host': 'h', 'check': 'true'})
         self.bad('migrate', '2.56', {'host': 'h', 'force': 'maybe'}, 'force')
         self.bad('migrate', '2.56', {'host': 'bad host!'}, 'host')

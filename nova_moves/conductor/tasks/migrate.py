@@ -61,8 +61,9 @@ class MigrationTask(base.TaskBase):
             'status': states.M_PRE_MIGRATING,
             'source_compute': instance['host'],
             'source_node': instance['node'],
-            'old_flavor_id': old_flavor['flavorid'],
-            'new_flavor_id': new_flavor['flavorid'],
+            # Nova's instance_type_id: the flavor's internal id.
+            'old_flavor_id': str(old_flavor['id']),
+            'new_flavor_id': str(new_flavor['id']),
             'user_id': self.ctxt.user_id,
             'project_id': self.ctxt.project_id,
         }, old_flavor, new_flavor)

@@ -3,6 +3,7 @@ real (SQLite) database: each one transaction, stale steps refused."""
 import testtools
 
 from nova_moves.db import api as db_api
+from nova_moves.db.phases import view as _phases_view
 from nova_moves import exception
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
@@ -10,6 +11,10 @@ from tests.unit import fixtures as nm_fixtures
 SMALL = {'flavorid': 's', 'name': 'small', 'vcpus': 1, 'memory_mb': 512,
          'root_gb': 1}
 BIG = dict(SMALL, flavorid='b', name='big', vcpus=2)
+
+
+def phases_of(migration):
+    return _phases_view(migration['phases'])
 
 
 class TransitionsTest(testtools.TestCase):
@@ -98,6 +103,37 @@ class TransitionsTest(testtools.TestCase):
         # A second undo (the sweep, a late failure) is refused.
         self.assertRaises(exception.MoveConflict, db_api.move_failed,
                           migration['uuid'])
+
+    def test_each_status_change_stamps_its_phase(self):
+        migration = self._start_resize()
+        db_api.move_advance(migration['uuid'],
+                            status=[states.M_PRE_MIGRATING,
+                                    states.M_MIGRATING])
+        # A step that keeps the status adds nothing.
+        db_api.move_advance(migration['uuid'], status=[states.M_MIGRATING],
+                            values={'dest_host': '10.0.0.2'})
+        # A stale step writes nothing, its phase neither.
+        self.assertRaises(exception.MoveConflict, db_api.move_advance,
+                          migration['uuid'],
+                          status=[states.M_PRE_MIGRATING,
+                                  states.M_FINISHED])
+        db_api.move_failed(migration['uuid'])
+        phases = phases_of(db_api.migration_get(migration['uuid']))
+        self.assertEqual([states.M_PRE_MIGRATING, states.M_MIGRATING,
+                          states.M_ERROR], [p['phase'] for p in phases])
+        times = [p['started_at'] for p in phases]
+        self.assertEqual(sorted(times), times)
+        rows = db_api.move_start(
+            self.uuid, states.MIGRATING, [states.ACTIVE], 'live-migration',
+            'req-2', 'u', 'p', migration={
+                'migration_type': states.LIVE_MIGRATION,
+                'status': states.M_ACCEPTED, 'source_compute': 'h1'})
+        live = rows['migration']
+        db_api.migration_update(live['id'], {'status': states.M_QUEUED},
+                                expected_status=[states.M_ACCEPTED])
+        self.assertEqual([states.M_ACCEPTED, states.M_QUEUED],
+                         [p['phase'] for p in phases_of(
+                             db_api.migration_get(live['id']))])
 
     def test_claim_for_a_rolled_back_move_fails(self):
         migration = self._start_resize()

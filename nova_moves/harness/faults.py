@@ -1,0 +1,127 @@
+"""Faults a scenario applies at its moments (process kills and restarts,
+forced-down services, fake-hypervisor failures), and the rules and
+clean-up for runs attached to a stack the harness did not start. Mixed
+into the Runner, whose stack, client and log they use."""
+import signal
+import threading
+import time
+
+
+class FaultsMixin:
+
+    def _arm_faults(self, phase_name):
+        for fault in self.scenario['faults']:
+            if fault.get('phase', None) != phase_name and not (
+                    phase_name == 'boot' and 'phase' not in fault):
+                continue
+            if fault['at'] == 0:
+                # Applied before the phase's first request: no race.
+                self.apply_fault(fault)
+                continue
+            timer = threading.Timer(fault['at'], self.apply_fault, [fault])
+            timer.daemon = True
+            timer.start()
+            self._timers.append(timer)
+
+    def _service_uuid(self, host):
+        for svc in self.client().services(binary='nova-moves-compute'):
+            if svc['host'] == host:
+                return svc['id']
+        raise LookupError('no compute service on host %s' % host)
+
+    def apply_fault(self, fault):
+        entry = {'t': self.now(), 'action': fault['action'],
+                 'target': fault.get('process') or fault.get('host'),
+                 'result': 'ok'}
+        try:
+            action = fault['action']
+            if action in ('kill', 'terminate', 'restart'):
+                if self.stack is None:
+                    raise RuntimeError('process faults need the stack the '
+                                       'harness started (not --endpoint)')
+                # The pid names the stopped process's stats file.
+                popen = self.stack.processes[fault['process']].popen
+                if popen is not None and popen.poll() is None:
+                    entry['pid'] = popen.pid
+                if action == 'restart':
+                    self.stack.restart(fault['process'])
+                else:
+                    signum = signal.SIGKILL if action == 'kill' \
+                        else signal.SIGTERM
+                    code = self.stack.kill(fault['process'], signum)
+                    entry['result'] = 'exit %s' % code
+                    if fault.get('restart_after') is not None:
+                        timer = threading.Timer(
+                            fault['restart_after'], self.apply_fault,
+                            [{'action': 'restart',
+                              'process': fault['process'], 'at': 0}])
+                        timer.daemon = True
+                        timer.start()
+                        self._timers.append(timer)
+            elif action in ('force-down', 'force-up'):
+                self.client().put(
+                    '/os-services/%s' % self._service_uuid(fault['host']),
+                    {'forced_down': action == 'force-down'},
+                    version='2.53', expect=200)
+            elif action == 'set-faults':
+                self.client().set_faults(fault['host'],
+                                         fault.get('fail_operations', []),
+                                         fault.get('operation_seconds'))
+        except Exception as exc:
+            entry['result'] = 'error: %s' % exc
+        self.log('fault at %.2fs: %s %s -> %s' % (
+            entry['t'], entry['action'], entry['target'], entry['result']))
+        self.faults.append(entry)
+
+    PROCESS_FAULTS = ('kill', 'terminate', 'restart')
+
+    def attach_problems(self):
+        """Why this scenario must not run against the given endpoint: a
+        process fault needs processes the harness started; every other
+        fault changes a deployment someone else runs, so it needs
+        ``allow_faults``."""
+        if self.endpoint is None or self.stack is not None:
+            return []
+        problems = []
+        for i, fault in enumerate(self.scenario['faults']):
+            if fault['action'] in self.PROCESS_FAULTS:
+                problems.append(
+                    'faults[%d]: %s %s needs the processes the harness '
+                    'starts itself (run without --endpoint)' % (
+                        i, fault['action'], fault['process']))
+            elif not self.allow_faults:
+                problems.append(
+                    'faults[%d]: %s %s would change the deployment at %s; '
+                    'pass --allow-faults to do that' % (
+                        i, fault['action'], fault['host'], self.endpoint))
+        return problems
+
+    def cleanup(self, timeout=120):
+        """Delete the servers and flavors this run created on a stack it
+        did not start (unless ``keep``): an attached run leaves the
+        deployment as it found it."""
+        if self.own_stack or self.keep:
+            return None
+        client = self.client()
+        gone = []
+        for server in self.servers:
+            response = client.delete('/servers/%s' % server['id'])
+            if response.status_code in (204, 404):
+                gone.append(server['id'])
+        left = []
+        deadline = time.monotonic() + timeout
+        for server_id in gone:
+            while client.get('/servers/%s' % server_id).status_code != 404:
+                if time.monotonic() > deadline:
+                    left.append(server_id)
+                    break
+                time.sleep(0.2)
+        left += [s['id'] for s in self.servers if s['id'] not in gone]
+        for flavor in self.created_flavors:
+            client.delete('/flavors/%s' % flavor['id'])
+        self.log('cleanup: deleted %d servers and %d flavors%s' % (
+            len(self.servers) - len(left), len(self.created_flavors),
+            ', %d servers left: %s' % (len(left), left) if left else ''))
+        return {'servers_deleted': len(self.servers) - len(left),
+                'flavors_deleted': len(self.created_flavors),
+                'servers_left': left}

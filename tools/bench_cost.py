@@ -1,0 +1,526 @@
+"""Benchmark (not a test): what one move costs, process by process.
+
+Starts a stack (api, conductor, scheduler, two compute processes with
+two fake hosts each) on the machine's RabbitMQ in a vhost of its own,
+SQLite by default (--database-url URL, or --postgres for a private
+PostgreSQL cluster), boots --servers servers and moves all of them, one
+kind after the other:
+
+  cold      migrate, then confirmResize
+  resize    resize to a bigger flavor, then revertResize
+  live      os-migrateLive at microversion 2.34 (scheduler picks)
+  evacuate  computeA is killed and forced down, its servers evacuated;
+            then it comes back and cleans up (not counted)
+
+For each kind it prints, per process: CPU ms per move (read from /proc,
+the process's idle rate measured before the run subtracted), RPC calls,
+casts and handled messages per move by method (rpcstats), SQL statements
+and transactions per move (NOVA_MOVES_SQL_STATS, nova_moves/db/sqlstats),
+and the ceiling of moves/s this machine's cores allow at that cost. The
+benchmark waits by reading the database itself, so API polling is not
+counted as move cost. It exits non-zero when the invariant checks fail.
+
+    .venv/bin/python tools/bench_cost.py [--servers 100] [--postgres]
+        [--kinds cold,resize,live,evacuate] [--profile DIR]
+
+--profile DIR records every process with py-spy during the cold phase
+(raw collapsed stacks in DIR) and prints the top frames per process;
+profiled numbers are slower, so take the costs from a run without it.
+Results go in doc/performance.md.
+"""
+import argparse
+import collections
+import concurrent.futures
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import psutil
+import sqlalchemy as sa
+
+from nova_moves import rpcstats
+from nova_moves.harness import invariants
+from nova_moves.harness import pg_cluster
+from nova_moves.harness import stack as nm_stack
+
+UNLIMITED = {'instances': -1, 'cores': -1, 'ram': -1}
+KINDS = ('cold', 'resize', 'live', 'evacuate')
+TX_VERBS = ('BEGIN', 'COMMIT', 'ROLLBACK')
+FAILED = ('error', 'failed', 'cancelled')
+
+
+# -- the stack ----------------------------------------------------------
+def make_stack(database_url, rpc_dir, keep):
+    fast = {'default_operation_seconds': 0.01, 'vcpus': 64}
+    computes = [{'name': 'compute%s' % c, 'hosts': [
+        'h%s%d' % (c.lower(), i) for i in range(2)], 'compute': fast}
+        for c in 'AB']
+    return nm_stack.Stack(
+        computes=computes, database_url=database_url, keep_workdir=keep,
+        service_down_time=60,
+        extra_conf={'DEFAULT': {'debug': 'false', 'report_interval': 10,
+                                'rpc_stats_dir': rpc_dir},
+                    'quota': UNLIMITED})
+
+
+def _procs(stack):
+    """{name: [psutil.Process]} with API workers under the API."""
+    out = {}
+    for name, proc in stack.processes.items():
+        if not proc.alive():
+            continue
+        try:
+            top = psutil.Process(proc.popen.pid)
+            out[name] = [top] + top.children(recursive=True)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def cpu_by_process(stack):
+    out = {}
+    for name, procs in _procs(stack).items():
+        total = 0.0
+        for p in procs:
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except psutil.NoSuchProcess:
+                pass
+        out[name] = total
+    return out
+
+
+def pid_names(stack):
+    return {p.pid: name for name, procs in _procs(stack).items()
+            for p in procs}
+
+
+# -- counters from the rpcstats files -------------------------------------
+def counters(rpc_dir, names):
+    """{process name: {(kind, method): count}} from every process file."""
+    _merged, processes = rpcstats.merge_dir(rpc_dir)
+    out = {}
+    for entry in processes:
+        name = names.get(entry['pid'])
+        if name is None:
+            continue
+        table = out.setdefault(name, collections.Counter())
+        for kind, methods in entry['counts'].items():
+            for method, n in methods.items():
+                table[(kind, method)] += n
+    return out
+
+
+def settle_files():
+    # rpcstats files are rewritten every 0.2 s while busy.
+    time.sleep(3 * rpcstats.FLUSH_INTERVAL + 0.2)
+
+
+# -- waiting on the database ----------------------------------------------
+class DB:
+    def __init__(self, url):
+        self.engine = sa.create_engine(url)
+        meta = sa.MetaData()
+        self.instances = sa.Table('instances', meta,
+                                  autoload_with=self.engine)
+        self.migrations = sa.Table('migrations', meta,
+                                   autoload_with=self.engine)
+
+    def states(self, ids):
+        i = self.instances
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(i.c.uuid, i.c.vm_state,
+                                          i.c.task_state, i.c.host))
+            return {r.uuid: (r.vm_state, r.task_state, r.host)
+                    for r in rows if r.uuid in ids}
+
+    def migration_statuses(self, ids, migration_type):
+        m = self.migrations
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(
+                m.c.instance_uuid, m.c.status, m.c.id).where(
+                m.c.migration_type == migration_type).order_by(m.c.id))
+            return {r.instance_uuid: r.status for r in rows
+                    if r.instance_uuid in ids}
+
+    def wait(self, ids, vm_state, migration=None, timeout=600):
+        """Until every server is ``vm_state`` with no task_state and its
+        latest ``migration`` = (type, statuses) in statuses or failed.
+        Returns the servers whose migration failed."""
+        ids = set(ids)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            states = self.states(ids)
+            errors = {k for k, v in states.items() if v[0] == 'error'}
+            if errors:
+                raise RuntimeError('servers in ERROR: %s' % sorted(errors))
+            done = {k for k, v in states.items()
+                    if v[0] == vm_state and v[1] is None}
+            failed = set()
+            if migration and done == ids:
+                statuses = self.migration_statuses(ids, migration[0])
+                failed = {k for k in done if statuses.get(k) in FAILED}
+                done = {k for k in done if statuses.get(k) in migration[1]}
+            if done | failed == ids:
+                return failed
+            time.sleep(0.2)
+        raise TimeoutError('%d servers not %s' % (len(ids - done), vm_state))
+
+
+# -- driving the API ---------------------------------------------------
+_local = threading.local()
+
+
+def _client(stack):
+    client = getattr(_local, 'client', None)
+    if client is None or client.endpoint != stack.endpoint:
+        client = _local.client = stack.client()
+    return client
+
+
+def post_all(stack, ids, body, clients, version=None, expect=(202, 204)):
+    def one(server_id):
+        _client(stack).action(server_id, body, version=version,
+                              expect=expect)
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        list(pool.map(one, ids))
+
+
+def boot(stack, db, count, flavor, clients):
+    def one(i):
+        return _client(stack).boot('cost%04d' % i, flavor['id'],
+                                   wait=False)['id']
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        ids = list(pool.map(one, range(count)))
+    db.wait(ids, 'active')
+    return ids
+
+
+def set_forced_down(admin, host, forced):
+    service = [s for s in admin.services('nova-moves-compute')
+               if s['host'] == host][0]
+    admin.put('/os-services/%s' % service['id'], {'forced_down': forced},
+              version='2.53', expect=200)
+
+
+# -- the phases: each returns the servers it moved ------------------------
+def note_failed(kind, failed, ids):
+    if failed:
+        print('%s: %d of %d moves failed' % (kind, len(failed), len(ids)))
+
+
+def phase_cold(stack, db, ids, args, flavors):
+    post_all(stack, ids, {'migrate': None}, args.clients)
+    db.wait(ids, 'resized')
+    post_all(stack, ids, {'confirmResize': None}, args.clients)
+    note_failed('cold', db.wait(ids, 'active', ('migration',
+                                                ('confirmed',))), ids)
+    return ids
+
+
+def phase_resize(stack, db, ids, args, flavors):
+    post_all(stack, ids, {'resize': {'flavorRef': flavors[1]['id']}},
+             args.clients)
+    db.wait(ids, 'resized')
+    post_all(stack, ids, {'revertResize': None}, args.clients)
+    note_failed('resize', db.wait(ids, 'active', ('resize',
+                                                  ('reverted',))), ids)
+    return ids
+
+
+def phase_live(stack, db, ids, args, flavors):
+    # In waves: 100 pre-checks at once time out on two compute processes
+    # (each check is a call that makes another call), which is a
+    # different benchmark.
+    failed = set()
+    for i in range(0, len(ids), args.live_wave):
+        wave = ids[i:i + args.live_wave]
+        post_all(stack, wave, {'os-migrateLive': {
+            'host': None, 'block_migration': 'auto'}}, args.clients,
+            version='2.34')
+        failed |= db.wait(wave, 'active', ('live-migration',
+                                           ('completed',)))
+    note_failed('live', failed, ids)
+    return ids
+
+
+def phase_evacuate(stack, db, ids, args, flavors):
+    admin = stack.client()
+    hosts = ['ha0', 'ha1']
+    moved = [k for k, v in db.states(set(ids)).items() if v[2] in hosts]
+    stack.kill('computeA')
+    for host in hosts:
+        set_forced_down(admin, host, True)
+    post_all(stack, moved, {'evacuate': {}}, args.clients,
+             version='2.68', expect=200)
+    note_failed('evacuate', db.wait(moved, 'active',
+                                    ('evacuation', ('done',))), moved)
+    return moved
+
+
+def restore_evacuated(stack, db, moved):
+    admin = stack.client()
+    stack.restart('computeA')
+    for host in ('ha0', 'ha1'):
+        set_forced_down(admin, host, False)
+    db.wait(moved, 'active', ('evacuation', ('completed',)))
+
+
+PHASES = {'cold': phase_cold, 'resize': phase_resize, 'live': phase_live,
+          'evacuate': phase_evacuate}
+
+
+# -- profiling ------------------------------------------------------------
+def start_profilers(stack, directory):
+    pyspy = shutil.which('py-spy') or os.path.join(
+        os.path.dirname(sys.executable), 'py-spy')
+    os.makedirs(directory, exist_ok=True)
+    profilers = []
+    for name, procs in _procs(stack).items():
+        for p in procs:
+            out = os.path.join(directory, '%s-%d.txt' % (name, p.pid))
+            profilers.append((name, out, subprocess.Popen(
+                [pyspy, 'record', '--pid', str(p.pid), '--format', 'raw',
+                 '--rate', '200', '--nonblocking', '-o', out],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+    time.sleep(1)
+    return profilers
+
+
+def stop_profilers(profilers):
+    for _name, _out, proc in profilers:
+        proc.send_signal(signal.SIGINT)
+    for _name, _out, proc in profilers:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return [(name, out) for name, out, _ in profilers]
+
+
+# Leaves where a thread waits (py-spy counts some native waits as busy):
+# the broker socket, a queue, the SQLite write-lock flock, gunicorn's
+# arbiter.
+IDLE_LEAVES = ('wait (threading', 'select (selectors', 'poll (selectors',
+               '_wait_for_tstate_lock', 'sleep (', 'accept (socket',
+               'recv_into (', 'epoll', 'drain_events', 'read (ssl',
+               'TCPTransport._read', '_fair_write_lock (', 'Queue.get (',
+               '_worker (concurrent', 'wait_for_signals (',
+               'Condition.__enter__ (')
+PACKAGES = ('sqlalchemy', 'oslo_messaging', 'kombu', 'amqp', 'oslo_db',
+            'oslo_log', 'oslo_policy', 'oslo_config', 'oslo_context',
+            'jsonschema', 'werkzeug', 'flask', 'gunicorn', 'logging',
+            'json', 'nova_moves', 'futurist', 'psycopg2', 'sqlite3',
+            'webob')
+
+
+def _frame_package(frame):
+    # py-spy raw frames look like "func (path/to/module.py:123)", the
+    # path relative to site-packages or the standard library.
+    path = '/' + frame.rsplit('(', 1)[-1]
+    for key in PACKAGES:
+        if '/%s/' % key in path or '/%s.py' % key in path:
+            return key
+    return 'other'
+
+
+def summarize_profile(path, top=12):
+    """(busy samples, [(share, leaf frame)], [(share, package)],
+    [(share, innermost nova_moves frame)])."""
+    leaves, packages, busy = collections.Counter(), collections.Counter(), 0
+    mine = collections.Counter()
+    with open(path, errors='replace') as f:
+        for line in f:
+            stack, _, count = line.rstrip('\n').rpartition(' ')
+            if not stack or not count.isdigit():
+                continue
+            frames = stack.split(';')
+            leaf = frames[-1]
+            if any(idle in leaf for idle in IDLE_LEAVES):
+                continue
+            n = int(count)
+            busy += n
+            leaves[leaf] += n
+            ours = [fr for fr in frames if '(nova_moves/' in fr]
+            if ours:
+                # The innermost frame of ours: where our code spends it.
+                mine[ours[-1]] += n
+            for package in {_frame_package(fr) for fr in frames[1:]} - {
+                    'other'}:
+                packages[package] += n
+    if not busy:
+        return 0, [], [], []
+
+    def shares(counter):
+        return [(100.0 * n / busy, k) for k, n in counter.most_common(top)]
+    return busy, shares(leaves), shares(packages), shares(mine)
+
+
+def print_profiles(files):
+    by_name = collections.defaultdict(list)
+    for name, out in files:
+        if os.path.exists(out):
+            by_name[name].append(out)
+    for name in sorted(by_name):
+        for out in by_name[name]:
+            busy, leaves, packages, mine = summarize_profile(out)
+            if busy < 20:
+                continue  # gunicorn's arbiter, an idle thread
+            print('\nprofile %s (%s, %d busy samples)' % (
+                name, os.path.basename(out), busy))
+            print('  inclusive by package: ' + ', '.join(
+                '%s %.0f%%' % (p, s) for s, p in packages))
+            print('  top frames (self):')
+            for share, leaf in leaves:
+                print('  %5.1f%%  %s' % (share, leaf[:110]))
+            print('  innermost nova_moves frame (inclusive):')
+            for share, frame in mine:
+                print('  %5.1f%%  %s' % (share, frame[:110]))
+
+
+# -- report -------------------------------------------------------------
+
+def report(kind, moves, elapsed, cpu, rpc, cores):
+    print('\n== %s: %d moves in %.1f s (%.1f completed/s)' % (
+        kind, moves, elapsed, moves / elapsed))
+    print('%-12s %9s %8s %8s %8s %8s %8s' % (
+        'process', 'cpu ms', 'calls', 'casts', 'handled', 'sql', 'tx'))
+    total_cpu = 0.0
+    for name in sorted(cpu):
+        counts = rpc.get(name, collections.Counter())
+
+        def per(k, _counts=counts):
+            # BEGIN/COMMIT are statements on SQLite only: the
+            # transactions column counts them for both databases.
+            return sum(n for (kk, m), n in _counts.items()
+                       if kk == k and m not in TX_VERBS) / moves
+        total_cpu += cpu[name]
+        print('%-12s %9.1f %8.1f %8.1f %8.1f %8.1f %8.1f' % (
+            name, cpu[name], per('call'), per('cast'), per('handle'),
+            per('sql'), per('sqltx')))
+    print('%-12s %9.1f' % ('total', total_cpu))
+    print('ceiling on %d cores at this cost: %.1f moves/s' % (
+        cores, 1000.0 * cores / total_cpu if total_cpu > 0 else 0))
+    print('per move, by process and method:')
+    for name in sorted(rpc):
+        items = sorted(rpc[name].items())
+        if not items:
+            continue
+        print('  %s: %s' % (name, ', '.join(
+            '%s %s %.2g' % (k, m, n / moves) for (k, m), n in items)))
+    return total_cpu
+
+
+def run(args, database_url):
+    rpc_dir = os.path.join('/tmp', 'bench-cost-%s' % uuid.uuid4().hex[:8])
+    os.environ['NOVA_MOVES_SQL_STATS'] = 'trace' if args.trace else '1'
+    stack = make_stack(database_url, rpc_dir, args.keep_logs)
+    stack.start(timeout=180)
+    status = 0
+    try:
+        db = DB(database_url or 'sqlite:///%s/state/nova_moves.sqlite'
+                % stack.workdir)
+        admin = stack.client()
+        flavors = [admin.create_flavor('cost-small', 1, 256, 1),
+                   admin.create_flavor('cost-medium', 1, 512, 1)]
+        ids = boot(stack, db, args.servers, flavors[0], args.clients)
+        # Idle: what every process burns doing nothing (heartbeats,
+        # periodic tasks, the rpcstats flush), per second.
+        time.sleep(2)
+        before = cpu_by_process(stack)
+        time.sleep(args.idle)
+        idle = {k: (v - before[k]) / args.idle
+                for k, v in cpu_by_process(stack).items()}
+        summary = []
+        for kind in args.kinds.split(','):
+            names = pid_names(stack)
+            settle_files()
+            rpc_before = counters(rpc_dir, names)
+            cpu_before = cpu_by_process(stack)
+            profilers = (start_profilers(stack, args.profile)
+                         if args.profile and kind == 'cold' else None)
+            start = time.monotonic()
+            moved = PHASES[kind](stack, db, ids, args, flavors)
+            elapsed = time.monotonic() - start
+            cpu_after = cpu_by_process(stack)
+            files = stop_profilers(profilers) if profilers else None
+            settle_files()
+            rpc_after = counters(rpc_dir, names)
+            cpu = {k: 1000.0 * (cpu_after[k] - cpu_before[k]
+                                - idle.get(k, 0.0) * elapsed) / len(moved)
+                   for k in cpu_after if k in cpu_before}
+            rpc = {k: rpc_after[k] - rpc_before.get(k, collections.Counter())
+                   for k in rpc_after}
+            total = report(kind, len(moved), elapsed, cpu, rpc,
+                           os.cpu_count())
+            summary.append((kind, len(moved), elapsed, total))
+            if files:
+                print_profiles(files)
+            if kind == 'evacuate':
+                restore_evacuated(stack, db, moved)
+        problems = invariants.check(admin)
+        print('\ninvariants: %s' % ('ok' if not problems else problems))
+        status = 1 if problems else 0
+        print('\nsummary (%s): kind, moves, seconds, completed/s, '
+              'CPU ms/move all processes' % (
+                  'postgresql' if database_url else 'sqlite'))
+        for kind, n, elapsed, total in summary:
+            print('  %-9s %4d %7.1f %7.1f %8.1f' % (kind, n, elapsed,
+                                                     n / elapsed, total))
+        if args.keep_logs:
+            print('logs in %s' % stack.workdir)
+    finally:
+        stack.stop()
+        if args.trace:
+            print('SQL traces in %s' % rpc_dir)
+        else:
+            shutil.rmtree(rpc_dir, ignore_errors=True)
+    return status
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--servers', type=int, default=100)
+    parser.add_argument('--clients', type=int, default=16)
+    parser.add_argument('--kinds', default=','.join(KINDS))
+    parser.add_argument('--live-wave', type=int, default=8,
+                        help='live migrations started together')
+    parser.add_argument('--idle', type=float, default=5.0,
+                        help='seconds of idle CPU measured before the run')
+    parser.add_argument('--database-url',
+                        help='an empty MySQL/PostgreSQL database for the '
+                             'stack (default: a SQLite file)')
+    parser.add_argument('--postgres', action='store_true',
+                        help='a private PostgreSQL cluster for the stack')
+    parser.add_argument('--profile', metavar='DIR',
+                        help='py-spy every process during the cold phase')
+    parser.add_argument('--trace', action='store_true',
+                        help='keep every SQL statement per process')
+    parser.add_argument('--keep-logs', action='store_true')
+    parser.add_argument('--summarize', metavar='DIR',
+                        help='only print the profiles already in DIR')
+    args = parser.parse_args(argv)
+    if args.summarize:
+        print_profiles([(f.rsplit('-', 1)[0], os.path.join(
+            args.summarize, f)) for f in sorted(os.listdir(args.summarize))])
+        return 0
+    print('machine: %d CPUs, load %s' % (os.cpu_count(), ' '.join(
+        '%.1f' % x for x in os.getloadavg())), flush=True)
+    if args.postgres:
+        postgres = pg_cluster.PostgresCluster().start()
+        try:
+            return run(args, postgres.create_database(
+                'cost_%s' % uuid.uuid4().hex[:8]))
+        finally:
+            postgres.destroy()
+    return run(args, args.database_url)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
