@@ -27,11 +27,13 @@ from oslo_log import log as logging
 from nova_moves import conf
 from nova_moves import exception
 from nova_moves import instance_actions
+from nova_moves import notifications
 from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
+notify_action = notifications.notify_action
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -121,6 +123,7 @@ class LiveMigrationMixin:
 
     # -- destination steps ----------------------------------------------------
     @wrap_instance_event('compute')
+    @notify_action('live_migration_pre')
     def pre_live_migration(self, ctxt, instance_uuid, migration_uuid,
                            migrate_data):
         self._lm_guard(ctxt, migration_uuid, states.M_PREPARING,
@@ -136,6 +139,7 @@ class LiveMigrationMixin:
             task_state=[states.MIGRATING], expected_values=expected_values)
 
     @wrap_instance_event('compute')
+    @notify_action('live_migration_post_dest')
     def post_live_migration_at_destination(self, ctxt, instance_uuid,
                                            migration_uuid):
         rows = self._lm_guard(ctxt, migration_uuid, states.M_RUNNING,
@@ -161,6 +165,7 @@ class LiveMigrationMixin:
             raise
 
     @wrap_instance_event('compute')
+    @notify_action('live_migration_rollback_dest')
     def rollback_live_migration_at_destination(self, ctxt, instance_uuid,
                                                migration_uuid):
         # The server never started here; drop whatever copy arrived.
@@ -247,8 +252,11 @@ class LiveMigrationMixin:
             instance = self._instance(ctxt, instance_uuid)
             self._lm_transfer(ctxt, instance, migration, migrate_data,
                               control)
-            self.compute_rpcapi.post_live_migration_at_destination(
-                ctxt, dest, instance_uuid, migration['uuid'])
+            # Nova's instance.live_migration_post.* come from the source.
+            self.notifier.run(
+                ctxt, instance_uuid, 'live_migration_post',
+                lambda: self.compute_rpcapi.post_live_migration_at_destination(
+                    ctxt, dest, instance_uuid, migration['uuid']))
         except LiveMigrationAborted:
             LOG.info('Live migration %s of %s aborted', migration['id'],
                      instance_uuid)
@@ -328,6 +336,13 @@ class LiveMigrationMixin:
         """move_failed: the server stays on this host, its allocation
         back (the destination claim dropped), task_state cleared,
         migration ``status``; then the destination cleans up."""
+        self.notifier.run(
+            ctxt, instance_uuid, 'live_migration_rollback',
+            lambda: self._lm_roll_back(ctxt, instance_uuid, migration, dest,
+                                       exc, status, dest_prepared))
+
+    def _lm_roll_back(self, ctxt, instance_uuid, migration, dest, exc,
+                      status, dest_prepared):
         failed = self._move_failed(
             ctxt, migration['uuid'], exc, expected_status=list(IN_FLIGHT),
             status=status, instance_values={'progress': 0},
@@ -347,6 +362,7 @@ class LiveMigrationMixin:
             return self._lm_controls.get(migration_id)
 
     @wrap_instance_event('compute')
+    @notify_action('live_migration_abort')
     def live_migration_abort(self, ctxt, instance_uuid, migration_id):
         self._lm_setup()
         migration = self.conductor.migration_get(ctxt, migration_id)
@@ -365,6 +381,7 @@ class LiveMigrationMixin:
                 self._lm_early_aborts.add(migration['id'])
 
     @wrap_instance_event('compute')
+    @notify_action('live_migration_force_complete')
     def live_migration_force_complete(self, ctxt, instance_uuid,
                                       migration_id):
         control = self._lm_control(migration_id)
