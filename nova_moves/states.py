@@ -74,6 +74,12 @@ MIGRATION_SETTLED_STATUSES = MIGRATION_TERMINAL_STATUSES + (M_DONE,
 # (os-migrations DELETE, 2.24/2.65).
 LIVE_MIGRATION_ABORTABLE = (M_QUEUED, M_PREPARING, M_RUNNING)
 
+# A live migration in one of these still has a step to run: the abortable
+# ones plus post-migrating (the copy is done, the destination is taking
+# the server over; the point of no return is its one transaction that
+# moves the server, drops the source half and completes the migration).
+LIVE_MIGRATION_IN_FLIGHT = LIVE_MIGRATION_ABORTABLE + (M_POST_MIGRATING,)
+
 # task_states of a resize / cold migration in flight.
 RESIZE_TASK_STATES = (RESIZE_PREP, RESIZE_MIGRATING, RESIZE_MIGRATED,
                       RESIZE_FINISH)

@@ -7,14 +7,22 @@ Transfer (cast by the conductor to the source):
   source live_migration: wait for a slot ([DEFAULT]
   max_concurrent_live_migrations, the migration stays ``queued``) ->
   ``preparing`` (call dest pre_live_migration) -> ``running`` (simulated
-  memory/disk copy, progress written to the migration row) -> call dest
-  post_live_migration_at_destination (the server now lives there) ->
-  drop the migration's source allocation -> ``completed`` -> destroy the
-  source copy.
-Any failure rolls back: the source allocation returns to the server (the
-destination claim goes with it), the destination is told to clean up, the
-server stays ACTIVE on the source, the migration ends ``error`` (or
-``cancelled`` when aborted, ``failed`` when found half-done at start-up).
+  memory/disk copy, progress written to the migration row) ->
+  ``post-migrating`` -> call dest post_live_migration_at_destination ->
+  destroy the source copy.
+The destination starts its copy, then takes the server over in one
+transaction: server host, task_state cleared, source allocation dropped,
+migration ``completed``. That transaction is the point of no return and
+decides which copy lives: whoever finds the migration settled the other
+way removes its own copy (a destination whose commit lost to a rollback,
+a source whose call failed after the destination won, a host restarted
+with a copy of a server that now lives elsewhere), so a server never runs
+on two hosts.
+Any failure before it rolls back: the source allocation returns to the
+server (the destination claim goes with it), the destination is told to
+clean up, the server stays ACTIVE on the source, the migration ends
+``error`` (or ``cancelled`` when aborted, ``failed`` when found half-done
+at start-up, with a fault and the source's event closed as Error).
 
 Abort and force-complete are casts from the API to the source; they flag
 the running (or queued/preparing, 2.65) migration, which acts on the flag
@@ -40,7 +48,7 @@ GIB = 1024 * MIB
 PROGRESS_INTERVAL = 0.3   # seconds between two progress writes
 POLL_INTERVAL = 0.05
 POWER_RUNNING = 1
-IN_FLIGHT = states.LIVE_MIGRATION_ABORTABLE
+IN_FLIGHT = states.LIVE_MIGRATION_IN_FLIGHT
 
 
 class LiveMigrationAborted(exception.NovaMovesException):
@@ -142,36 +150,51 @@ class LiveMigrationMixin:
     @notify_action('live_migration_post_dest')
     def post_live_migration_at_destination(self, ctxt, instance_uuid,
                                            migration_uuid):
-        rows = self._lm_guard(ctxt, migration_uuid, states.M_RUNNING,
+        rows = self._lm_guard(ctxt, migration_uuid, states.M_POST_MIGRATING,
                               dest_compute=self.host)
         self.driver.spawn(instance_uuid, rows['instance']['flavor'],
                           operation='post_live_migration_at_destination')
         try:
-            # The server is here from now on: host and task_state in the
-            # same transaction that checks the migration still runs.
+            # The point of no return, one transaction: the server is here,
+            # its source half is gone and the migration is completed --
+            # or, when a rollback got there first, nothing.
             self.conductor.move_advance(
-                ctxt, migration_uuid, status=[states.M_RUNNING],
+                ctxt, migration_uuid,
+                status=[states.M_POST_MIGRATING, states.M_COMPLETED],
                 task_state=[states.MIGRATING, None],
                 expected_values={'dest_compute': self.host},
                 instance_values={'host': self.host, 'node': self.host,
                                  'power_state': POWER_RUNNING,
-                                 'progress': 0})
+                                 'progress': 0},
+                allocations={'op': 'drop_source'})
         except exception.MoveConflict:
-            # A duplicate that lost the race to the migration's end must
-            # not remove the copy the server now runs as.
-            if self._instance(ctxt, instance_uuid)['host'] != self.host:
-                self.driver.destroy(instance_uuid,
-                                    operation='rollback_live_migration')
+            # Rolled back meanwhile (the source restarted, the sweep) or a
+            # duplicate: the copy just started goes unless the server
+            # already runs here.
+            self._lm_drop_copy_unless_here(ctxt, instance_uuid)
             raise
+
+    def _lm_drop_copy_unless_here(self, ctxt, instance_uuid):
+        """Remove this host's copy of a server recorded elsewhere."""
+        try:
+            host = self._instance(ctxt, instance_uuid)['host']
+        except exception.InstanceNotFound:
+            host = None
+        if host != self.host and self.driver.has_guest(instance_uuid):
+            LOG.warning('Removing the copy of %s on %s: the server lives '
+                        'on %s', instance_uuid, self.host, host)
+            self.driver.destroy(instance_uuid,
+                                operation='rollback_live_migration')
+            return True
+        return False
 
     @wrap_instance_event('compute')
     @notify_action('live_migration_rollback_dest')
     def rollback_live_migration_at_destination(self, ctxt, instance_uuid,
                                                migration_uuid):
-        # The server never started here; drop whatever copy arrived.
-        if self.driver.has_guest(instance_uuid):
-            self.driver.destroy(instance_uuid,
-                                operation='rollback_live_migration')
+        # Drop whatever copy arrived -- never the one the server runs as
+        # (a late or duplicate rollback after the destination won).
+        self._lm_drop_copy_unless_here(ctxt, instance_uuid)
 
     # -- source: the transfer -------------------------------------------------
     @wrap_instance_event('compute')
@@ -252,6 +275,8 @@ class LiveMigrationMixin:
             instance = self._instance(ctxt, instance_uuid)
             self._lm_transfer(ctxt, instance, migration, migrate_data,
                               control)
+            self._lm_set_status(ctxt, migration, states.M_POST_MIGRATING,
+                                states.M_RUNNING)
             # Nova's instance.live_migration_post.* come from the source.
             self.notifier.run(
                 ctxt, instance_uuid, 'live_migration_post',
@@ -266,15 +291,12 @@ class LiveMigrationMixin:
         except Exception as exc:
             LOG.warning('Live migration %s of %s to %s failed: %s',
                         migration['id'], instance_uuid, dest, exc)
-            self._lm_rollback(ctxt, instance_uuid, migration, dest, exc,
-                              states.M_ERROR, dest_prepared)
-            raise
-        # The server runs on dest now: release the source half and the
-        # migration is done (one step), then the local copy goes.
-        self.conductor.move_advance(
-            ctxt, migration['uuid'],
-            status=[states.M_RUNNING, states.M_COMPLETED],
-            allocations={'op': 'drop_source'})
+            if self._lm_rollback(ctxt, instance_uuid, migration, dest, exc,
+                                 states.M_ERROR, dest_prepared):
+                raise
+            # The destination won (its reply was lost, or ours came too
+            # late): the migration completed, our copy goes below.
+        # The destination completed the migration: the local copy goes.
         try:
             self.driver.destroy(instance_uuid,
                                 operation='live_migration_cleanup')
@@ -332,28 +354,35 @@ class LiveMigrationMixin:
         self.conductor.migration_update(ctxt, migration['id'], progress(1.0))
 
     def _lm_rollback(self, ctxt, instance_uuid, migration, dest, exc,
-                     status, dest_prepared):
+                     status, dest_prepared, event=None):
         """move_failed: the server stays on this host, its allocation
         back (the destination claim dropped), task_state cleared,
-        migration ``status``; then the destination cleans up."""
-        self.notifier.run(
+        migration ``status``; then the destination cleans up. True when
+        rolled back; False when the migration settled otherwise first
+        (then a copy here of a server that now lives elsewhere goes)."""
+        return self.notifier.run(
             ctxt, instance_uuid, 'live_migration_rollback',
             lambda: self._lm_roll_back(ctxt, instance_uuid, migration, dest,
-                                       exc, status, dest_prepared))
+                                       exc, status, dest_prepared, event))
 
     def _lm_roll_back(self, ctxt, instance_uuid, migration, dest, exc,
-                      status, dest_prepared):
+                      status, dest_prepared, event):
         failed = self._move_failed(
             ctxt, migration['uuid'], exc, expected_status=list(IN_FLIGHT),
             status=status, instance_values={'progress': 0},
-            expected_values={'source_compute': self.host})
-        if failed is not None and dest_prepared and dest:
+            expected_values={'source_compute': self.host}, event=event,
+            newest_action=event is not None)
+        if failed is None:
+            self._lm_drop_copy_unless_here(ctxt, instance_uuid)
+            return False
+        if dest_prepared and dest:
             try:
                 self.compute_rpcapi.rollback_live_migration_at_destination(
                     ctxt, dest, instance_uuid, migration['uuid'])
             except Exception:
                 LOG.exception('Could not ask %s to clean up %s', dest,
                               instance_uuid)
+        return True
 
     # -- abort and force-complete (casts from the API) ------------------------
     def _lm_control(self, migration_id):
@@ -366,7 +395,7 @@ class LiveMigrationMixin:
     def live_migration_abort(self, ctxt, instance_uuid, migration_id):
         self._lm_setup()
         migration = self.conductor.migration_get(ctxt, migration_id)
-        if migration['status'] not in IN_FLIGHT:
+        if migration['status'] not in states.LIVE_MIGRATION_ABORTABLE:
             LOG.info('Nothing to abort: migration %s is %s', migration_id,
                      migration['status'])
             return
@@ -402,7 +431,9 @@ class LiveMigrationMixin:
     # -- start-up -------------------------------------------------------------
     def _init_host_live_migration(self, ctxt):
         """A live migration this host was running when it stopped cannot
-        go on: roll it back, it ends ``failed``."""
+        go on: roll it back, it ends ``failed`` with a fault, and the
+        source's event of it is closed as Error. Then no copy of a server
+        that lives elsewhere stays here."""
         self._lm_setup()
         for migration in self.conductor.migration_get_all(
                 ctxt, source_compute=self.host,
@@ -410,6 +441,34 @@ class LiveMigrationMixin:
             LOG.warning('Rolling back live migration %s of %s left %s',
                         migration['id'], migration['instance_uuid'],
                         migration['status'])
+            exc = exception.MoveInterruptedByRestart(
+                host=self.host, step='live_migration',
+                migration=migration['uuid'])
+            # The event the dead handler opened, on the move's action
+            # (this context has no request id of its own).
             self._lm_rollback(ctxt, migration['instance_uuid'], migration,
-                              migration['dest_compute'], None, states.M_FAILED,
-                              dest_prepared=True)
+                              migration['dest_compute'], exc,
+                              states.M_FAILED, dest_prepared=True,
+                              event='compute_live_migration')
+        self._lm_remove_leftovers(ctxt)
+
+    def _lm_remove_leftovers(self, ctxt):
+        """Copies of servers that live elsewhere now, left by a live
+        migration that settled while this host was down: the source of a
+        completed one, the destination of one rolled back."""
+        guests = self.driver.guests()
+        if not guests:
+            return
+        here = {i['uuid'] for i in
+                self.conductor.instance_get_all_by_host(ctxt, self.host)}
+        for instance_uuid in set(guests) - here:
+            migrations = self.conductor.migration_get_all(
+                ctxt, instance_uuid=instance_uuid)
+            if not migrations:
+                continue
+            newest = max(migrations, key=lambda m: m['id'])
+            if newest['migration_type'] != states.LIVE_MIGRATION or \
+                    newest['status'] in IN_FLIGHT or self.host not in (
+                        newest['source_compute'], newest['dest_compute']):
+                continue  # another kind of move owns this copy
+            self._lm_drop_copy_unless_here(ctxt, instance_uuid)

@@ -93,10 +93,11 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
             return None
 
     def _move_failed(self, ctxt, migration_uuid, exc, event=None,
-                     **kwargs):
+                     newest_action=False, **kwargs):
         """The one undo (conductor move_failed), with a fault and the
-        step's Error event from ``exc``. None when another path settled
-        the move first."""
+        step's Error event from ``exc`` (on the server's newest action
+        with ``newest_action``: a restarted host has no request id of the
+        move). None when another path settled the move first."""
         details = fault = None
         if exc is not None:  # None: an abort, no fault to show
             details = ''.join(traceback.format_exception(
@@ -107,8 +108,11 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         try:
             rows = self.conductor.move_failed(
                 ctxt, migration_uuid, fault=fault,
-                event=event and {'name': event, 'host': self.host,
-                                 'traceback': details}, **kwargs)
+                event=event and dict({'name': event, 'host': self.host,
+                                      'traceback': details},
+                                     **({'action': 'newest'}
+                                        if newest_action else {})),
+                **kwargs)
         except exception.MoveConflict as conflict:
             LOG.warning('Not rolling back migration %s on %s: %s',
                         migration_uuid, self.host, conflict)

@@ -81,7 +81,7 @@ def _live_still_running(compute, ctxt, migration):
     """A live migration past 'accepted' is the source's: ask it (a short
     call). True: leave it; False: not running there; None: no answer."""
     if migration['migration_type'] != states.LIVE_MIGRATION or \
-            migration['status'] not in states.LIVE_MIGRATION_ABORTABLE:
+            migration['status'] not in states.LIVE_MIGRATION_IN_FLIGHT:
         return False
     return compute.live_migration_status(
         ctxt, migration['source_compute'], migration['uuid'])
@@ -102,17 +102,6 @@ def redrive_or_fail(ctxt, migration, compute):
         # before its next timeout.
         db_api.move_advance(migration['uuid'], status=[migration['status']])
         return False
-    if migration['migration_type'] == states.LIVE_MIGRATION and \
-            migration['status'] == states.M_RUNNING and \
-            instance['task_state'] is None and \
-            instance['host'] == migration['dest_compute']:
-        # The destination took the server; only the source's last step
-        # (drop the source half) was lost.
-        db_api.move_advance(
-            migration['uuid'], status=[states.M_RUNNING,
-                                       states.M_COMPLETED],
-            allocations={'op': 'drop_source'})
-        return True
     if not (migration.get('step_retries') or 0) and running is not None:
         try:
             db_api.move_advance(

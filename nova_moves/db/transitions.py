@@ -81,6 +81,14 @@ def _record_event(session, instance_uuid, request_id, event):
     """The step's instance event, in the step's transaction; a flow
     started by a service (recovery, auto-confirm) has no action for its
     request id and records none."""
+    if event and event.get('action') == 'newest':
+        # A service's own flow closing an event of the move it finishes
+        # (a restarted host): the move's action is the server's newest.
+        newest = session.scalars(
+            sa.select(models.InstanceAction.request_id)
+            .where(models.InstanceAction.instance_uuid == instance_uuid)
+            .order_by(models.InstanceAction.id.desc())).first()
+        request_id = newest or request_id
     if not event or not request_id:
         return
     # _action_for raises before anything is written.

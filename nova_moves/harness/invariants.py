@@ -5,7 +5,16 @@ servers. The only other consumers allowed are migrations parked on their
 source host: a resize or cold migration awaiting confirm ('finished') and
 an evacuation awaiting its dead source's return ('done'), which hold the
 source half of the server's allocation. A consumer's generation only
-moves forward (compared with what the same client saw last time)."""
+moves forward (compared with what the same client saw last time).
+
+Given the fake hypervisors' guests (read_guests), also: every server runs
+as exactly one copy, on the host it is recorded on -- none anywhere else
+(a live migration that left both copies running is a split brain) and,
+when ACTIVE or VERIFY_RESIZE, that one on its host. Hosts whose compute
+service is down are not counted: a dead host runs nothing (its disk still
+lists the copies an evacuation left behind until it returns)."""
+import json
+import os
 
 MIGRATION_TERMINAL = {'confirmed', 'reverted', 'error', 'failed',
                       'completed', 'cancelled'}
@@ -30,12 +39,78 @@ def _sum(allocations):
     return total
 
 
-def check(client):
-    """A list of violations; empty when everything holds."""
+# Statuses whose server must be running on its host.
+SERVER_RUNNING = {'ACTIVE', 'VERIFY_RESIZE'}
+
+
+def read_guests(state_path):
+    """{host: {server uuid: {'power': ...}}} from the fake hypervisors'
+    state files under ``state_path`` (the stack's [DEFAULT] state_path)."""
+    directory = os.path.join(state_path, 'fake-hypervisor')
+    guests = {}
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return guests
+    for name in names:
+        if not name.endswith('.json'):
+            continue
+        try:
+            with open(os.path.join(directory, name)) as f:
+                guests[name[:-len('.json')]] = json.load(f)
+        except (OSError, ValueError):
+            continue  # being replaced right now: os.replace is atomic
+    return guests
+
+
+def running_copies(servers, guests, down_hosts=(), counts=None):
+    """Violations of "exactly one running copy per server, on its
+    recorded host"; counts['duplicate_copies'] the servers running on
+    more than one host."""
+    counts = {} if counts is None else counts
+    counts.setdefault('duplicate_copies', 0)
+    problems = []
+    running = {}
+    for host, held in guests.items():
+        if host in down_hosts:
+            continue
+        for uuid, guest in held.items():
+            if guest.get('power') == 'running':
+                running.setdefault(uuid, []).append(host)
+    for server in servers:
+        host = server.get('OS-EXT-SRV-ATTR:host')
+        hosts = sorted(running.get(server['id'], []))
+        if len(hosts) > 1:
+            counts['duplicate_copies'] += 1
+            problems.append('server %s runs on %d hosts: %s (recorded on '
+                            '%s)' % (server['id'], len(hosts),
+                                     ', '.join(hosts), host))
+        elif hosts and hosts != [host]:
+            problems.append('server %s runs on %s, recorded on %s' % (
+                server['id'], hosts[0], host))
+        elif not hosts and server['status'] in SERVER_RUNNING and \
+                host not in down_hosts:
+            problems.append('server %s is %s but runs nowhere (recorded on '
+                            '%s)' % (server['id'], server['status'], host))
+    return problems
+
+
+def check(client, guests=None, counts=None):
+    """A list of violations; empty when everything holds. ``guests``
+    (read_guests) adds the running-copy check. ``counts`` (a dict) gets
+    the run's numbers: moves, terminal (or parked), leaked and misplaced
+    allocations, duplicate_copies."""
+    counts = {} if counts is None else counts
+    counts.update(moves=0, terminal=0, leaked=0, misplaced=0)
     problems = []
     servers = client.get('/servers/detail', version='2.47',
                          params={'all_tenants': '1'},
                          expect=200).json()['servers']
+    if guests is not None:
+        down = {s['host'] for s in client.services()
+                if s['binary'] == 'nova-moves-compute' and
+                s['state'] != 'up'}
+        problems += running_copies(servers, guests, down, counts)
     migrations = client.migrations(version='2.80')
     placement = client.placement()
     allocations = placement['allocations']
@@ -48,6 +123,9 @@ def check(client):
                if p['root'] == name and 'VCPU' not in p['inventories']}
     by_server = {s['id']: s for s in servers}
     parked = {}
+    counts['moves'] = len(migrations)
+    counts['terminal'] = sum(1 for m in migrations if m['status'] in
+                             MIGRATION_TERMINAL | MIGRATION_PARKED)
     for mig in migrations:
         if mig['status'] in MIGRATION_PARKED:
             parked[mig['uuid']] = mig
@@ -73,6 +151,8 @@ def check(client):
         on_host = {rp: r for rp, r in held.items()
                    if root_of.get(rp) == host or rp in sharing}
         elsewhere = {rp: r for rp, r in held.items() if rp not in on_host}
+        if _sum(on_host) != wanted or elsewhere:
+            counts['misplaced'] += 1
         if _sum(on_host) != wanted:
             problems.append('server %s on %s holds %s there, flavor is %s'
                             % (server['id'], host, _sum(on_host), wanted))
@@ -84,15 +164,18 @@ def check(client):
             continue
         mig = parked.get(consumer)
         if mig is None:
+            counts['leaked'] += 1
             problems.append('allocation of %s leaked: %s' % (consumer,
                                                              held))
             continue
         if mig['instance_uuid'] not in by_server:
+            counts['leaked'] += 1
             problems.append('migration %s holds %s for a deleted server'
                             % (consumer, held))
             continue
         roots = {root_of.get(rp) for rp in held if rp not in sharing}
         if roots != {mig['source_compute']}:
+            counts['misplaced'] += 1
             problems.append('migration %s holds %s outside its source %s' % (
                 consumer, held, mig['source_compute']))
     problems += _generations_forward(client, placement)

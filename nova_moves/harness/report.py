@@ -82,7 +82,8 @@ def build(runner, problems, merged_rpc, processes, wall_start,
         'faults': runner.faults,
         'reconnects': getattr(runner, 'reconnects', []),
         'cleanup': runner.cleanup_result,
-        'invariants': {'ok': not problems, 'problems': problems},
+        'invariants': {'ok': not problems, 'problems': problems,
+                       'counts': getattr(runner, 'invariant_counts', {})},
         'poller': {'polls': runner.poller.polls,
                    'errors': runner.poller.errors},
         'records': runner.records,
@@ -182,9 +183,15 @@ def render(report):
                                   '; LEFT %s' % cleanup['servers_left']
                                   if cleanup['servers_left'] else ''))
     inv = report['invariants']
+    counts = inv.get('counts') or {}
+    numbers = ' (%s)' % ', '.join(
+        '%s %s' % (key.replace('_', ' '), counts[key]) for key in
+        ('moves', 'terminal', 'leaked', 'misplaced', 'duplicate_copies')
+        if key in counts) if counts else ''
     if inv['ok']:
-        out.append('Invariants: OK')
+        out.append('Invariants: OK%s' % numbers)
     else:
-        out.append('Invariants: %d FAILED' % len(inv['problems']))
+        out.append('Invariants: %d FAILED%s' % (len(inv['problems']),
+                                                numbers))
         out += ['  - %s' % p for p in inv['problems']]
     return '\n'.join(out)

@@ -334,7 +334,9 @@ class TransferTest(testtools.TestCase):
     def test_progress_then_completed(self):
         manager = self.manager(0.8)
         self.run_migration(manager)
-        self.assertEqual(['preparing', 'running', 'completed'],
+        # The destination completes it (post_live_migration_at_destination,
+        # a mock here).
+        self.assertEqual(['preparing', 'running', 'post-migrating'],
                          manager.conductor.statuses)
         progress = manager.conductor.progress
         self.assertEqual(0, progress[0])
@@ -354,7 +356,7 @@ class TransferTest(testtools.TestCase):
             mock.Mock(), instance_uuid='inst', migration_id='a')
         thread.join(5)
         self.assertLess(time.monotonic() - started, 5)
-        self.assertEqual('completed', manager.conductor.statuses[-1])
+        self.assertEqual('post-migrating', manager.conductor.statuses[-1])
 
     def test_abort_rolls_back_cancelled(self):
         manager = self.manager(30)
@@ -395,7 +397,7 @@ class TransferTest(testtools.TestCase):
                          manager.conductor.statuses)
         for thread in threads:
             thread.join(5)
-        self.assertEqual(['preparing', 'running', 'completed'] * 2,
+        self.assertEqual(['preparing', 'running', 'post-migrating'] * 2,
                          manager.conductor.statuses)
 
 
