@@ -193,6 +193,23 @@ class Notifier:
             self._local.current, self._local.errored = outer
 
 
+class _Off:
+    """The notifier of a move mixin used without a compute manager (the
+    manager sets its own Notifier)."""
+
+    def run(self, ctxt, instance_uuid, action, fn, start=True, end=True):
+        return fn()
+
+    def instance_action(self, *args, **kwargs):
+        pass
+
+    def step_failed(self, *args, **kwargs):
+        pass
+
+
+OFF = _Off()
+
+
 def notify_action(action, start=True, end=True):
     """Decorate a compute handler (ctxt, instance_uuid, ...) so that it
     sends instance.<action>.start/.end/.error."""

@@ -35,6 +35,8 @@ WATCH_INTERVAL = 1.0
 
 
 class EvacuateMixin:
+    # The compute manager sets its own (nova_moves/notifications.py).
+    notifier = notifications.OFF
 
     # -- destination ------------------------------------------------------
     @wrap_instance_event('compute')

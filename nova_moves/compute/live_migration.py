@@ -65,6 +65,8 @@ class _Control:
 
 
 class LiveMigrationMixin:
+    # The compute manager sets its own (nova_moves/notifications.py).
+    notifier = notifications.OFF
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -46,6 +46,8 @@ def _vm_state_before(instance):
 
 
 class ResizeMixin:
+    # The compute manager sets its own (nova_moves/notifications.py).
+    notifier = notifications.OFF
 
     # Every handler starts with a guarded step (move_advance through the
     # conductor) that checks the migration and the server are still where
