@@ -7,6 +7,7 @@ from oslo_config import cfg
 
 from nova_moves.conf import api
 from nova_moves.conf import compute
+from nova_moves.conf import conductor
 from nova_moves.conf import coordination
 from nova_moves.conf import database
 from nova_moves.conf import notifications
@@ -20,6 +21,7 @@ CONF = cfg.CONF
 default.register_opts(CONF)
 api.register_opts(CONF)
 compute.register_opts(CONF)
+conductor.register_opts(CONF)
 coordination.register_opts(CONF)
 database.register_opts(CONF)
 notifications.register_opts(CONF)
