@@ -97,9 +97,7 @@ class HostDrainTest(base.StackTestCase):
         print('%s: %s' % (what, value))
 
     def _enable(self, host):
-        service = [s for s in self.admin.services('nova-moves-compute')
-                   if s['host'] == host][0]
-        self.admin.put('/os-services/%s' % service['id'],
+        self.admin.put('/os-services/%s' % self._service(host)['id'],
                        {'status': 'enabled'}, version='2.53', expect=200)
 
     def test_api_drain_with_a_conductor_killed(self):
@@ -192,6 +190,54 @@ class HostDrainTest(base.StackTestCase):
         left = [s for s in ids if self.admin.server(s, version='2.47')[
             'OS-EXT-SRV-ATTR:host'] == 'compute1']
         self.assertEqual(drain['counts']['pending'], len(left))
+
+    def _service(self, host):
+        return [s for s in self.admin.services('nova-moves-compute')
+                if s['host'] == host][0]
+
+    def _bring_back(self, host):
+        """Restart, unforce, enable: the evacuated copies are cleaned up
+        by the host's start-up."""
+        if not self.stack.processes[host].alive():
+            self.stack.restart(host)
+        self.admin.put('/os-services/%s' % self._service(host)['id'],
+                       {'forced_down': False, 'status': 'enabled'},
+                       version='2.53', expect=200)
+        self.admin.wait_for(
+            lambda: self._service(host)['state'] == 'up' and not [
+                m for m in self.admin.migrations(migration_type='evacuation')
+                if m['source_compute'] == host and m['status'] == 'done'],
+            timeout=60, interval=0.3, what='%s back and clean' % host)
+
+    def test_dead_host_is_evacuated_only_when_asked(self):
+        ids = self._boot_many(3, 'compute2', 'dead')
+        self.stack.kill('compute2')
+        self.addCleanup(self._bring_back, 'compute2')
+        self.admin.wait_for(
+            lambda: self._service('compute2')['state'] == 'down',
+            timeout=40, interval=0.5, what='compute2 down')
+        refused = self.admin.post('/os-host-drains', {'host': 'compute2'},
+                                  expect=202).json()['host_drain']['id']
+        drain = self._wait_drain(refused, timeout=60)
+        # Every server of compute2 (ours and any an earlier test left).
+        self.assertGreaterEqual(drain['counts']['total'], 3)
+        self.assertEqual(drain['counts']['total'], drain['counts']['failed'],
+                         drain['servers'])
+        self.assertIn('force_down_if_dead', drain['servers'][0]['reason'])
+        evacuated = self.admin.post('/os-host-drains', {
+            'host': 'compute2', 'force_down_if_dead': True,
+            'target_hosts': ['compute3']}, expect=202).json()['host_drain']
+        drain = self._wait_drain(evacuated['id'], timeout=90)
+        self.assertEqual(drain['counts']['total'], drain['counts']['done'],
+                         drain['servers'])
+        self.assertEqual({'evacuate'},
+                         {s['action'] for s in drain['servers']})
+        self.assertTrue(self._service('compute2')['forced_down'])
+        for server_id in ids:
+            server = self.admin.server(server_id, version='2.47')
+            self.assertEqual(('compute3', 'ACTIVE'),
+                             (server['OS-EXT-SRV-ATTR:host'],
+                              server['status']))
 
     def test_manage_drain_while_other_moves_run(self):
         since = db_api.utcnow().isoformat()
