@@ -17,6 +17,7 @@ import time
 
 from oslo_log import log as logging
 
+from nova_moves.compute import inflight
 from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves import states
@@ -35,6 +36,7 @@ WATCH_INTERVAL = 1.0
 class EvacuateMixin:
 
     # -- destination ------------------------------------------------------
+    @inflight.tracked
     @wrap_instance_event('compute')
     def rebuild_instance(self, ctxt, instance_uuid, migration_uuid,
                          allocations=None, recreate=True, stop_after=False):

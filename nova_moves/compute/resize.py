@@ -24,6 +24,7 @@ import threading
 
 from oslo_log import log as logging
 
+from nova_moves.compute import inflight
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import exception
@@ -53,6 +54,7 @@ class ResizeMixin:
     # event's result in one transaction).
 
     # -- destination: prep_resize ------------------------------------------
+    @inflight.tracked
     def prep_resize(self, ctxt, instance_uuid, migration_uuid, flavor,
                     request_spec, alternates):
         """The conductor already claimed this host for the server. Get
@@ -111,6 +113,7 @@ class ResizeMixin:
                               expected_values={'dest_compute': self.host})
 
     # -- source: resize_instance -------------------------------------------
+    @inflight.tracked
     def resize_instance(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_resize_instance'
         # Re-entrant: the stuck-move sweep re-sends a step whose host died
@@ -150,6 +153,7 @@ class ResizeMixin:
             ctxt, migration['dest_compute'], instance_uuid, migration_uuid)
 
     # -- destination: finish_resize ----------------------------------------
+    @inflight.tracked
     def finish_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_resize'
         rows = self._advance(
@@ -209,6 +213,7 @@ class ResizeMixin:
         return self._move_failed(ctxt, migration['uuid'], exc, event)
 
     # -- source: confirm_resize --------------------------------------------
+    @inflight.tracked
     def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_confirm_resize'
         rows = self._advance(ctxt, migration_uuid, name,
@@ -244,6 +249,7 @@ class ResizeMixin:
                       allocations={'op': 'drop_source'}, fault=fault)
 
     # -- destination: revert_resize ----------------------------------------
+    @inflight.tracked
     def revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_revert_resize'
         guard = dict(status=[states.M_REVERTING],
@@ -273,6 +279,7 @@ class ResizeMixin:
             ctxt, migration['source_compute'], instance_uuid, migration_uuid)
 
     # -- source: finish_revert_resize --------------------------------------
+    @inflight.tracked
     def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_revert_resize'
         guard = dict(status=[states.M_REVERTING],
