@@ -275,10 +275,27 @@ def delete(server_id, migration_id):
             migration_id=migration_id, instance_uuid=instance['uuid'],
             state=migration['status'], method='abort live migration')
     common.record_action(instance, 'live_migration_cancel')
+    if _cancel_waiting(migration):
+        return common.accepted()
     api_app.services().compute.live_migration_abort(
         api_app.context(), migration['source_compute'], instance['uuid'],
         migration['id'])
     return common.accepted()
+
+
+def _cancel_waiting(migration):
+    """A migration waiting at the conductors' concurrency gate has no
+    source that runs it yet: cancel it here. False when it got its slot
+    meanwhile (then the source aborts it)."""
+    if migration['uuid'] not in db_api.move_queue_waiting():
+        return False
+    try:
+        db_api.move_failed(migration['uuid'],
+                           expected_status=[states.M_QUEUED],
+                           status=states.M_CANCELLED)
+    except exception.MoveConflict:
+        return False
+    return True
 
 
 def register(app):

@@ -186,6 +186,20 @@ OPERATIONS = {
                     {'200': _ok('Image')}),
     'identity_version': ('Minimal identity v3 for admin_token clients.', [],
                          {'200': _ok(wrap('version', ANY_OBJ))}),
+    'host_drains_create': (
+        'nova_moves: drain a compute host (admin); 202, the conductors '
+        'move every server off it.', [],
+        {'202': _ok(wrap('host_drain', ref('HostDrain')), 'Accepted')}),
+    'host_drains_index': (
+        'nova_moves: list host drains with their counts (admin).',
+        ['host', 'status'], {'200': _ok(wrap('host_drains', {
+            'type': 'array', 'items': ref('HostDrain')}))}),
+    'host_drains_show': (
+        'nova_moves: one host drain with every server (admin).', [],
+        {'200': _ok(wrap('host_drain', ref('HostDrain')))}),
+    'host_drains_delete': (
+        'nova_moves: cancel a host drain (admin); moves under way finish.',
+        [], {'202': _empty('Accepted')}),
     'openapi': ('This document (no token).', [],
                 {'200': _ok({'type': 'object', 'required': ['openapi']})}),
 }
@@ -254,11 +268,13 @@ def _tagged_alternatives(versions, action=None):
 
 def _request_bodies():
     from nova_moves.api import flavors
+    from nova_moves.api import host_drains
     from nova_moves.api import quotas
     from nova_moves.api import servers
     from nova_moves.api import services
     bodies = {
         'servers_create': [servers.CREATE_SCHEMA],
+        'host_drains_create': [host_drains.CREATE_SCHEMA],
         'flavors_create': _tagged_alternatives([
             ('2.1', '2.54', flavors._create_schema(
                 microversion.APIVersion('2.1'))),

@@ -255,3 +255,25 @@ SCHEMAS['InstanceActionDetail'] = {
     'x-required': SCHEMAS['InstanceAction']['x-required'] + ['events'],
     'additionalProperties': False}
 del SCHEMAS['InstanceActionDetail']['allOf']
+# os-host-drains (a nova_moves extension, no microversion).
+SCHEMAS['HostDrainServer'] = obj({
+    'server_uuid': STR, 'state': {'type': 'string', 'enum': [
+        'pending', 'moving', 'done', 'failed']},
+    'action': {'type': ['string', 'null'], 'enum': [
+        'live', 'cold', 'evacuate', None]},
+    'attempts': INT, 'reason': NSTR, 'migration_uuid': NSTR,
+    'migration_status': NSTR, 'dest_compute': NSTR, 'queued_at': NSTR,
+    'admitted_at': NSTR, 'released_at': NSTR, 'updated_at': NSTR})
+SCHEMAS['HostDrain'] = obj({
+    'id': STR, 'host': STR,
+    'mode': {'type': 'string', 'enum': ['live', 'cold', 'auto']},
+    'target_hosts': {'type': ['array', 'null'], 'items': STR},
+    'force_down_if_dead': BOOL,
+    'status': {'type': 'string', 'enum': [
+        'running', 'cancelling', 'cancelled', 'completed']},
+    'conductor': NSTR, 'created_at': STR, 'started_at': NSTR,
+    'finished_at': NSTR, 'updated_at': NSTR,
+    'counts': obj({'pending': INT, 'moving': INT, 'queued': INT,
+                   'done': INT, 'failed': INT, 'total': INT}),
+    'servers': f({'type': 'array', 'items': ref('HostDrainServer')},
+                 optional=True)})

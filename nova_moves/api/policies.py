@@ -67,6 +67,12 @@ _RULES = [
      "Revert a project's quota to the defaults"),
     ('nova_moves:placement:show', ADMIN,
      'See resource providers, usages and allocations'),
+    ('nova_moves:os-host-drains:create', ADMIN,
+     'Drain a compute host (move every server off it)'),
+    ('nova_moves:os-host-drains:index', ADMIN, 'List host drains'),
+    ('nova_moves:os-host-drains:show', ADMIN,
+     'Show a host drain and its servers'),
+    ('nova_moves:os-host-drains:delete', ADMIN, 'Cancel a host drain'),
     ('nova_moves:test-hooks', ADMIN,
      'Inject failures into compute agents (only when enabled)'),
 ]

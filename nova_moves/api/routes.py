@@ -2,6 +2,7 @@
 from nova_moves.api import aggregates
 from nova_moves.api import evacuate
 from nova_moves.api import flavors
+from nova_moves.api import host_drains
 from nova_moves.api import hypervisors
 from nova_moves.api import identity
 from nova_moves.api import images
@@ -20,8 +21,8 @@ from nova_moves.api import versions
 
 _MODULES = (versions, flavors, servers, server_actions, instance_actions,
             services, hypervisors, placement, test_hooks, migrations, migrate,
-            live_migrate, evacuate, identity, images, aggregates, quotas,
-            openapi)
+            live_migrate, evacuate, host_drains, identity, images,
+            aggregates, quotas, openapi)
 
 
 def register(app):

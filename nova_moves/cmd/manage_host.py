@@ -3,6 +3,8 @@
   host servers HOST            list the servers on HOST
   host evacuate HOST           evacuate every server of HOST, at most
                                --concurrency at a time, and report each
+  host drain HOST              ask the conductors to empty HOST
+                               (os-host-drains); --wait shows progress
 
 Everything goes through the compute API (like an operator's script would),
 so the API's checks apply: the source must be down or forced down
@@ -129,6 +131,11 @@ def _evacuate(args):
     return 1 if failed else 0
 
 
+def _drain(args):
+    from nova_moves.cmd import manage_drain
+    return manage_drain.drain(_client(args), args)
+
+
 def _common(parser):
     parser.add_argument('compute_host', metavar='HOST',
                         help='The failed compute host')
@@ -159,6 +166,27 @@ def setup(parser):
                           help='Force the host\'s compute service down '
                                'first (only once it is fenced!)')
     evacuate.set_defaults(func=_evacuate)
+    drain = sub.add_parser(
+        'drain', help='Move every server off a host, server side '
+                      '(os-host-drains), within the conductors\' limits')
+    _common(drain)
+    drain.add_argument('--mode', choices=('auto', 'live', 'cold'),
+                       default='auto',
+                       help='auto: live-migrate ACTIVE, cold-migrate '
+                            'SHUTOFF (default)')
+    drain.add_argument('--target', action='append', default=None,
+                       dest='targets', metavar='HOST',
+                       help='Allowed destination (repeatable); default: '
+                            'the scheduler picks')
+    drain.add_argument('--force-down-if-dead', action='store_true',
+                       help='If the host is down, force its service down '
+                            'and evacuate (only once it is fenced!)')
+    drain.add_argument('--wait', action='store_true',
+                       help='Show progress until the drain ends')
+    drain.add_argument('--timeout', type=float, default=3600,
+                       help='Seconds --wait waits (default 3600)')
+    drain.set_defaults(func=_drain)
 
 
-HELP = 'Servers of a compute host: list them, evacuate them all'
+HELP = ('Servers of a compute host: list them, evacuate them all, drain '
+        'the host')

@@ -28,10 +28,12 @@ from nova_moves.compute import inflight
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import exception
+from nova_moves import notifications
 from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+notify_action = notifications.notify_action
 
 POWER_RUNNING = 1
 POWER_SHUTDOWN = 4
@@ -45,6 +47,8 @@ def _vm_state_before(instance):
 
 
 class ResizeMixin:
+    # The compute manager sets its own (nova_moves/notifications.py).
+    notifier = notifications.OFF
 
     # Every handler starts with a guarded step (move_advance through the
     # conductor) that checks the migration and the server are still where
@@ -55,6 +59,7 @@ class ResizeMixin:
 
     # -- destination: prep_resize ------------------------------------------
     @inflight.tracked
+    @notify_action('resize_prep')
     def prep_resize(self, ctxt, instance_uuid, migration_uuid, flavor,
                     request_spec, alternates):
         """The conductor already claimed this host for the server. Get
@@ -114,6 +119,7 @@ class ResizeMixin:
 
     # -- source: resize_instance -------------------------------------------
     @inflight.tracked
+    @notify_action('resize')
     def resize_instance(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_resize_instance'
         # Re-entrant: the stuck-move sweep re-sends a step whose host died
@@ -154,6 +160,7 @@ class ResizeMixin:
 
     # -- destination: finish_resize ----------------------------------------
     @inflight.tracked
+    @notify_action('resize_finish')
     def finish_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_resize'
         rows = self._advance(
@@ -214,6 +221,7 @@ class ResizeMixin:
 
     # -- source: confirm_resize --------------------------------------------
     @inflight.tracked
+    @notify_action('resize_confirm')
     def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_confirm_resize'
         rows = self._advance(ctxt, migration_uuid, name,
@@ -250,6 +258,7 @@ class ResizeMixin:
 
     # -- destination: revert_resize ----------------------------------------
     @inflight.tracked
+    @notify_action('resize_revert', end=False)
     def revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_revert_resize'
         guard = dict(status=[states.M_REVERTING],
@@ -280,6 +289,7 @@ class ResizeMixin:
 
     # -- source: finish_revert_resize --------------------------------------
     @inflight.tracked
+    @notify_action('resize_revert', start=False)
     def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_revert_resize'
         guard = dict(status=[states.M_REVERTING],

@@ -83,9 +83,10 @@ def move_advance(api, ctxt, migration_id, status=None, task_state=None,
     if task_state is not None and len(task_state) > 1:
         inst_values['task_state'] = task_state[1]
     try:
-        if inst_values:
-            api.instance_update(ctxt, server, inst_values, **expected)
-        elif expected:
+        # The server's row goes last: once a client sees the server in
+        # its new state (VERIFY_RESIZE), the migration says so too (a
+        # confirm finds it 'finished'). Both writes keep their CAS.
+        if expected:
             _check(api.instance_get(ctxt, server), migration, expected)
         mig_values = dict(values or {})
         if status is not None and len(status) > 1 and status[1]:
@@ -94,6 +95,8 @@ def move_advance(api, ctxt, migration_id, status=None, task_state=None,
             migration = api.migration_update(
                 ctxt, migration['uuid'], mig_values,
                 expected_status=_as_list(status[0]) if status else None)
+        if inst_values:
+            api.instance_update(ctxt, server, inst_values, **expected)
     except exception.Conflict as exc:
         raise _conflict(migration, str(exc))
     _allocations(api, ctxt, migration, allocations)

@@ -1,18 +1,26 @@
 """The conductor's ``compute_task`` endpoint: it runs each long flow as a
-task object; the ``compute_db`` endpoint serves compute agents."""
+task object; the ``compute_db`` endpoint serves compute agents.
+
+Every move passes the concurrency gate (conductor/admission.py) first: a
+move over the limits returns at once, its migration ``queued``, and a
+conductor's pass runs it later through run_admitted()."""
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nova_moves.compute import rpcapi as compute_rpcapi
+from nova_moves.conductor import admission
 from nova_moves.conductor import db_proxy
+from nova_moves.conductor import drain
 from nova_moves.conductor import recovery
 from nova_moves import conf
 from nova_moves.conductor.tasks import build
 from nova_moves.conductor.tasks import live_migrate
 from nova_moves.conductor.tasks import migrate
 from nova_moves.conductor.tasks import rebuild
+from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves.scheduler import rpcapi as scheduler_rpcapi
+from nova_moves import states
 
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
@@ -28,17 +36,93 @@ class ConductorManager:
         self.event_backend = self.db
         self.scheduler = scheduler_rpcapi.SchedulerAPI()
         self.compute_rpcapi = compute_rpcapi.ComputeAPI()
+        self.gate = admission.Gate(self.run_admitted)
+        self.drains = drain.DrainRunner(self.gate, self.start_move,
+                                        self.compute_rpcapi)
 
     def endpoints(self):
         return [self, self.db]
 
     def post_start_hook(self):
-        self._recovery = recovery.RecoveryThread(self.compute_rpcapi)
+        self._recovery = recovery.RecoveryThread(
+            self.compute_rpcapi, fast_tasks=[self.gate.tick,
+                                             self.drains.tick])
         self._recovery.start()
 
     def cleanup_host(self):
         if getattr(self, '_recovery', None) is not None:
             self._recovery.stop()
+        self.gate.stop()
+
+    # -- the concurrency gate ------------------------------------------------
+    def _admitted(self, ctxt, kind, instance_uuid, migration_uuid, kwargs):
+        migration = self.db.migration_get(ctxt, migration_uuid)
+        if migration['status'] in states.MIGRATION_SETTLED_STATUSES:
+            return True  # a stale request: the task's guards refuse it
+        try:
+            return self.gate.enter(ctxt, kind, instance_uuid, migration_uuid,
+                                   migration['source_compute'],
+                                   migration['status'], kwargs)
+        except exception.MoveConflict as exc:
+            LOG.info('Not starting stale move %s: %s', migration_uuid, exc)
+            return False
+
+    def _live(self, ctxt, instance_uuid, migration_uuid, gate=True,
+              **kwargs):
+        if gate and not self._admitted(ctxt, admission.LIVE, instance_uuid,
+                                       migration_uuid, kwargs):
+            return None
+        return live_migrate.LiveMigrationTask(
+            ctxt, instance_uuid, migration_uuid=migration_uuid,
+            **kwargs, **self._task_kwargs()).run()
+
+    def _evacuate(self, ctxt, instance_uuid, migration_uuid, gate=True,
+                  **kwargs):
+        if gate and not self._admitted(ctxt, admission.EVACUATE,
+                                       instance_uuid, migration_uuid, kwargs):
+            return None
+        return rebuild.EvacuateTask(
+            ctxt, instance_uuid, migration_uuid=migration_uuid,
+            **kwargs, **self._task_kwargs()).run()
+
+    def _cold(self, ctxt, instance_uuid, migration_uuid=None, resume=False,
+              **kwargs):
+        # A fresh cold move has no migration yet: the task enters the gate
+        # once it made one.
+        return migrate.MigrationTask(
+            ctxt, instance_uuid, migration_uuid=migration_uuid,
+            alternates=None, resume=resume, gate=self.gate,
+            **kwargs, **self._task_kwargs()).run()
+
+    def start_move(self, kind, ctxt, instance_uuid, migration_uuid, kwargs):
+        """A move started by the conductor itself (a host drain), after
+        its db move_start, as if the API had cast it."""
+        with instance_actions.event(self.event_backend, ctxt, instance_uuid,
+                                    'conductor_drain_move', host=self.host):
+            if kind == admission.COLD:
+                return self._cold(ctxt, instance_uuid,
+                                  new_migration_uuid=migration_uuid,
+                                  **kwargs)
+            if kind == admission.LIVE:
+                return self._live(ctxt, instance_uuid, migration_uuid,
+                                  **kwargs)
+            return self._evacuate(ctxt, instance_uuid, migration_uuid,
+                                  **kwargs)
+
+    def run_admitted(self, kind, ctxt, instance_uuid, migration_uuid,
+                     kwargs):
+        """A move that waited in the queue got its slot."""
+        with instance_actions.event(self.event_backend, ctxt, instance_uuid,
+                                    'conductor_start_queued_move',
+                                    host=self.host):
+            if kind == admission.COLD:
+                return self._cold(ctxt, instance_uuid, migration_uuid,
+                                  resume=True, **kwargs)
+            if kind == admission.LIVE:
+                return self._live(ctxt, instance_uuid, migration_uuid,
+                                  gate=False, **kwargs)
+            return self._evacuate(ctxt, instance_uuid, migration_uuid,
+                                  gate=False, **kwargs)
 
     def _task_kwargs(self):
         return dict(db=self.db, scheduler=self.scheduler,
@@ -60,10 +144,11 @@ class ConductorManager:
                        host=None, force=False, block_migration=None,
                        migration_uuid=None, alternates=None, failed_host=None):
         if live:
-            return live_migrate.LiveMigrationTask(
-                ctxt, instance_uuid, migration_uuid=migration_uuid,
-                host=host, force=force, block_migration=block_migration,
-                **self._task_kwargs()).run()
+            return self._live(ctxt, instance_uuid, migration_uuid, host=host,
+                              force=force, block_migration=block_migration)
+        if migration_uuid is None:
+            return self._cold(ctxt, instance_uuid, flavor=flavor, host=host,
+                              force=force)
         return migrate.MigrationTask(
             ctxt, instance_uuid, flavor=flavor, host=host, force=force,
             migration_uuid=migration_uuid, alternates=alternates,
@@ -72,15 +157,11 @@ class ConductorManager:
     @wrap_instance_event('conductor')
     def live_migrate_instance(self, ctxt, instance_uuid, migration_uuid,
                               host=None, force=False, block_migration=None):
-        return live_migrate.LiveMigrationTask(
-            ctxt, instance_uuid, migration_uuid=migration_uuid, host=host,
-            force=force, block_migration=block_migration,
-            **self._task_kwargs()).run()
+        return self._live(ctxt, instance_uuid, migration_uuid, host=host,
+                          force=force, block_migration=block_migration)
 
     @wrap_instance_event('conductor')
     def rebuild_instance(self, ctxt, instance_uuid, migration_uuid,
                          host=None, force=False, stop_after=False):
-        return rebuild.EvacuateTask(
-            ctxt, instance_uuid, migration_uuid=migration_uuid, host=host,
-            force=force, stop_after=stop_after,
-            **self._task_kwargs()).run()
+        return self._evacuate(ctxt, instance_uuid, migration_uuid, host=host,
+                              force=force, stop_after=stop_after)

@@ -19,6 +19,7 @@ Compare-and-swaps make it safe for several conductors to sweep at once.
 """
 import datetime
 import threading
+import time
 
 from oslo_log import log as logging
 
@@ -80,7 +81,11 @@ def recover_interrupted_moves(timeout=None, compute_rpcapi=None,
         return acted
     ctxt = ctxt or nm_context.get_admin_context()
     unreachable = set()  # hosts that did not answer in this sweep
+    # Moves waiting at the concurrency gate are not stuck, only queued.
+    waiting = db_api.move_queue_waiting()
     for migration in db_api.migrations_unsettled():
+        if migration['uuid'] in waiting:
+            continue
         stamp = migration['updated_at'] or migration['created_at']
         step_cutoff = now - datetime.timedelta(
             seconds=_timeout(migration['status'], timeout))
@@ -134,23 +139,38 @@ def _recover(instance, cutoff, redrive=False):
 
 class RecoveryThread:
     """Sweeps every ``stuck_move_timeout / 4`` seconds (or a quarter of
-    the shortest step timeout)."""
+    the shortest step timeout); runs ``fast_tasks`` (the move queue's
+    admission pass, the host drains) every ``[conductor]
+    queue_poll_interval`` in between."""
 
-    def __init__(self, compute_rpcapi=None):
+    def __init__(self, compute_rpcapi=None, fast_tasks=()):
         self.compute_rpcapi = compute_rpcapi
+        self.fast_tasks = list(fast_tasks)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name='move-recovery')
 
     def start(self):
-        if CONF.stuck_move_timeout > 0:
+        if CONF.stuck_move_timeout > 0 or self.fast_tasks:
             self._thread.start()
 
     def _run(self):
         shortest = min([CONF.stuck_move_timeout] + [
             float(v) for v in CONF.move_step_timeouts.values() if v])
         interval = max(1.0, shortest / 4.0)
-        while not self._stop.wait(interval):
+        tick = (CONF.conductor.queue_poll_interval if self.fast_tasks
+                else interval)
+        next_sweep = time.monotonic() + interval
+        while not self._stop.wait(tick):
+            for task in self.fast_tasks:
+                try:
+                    task()
+                except Exception:
+                    LOG.exception('Periodic %s failed', task)
+            if CONF.stuck_move_timeout <= 0 or \
+                    time.monotonic() < next_sweep:
+                continue
+            next_sweep = time.monotonic() + interval
             try:
                 recover_interrupted_moves(
                     compute_rpcapi=self.compute_rpcapi)

@@ -40,7 +40,9 @@ compute_opts = [
                'os-hypervisors.'),
     cfg.DictOpt('operation_seconds', default={},
                 help='Simulated duration per fake hypervisor operation, e.g. '
-                     'spawn:0.2,migrate_disk:0.5,live_migration:2.'),
+                     'spawn:0.2,migrate_disk:0.5,live_migration:2. '
+                     '(migrate_disk is migrate_disk_and_power_off, the '
+                     'disk copy of a resize or cold migration).'),
     cfg.FloatOpt('default_operation_seconds', default=0.05, min=0.0,
                  help='Duration of a fake operation not in '
                       'operation_seconds.'),

@@ -239,3 +239,68 @@ class Quota(BASE, TimestampMixin):
     project_id = Column(String(255), nullable=False)
     resource = Column(String(255), nullable=False)
     hard_limit = Column(Integer, nullable=False)
+
+
+class HostDrain(BASE, TimestampMixin):
+    """A request to empty a compute host (os-host-drains); the conductor
+    named in ``owner`` runs it and refreshes ``heartbeat_at``."""
+    __tablename__ = 'host_drains'
+    __table_args__ = (Index('host_drains_status_idx', 'status'),)
+    id = Column(Integer, primary_key=True)
+    uuid = Column(String(36), nullable=False, unique=True)
+    host = Column(String(255), nullable=False)
+    mode = Column(String(16), nullable=False)
+    target_hosts = Column(Text)
+    force_down_if_dead = Column(Boolean, nullable=False, default=False)
+    status = Column(String(16), nullable=False)
+    owner = Column(String(255))
+    heartbeat_at = Column(DateTime)
+    user_id = Column(String(255))
+    project_id = Column(String(255))
+    started_at = Column(DateTime)
+    finished_at = Column(DateTime)
+
+
+class HostDrainServer(BASE, TimestampMixin):
+    """One server of a drain: pending, moving, done or failed."""
+    __tablename__ = 'host_drain_servers'
+    __table_args__ = (UniqueConstraint(
+        'drain_id', 'instance_uuid',
+        name='uniq_host_drain_servers0drain_id0instance_uuid'),)
+    id = Column(Integer, primary_key=True)
+    drain_id = Column(Integer, ForeignKey('host_drains.id'), nullable=False)
+    instance_uuid = Column(String(36), nullable=False)
+    state = Column(String(16), nullable=False)
+    action = Column(String(16))
+    migration_uuid = Column(String(36))
+    attempts = Column(Integer, nullable=False, default=0)
+    reason = Column(Text)
+
+
+class MoveQueue(BASE):
+    """Every move that went through the conductors' concurrency gate:
+    ``queued`` (waiting, with the request to run it), ``admitted``
+    (counts against the limits while its migration is unsettled),
+    ``released``."""
+    __tablename__ = 'move_queue'
+    __table_args__ = (Index('move_queue_state_idx', 'state'),)
+    id = Column(Integer, primary_key=True)
+    migration_uuid = Column(String(36), nullable=False, unique=True)
+    instance_uuid = Column(String(36), nullable=False)
+    source_host = Column(String(255))
+    kind = Column(String(16), nullable=False)
+    state = Column(String(16), nullable=False)
+    request = Column(Text)
+    admitted_by = Column(String(255))
+    created_at = Column(DateTime, nullable=False)
+    admitted_at = Column(DateTime)
+    released_at = Column(DateTime)
+
+
+class MoveLimitLock(BASE):
+    """One row whose update serialises the gate's decisions across
+    conductors (a row lock on MySQL/PostgreSQL, the write lock on
+    SQLite)."""
+    __tablename__ = 'move_limit_lock'
+    id = Column(Integer, primary_key=True, autoincrement=False)
+    ticks = Column(Integer, nullable=False, default=0)

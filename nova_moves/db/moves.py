@@ -68,7 +68,7 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
                       migration_type=None, source_compute=None,
                       user_id=None, project_id=None, changes_since=None,
                       changes_before=None, limit=None, marker=None,
-                      newest_first=True):
+                      newest_first=True, uuids=None):
     with _session(writer=False) as session:
         if newest_first:
             order = (models.Migration.created_at.desc(),
@@ -79,6 +79,8 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
         if instance_uuid:
             query = query.where(models.Migration.instance_uuid ==
                                 instance_uuid)
+        if uuids is not None:
+            query = query.where(models.Migration.uuid.in_(list(uuids)))
         if host:
             query = query.where(sa.or_(models.Migration.source_compute == host,
                                        models.Migration.dest_compute == host))

@@ -145,6 +145,10 @@ def render(report):
         out.append('Why not ok (most frequent first):')
         for op, version, why, n in reasons:
             out.append('  %s %s x%d %s' % (op, version, n, why))
+    from nova_moves.harness import drain_phase
+    drains = drain_phase.render(report.get('phases') or [])
+    if drains:
+        out += [''] + drains
     from nova_moves.harness import phases as nm_phases
     breakdown = nm_phases.render(report['operations'])
     if breakdown:

@@ -16,6 +16,7 @@ import time
 from nova_moves import apiclient as api_client
 from nova_moves.harness import backends as nm_backends
 from nova_moves.harness import bodies as nm_bodies
+from nova_moves.harness import drain_phase
 from nova_moves.harness import faults as nm_faults
 from nova_moves.harness import invariants
 from nova_moves.harness import phases as nm_phases
@@ -65,6 +66,7 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         self._records_lock = threading.Lock()
         self._local = threading.local()
         self._timers = []
+        self._drains = []  # drain phases with wait: false, settled last
         self.reconnects = []
         self.t0 = None
         self.poller = None
@@ -371,6 +373,15 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
                             'end': self.now()})
 
     def run_phase(self, phase):
+        if phase['operation'] == 'drain':
+            pending = drain_phase.start(self, phase)
+            if pending is None:
+                return
+            if phase['params'].get('wait', True):
+                drain_phase.follow(self, pending, phase['timeout'])
+            else:
+                self._drains.append(pending)
+            return
         if phase['operation'] == 'wait':
             started = self.now()
             self._arm_faults(phase['name'])
@@ -392,6 +403,10 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             left = deadline - time.monotonic()
             # Pending restarts must happen before the checks.
             timer.join(max(0.0, left))
+        for pending in self._drains:
+            drain_phase.follow(self, pending, max(
+                1.0, min(pending['phase']['timeout'],
+                         deadline - time.monotonic())))
         after = self.now()
         for server in self.servers:
             left = max(0.1, deadline - time.monotonic())

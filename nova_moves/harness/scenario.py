@@ -9,7 +9,7 @@ import yaml
 SCENARIO_DIR = os.path.join(os.path.dirname(__file__), 'scenarios')
 
 OPERATIONS = ('resize', 'confirm', 'revert', 'migrate', 'live-migrate',
-              'evacuate', 'abort', 'delete', 'wait')
+              'evacuate', 'abort', 'delete', 'wait', 'drain')
 FAULT_ACTIONS = ('kill', 'terminate', 'restart', 'force-down', 'force-up',
                  'set-faults')
 def _d(schema, text, default=None):
@@ -192,6 +192,8 @@ _PARAMS = {
                      'check'},
     'evacuate': {'host', 'force', 'check'},
     'wait': set(),
+    # POST /os-host-drains: `servers` is ignored, the host's servers move.
+    'drain': {'host', 'mode', 'target_hosts', 'force_down_if_dead', 'wait'},
 }
 
 
@@ -371,6 +373,9 @@ def validate(data, source='<scenario>', lines=None):
                                 phase['operation'],
                                 ', '.join(sorted(_PARAMS[phase['operation']]))
                                 or 'none')))
+        if phase['operation'] == 'drain' and not phase['params'].get('host'):
+            problems.append((('phases', i, 'params'),
+                             'drain needs params.host (the host to empty)'))
         if phase['operation'] == 'resize':
             wanted = phase['params'].get('flavor')
             names = wanted if isinstance(wanted, list) else [wanted]

@@ -30,6 +30,11 @@ def requested_host_filter(host_state, spec):
     if wanted and wanted != host_state['host']:
         return 'RequestedHostFilter: %s is not the requested host %s' % (
             host_state['host'], wanted)
+    # A host drain's target_hosts (os-host-drains).
+    targets = spec.get('target_hosts')
+    if targets and host_state['host'] not in targets:
+        return 'RequestedHostFilter: %s is not one of the target hosts ' \
+            '%s' % (host_state['host'], ', '.join(targets))
     return None
 
 

@@ -50,7 +50,7 @@ class SchedulerManager:
 
     def _hosts_filter(self, spec):
         wanted = (spec.get('requested_destination') or {}).get('host')
-        return [wanted] if wanted else None
+        return [wanted] if wanted else (spec.get('target_hosts') or None)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):

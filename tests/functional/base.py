@@ -20,13 +20,23 @@ class StackTestCase(testtools.TestCase):
     DATABASE_URL = None
     COORDINATION_URL = None
     CHECK_INVARIANTS = True
+    # Tests boot more servers per class than a project's default quota
+    # (10 instances); only the quota tests keep Nova's defaults.
+    DEFAULT_QUOTAS = False
+
+    @classmethod
+    def extra_conf(cls):
+        conf = dict(cls.EXTRA_CONF)
+        if not cls.DEFAULT_QUOTAS and 'quota' not in conf:
+            conf['quota'] = {'instances': -1, 'cores': -1, 'ram': -1}
+        return conf
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         cls.stack = nm_stack.Stack(
             computes=cls.COMPUTES, conductors=cls.CONDUCTORS,
-            schedulers=cls.SCHEDULERS, extra_conf=cls.EXTRA_CONF,
+            schedulers=cls.SCHEDULERS, extra_conf=cls.extra_conf(),
             database_url=cls.DATABASE_URL or os.environ.get(
                 'NOVA_MOVES_TEST_DATABASE_URL'),
             coordination_url=cls.COORDINATION_URL,

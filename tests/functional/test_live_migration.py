@@ -2,6 +2,7 @@
 asynchronous ones from 2.34, forced moves until 2.68, body rules per
 microversion, and concurrent requests."""
 import concurrent.futures
+import time
 
 from tests.functional import base
 
@@ -34,9 +35,18 @@ class LiveMigrationHelpers:
                                    what='live migration of %s in %s'
                                    % (server_id, statuses))
 
-    def events(self, server_id, request_id, client=None):
-        detail = (client or self.admin).action_detail(server_id, request_id)
-        return {e['event']: e for e in detail['events']}
+    def events(self, server_id, request_id, client=None, timeout=30):
+        # A step records its event's end after its last database step
+        # (which is what the test waited for): give it a moment.
+        deadline = time.monotonic() + timeout
+        while True:
+            detail = (client or self.admin).action_detail(server_id,
+                                                          request_id)
+            events = {e['event']: e for e in detail['events']}
+            if all(e.get('result') for e in events.values()) or \
+                    time.monotonic() > deadline:
+                return events
+            time.sleep(0.2)
 
     def host_of(self, server_id):
         return self.admin.server(server_id)['OS-EXT-SRV-ATTR:host']

@@ -8,6 +8,7 @@ from tests.functional import base
 class QuotaTest(base.StackTestCase):
 
     COMPUTES = 2  # a resize needs another host
+    DEFAULT_QUOTAS = True
 
     def setUp(self):
         super().setUp()

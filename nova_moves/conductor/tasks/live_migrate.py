@@ -29,8 +29,10 @@ COMPUTE_BINARY = 'nova-moves-compute'
 class LiveMigrationTask(base.TaskBase):
 
     def __init__(self, ctxt, instance_uuid, migration_uuid, host, force,
-                 block_migration, db, scheduler, compute_rpcapi):
+                 block_migration, db, scheduler, compute_rpcapi,
+                 target_hosts=None):
         super().__init__(ctxt, instance_uuid)
+        self.target_hosts = target_hosts
         self.migration_uuid = migration_uuid
         self.requested_host = host
         self.force = bool(force and host)
@@ -102,6 +104,7 @@ class LiveMigrationTask(base.TaskBase):
                 'project_id': instance['project_id'],
                 'user_id': instance['user_id'],
                 'ignore_hosts': list(ignore_hosts),
+                'target_hosts': self.target_hosts,
                 'consumer_generation': self.generation,
                 'requested_destination': ({'host': self.requested_host}
                                           if self.requested_host else None)}

@@ -31,14 +31,20 @@ class MigrationTask(base.TaskBase):
 
     def __init__(self, ctxt, instance_uuid, flavor, host, force,
                  migration_uuid, alternates, db, scheduler, compute_rpcapi,
-                 failed_host=None):
+                 failed_host=None, resume=False, gate=None,
+                 new_migration_uuid=None, target_hosts=None):
         super().__init__(ctxt, instance_uuid)
         self.flavor = flavor
         self.host = host
         self.force = force
         self.migration_uuid = migration_uuid
         self.alternates = list(alternates or [])
-        self.rescheduling = migration_uuid is not None
+        # resume: a queued move got its slot (conductor/admission.py).
+        self.resume = resume
+        self.rescheduling = migration_uuid is not None and not resume
+        self.gate = gate
+        self.new_migration_uuid = new_migration_uuid
+        self.target_hosts = target_hosts
         self.failed_host = failed_host
         self.db = db
         self.scheduler = scheduler
@@ -49,13 +55,19 @@ class MigrationTask(base.TaskBase):
     def execute(self):
         if self.rescheduling:
             return self._reschedule()
+        if self.resume:
+            self.migration = self.db.migration_get(self.ctxt,
+                                                   self.migration_uuid)
+            return self._schedule()
         instance = self.db.instance_get(self.ctxt, self.instance_uuid)
         old_flavor = instance['flavor']
         new_flavor = self.flavor or old_flavor
         is_resize = new_flavor['flavorid'] != old_flavor['flavorid']
         # One transaction: the migration row, old/new flavor on the server
         # and the source allocation parked on the migration's uuid.
-        self.migration = db_api.migration_start(self.instance_uuid, {
+        values = {'uuid': self.new_migration_uuid} \
+            if self.new_migration_uuid else {}
+        self.migration = db_api.migration_start(self.instance_uuid, dict({
             'instance_uuid': self.instance_uuid,
             'migration_type': states.RESIZE if is_resize else states.MIGRATION,
             'status': states.M_PRE_MIGRATING,
@@ -66,7 +78,19 @@ class MigrationTask(base.TaskBase):
             'new_flavor_id': str(new_flavor['id']),
             'user_id': self.ctxt.user_id,
             'project_id': self.ctxt.project_id,
-        }, old_flavor, new_flavor)
+        }, **values), old_flavor, new_flavor)
+        if self.gate is not None and not self.gate.enter(
+                self.ctxt, 'cold', self.instance_uuid, self.migration['uuid'],
+                instance['host'], states.M_PRE_MIGRATING,
+                {'flavor': self.flavor, 'host': self.host,
+                 'force': self.force, 'target_hosts': self.target_hosts}):
+            return None  # queued: run again with resume=True
+        return self._schedule()
+
+    def _schedule(self):
+        instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+        new_flavor = instance['new_flavor'] or instance['flavor']
+        is_resize = self.migration['migration_type'] == states.RESIZE
         # The scheduler's claim states the generation read here: if this
         # move is rolled back before it claims, the claim fails.
         self.generation = self.db.consumer_generation_get(
@@ -90,6 +114,7 @@ class MigrationTask(base.TaskBase):
                 'project_id': instance['project_id'],
                 'user_id': instance['user_id'],
                 'ignore_hosts': [] if same_host_ok else [source],
+                'target_hosts': self.target_hosts,
                 'requested_destination':
                     {'host': self.host} if self.host else None}
 

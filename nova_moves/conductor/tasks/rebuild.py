@@ -21,8 +21,10 @@ LOG = logging.getLogger(__name__)
 class EvacuateTask(base.TaskBase):
 
     def __init__(self, ctxt, instance_uuid, migration_uuid, host, force,
-                 stop_after, db, scheduler, compute_rpcapi):
+                 stop_after, db, scheduler, compute_rpcapi,
+                 target_hosts=None):
         super().__init__(ctxt, instance_uuid)
+        self.target_hosts = target_hosts
         self.migration_uuid = migration_uuid
         self.host = host
         self.force = bool(force and host)
@@ -91,6 +93,7 @@ class EvacuateTask(base.TaskBase):
                 'project_id': instance['project_id'],
                 'user_id': instance['user_id'],
                 'ignore_hosts': [source],
+                'target_hosts': self.target_hosts,
                 'consumer_generation': self.generation,
                 'requested_destination':
                     {'host': self.host} if self.host else None}

@@ -1,0 +1,148 @@
+"""os-host-drains (a nova_moves extension, admin only): empty a compute
+host for maintenance, server side. POST creates the drain and returns at
+once; the conductors run it (conductor/drain.py), so it survives the API
+and the operator's terminal. GET shows per-server progress, DELETE
+cancels what has not started."""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import validation
+from nova_moves.db import api as db_api
+from nova_moves.db import drains as d
+from nova_moves import exception
+from nova_moves import timeutil
+
+COMPUTE_BINARY = 'nova-moves-compute'
+MODES = ('live', 'cold', 'auto')
+
+CREATE_SCHEMA = {
+    'type': 'object', 'additionalProperties': False, 'required': ['host'],
+    'properties': {
+        'host': validation.HOSTNAME,
+        'mode': {'type': 'string', 'enum': list(MODES)},
+        'target_hosts': {'type': ['array', 'null'],
+                         'items': validation.HOSTNAME, 'uniqueItems': True},
+        'force_down_if_dead': validation.BOOLEAN}}
+
+
+def _time(value):
+    return timeutil.api_time(value) if value else None
+
+
+def _counts(servers):
+    counts = {state: 0 for state in (d.PENDING, d.MOVING, d.DONE,
+                                     d.FAILED)}
+    for server in servers:
+        counts[server['state']] = counts.get(server['state'], 0) + 1
+    counts['total'] = len(servers)
+    return counts
+
+
+def _server_view(server, migrations, queue):
+    migration = migrations.get(server['migration_uuid']) or {}
+    entry = queue.get(server['migration_uuid']) or {}
+    return {'server_uuid': server['instance_uuid'],
+            'state': server['state'],
+            'action': server['action'],
+            'attempts': server['attempts'],
+            'reason': server['reason'],
+            'migration_uuid': server['migration_uuid'],
+            'migration_status': migration.get('status'),
+            'dest_compute': migration.get('dest_compute'),
+            'queued_at': _time(entry.get('created_at')),
+            'admitted_at': _time(entry.get('admitted_at')),
+            'released_at': _time(entry.get('released_at')),
+            'updated_at': _time(server['updated_at'])}
+
+
+def view(drain, detail=True):
+    servers = drain.get('servers') or []
+    body = {'id': drain['uuid'], 'host': drain['host'],
+            'mode': drain['mode'], 'target_hosts': drain['target_hosts'],
+            'force_down_if_dead': drain['force_down_if_dead'],
+            'status': drain['status'], 'conductor': drain['owner'],
+            'created_at': _time(drain['created_at']),
+            'started_at': _time(drain['started_at']),
+            'finished_at': _time(drain['finished_at']),
+            'updated_at': _time(drain['updated_at'])}
+    if 'servers' in drain:
+        counts = _counts(servers)
+        uuids = [s['migration_uuid'] for s in servers if s['migration_uuid']]
+        migrations = {m['uuid']: m for m in
+                      db_api.migration_get_all(uuids=uuids)} if uuids else {}
+        counts['queued'] = sum(1 for m in migrations.values()
+                               if m['status'] == 'queued' and any(
+                                   s['migration_uuid'] == m['uuid'] and
+                                   s['state'] == d.MOVING for s in servers))
+        body['counts'] = counts
+        if detail:
+            queue = {q['migration_uuid']: q for q in
+                     db_api.move_queue_get_all(migration_uuids=uuids)}
+            body['servers'] = [_server_view(s, migrations, queue)
+                               for s in servers]
+    return body
+
+
+def create():
+    api_app.authorize('nova_moves:os-host-drains:create')
+    body = validation.validate(common.json_body(), CREATE_SCHEMA)
+    host = body['host']
+    if not db_api.service_get_all(binary=COMPUTE_BINARY, host=host):
+        raise exception.ComputeHostNotFound(host=host)
+    targets = body.get('target_hosts') or None
+    for target in targets or ():
+        if target == host:
+            raise exception.ValidationError(
+                detail='target_hosts cannot include the drained host.')
+        if not db_api.service_get_all(binary=COMPUTE_BINARY, host=target):
+            raise exception.Invalid(
+                reason='Target host %s is not a compute host.' % target)
+    ctxt = api_app.context()
+    drain = db_api.drain_create(
+        host, body.get('mode') or 'auto', target_hosts=targets,
+        force_down_if_dead=validation.to_bool(
+            body.get('force_down_if_dead', False)),
+        user_id=ctxt.user_id, project_id=ctxt.project_id)
+    return common.accepted({'host_drain': view(drain)})
+
+
+def index():
+    api_app.authorize('nova_moves:os-host-drains:index')
+    args = flask.request.args
+    drains = db_api.drain_get_all(status=args.get('status'),
+                                  host=args.get('host'))
+    return flask.jsonify({'host_drains': [
+        view(db_api.drain_get(x['uuid']), detail=False) for x in drains]})
+
+
+def show(drain_id):
+    api_app.authorize('nova_moves:os-host-drains:show')
+    return flask.jsonify({'host_drain': view(db_api.drain_get(drain_id))})
+
+
+def delete(drain_id):
+    """Cancel: moves under way finish, pending servers stay."""
+    api_app.authorize('nova_moves:os-host-drains:delete')
+    drain = db_api.drain_get(drain_id)
+    if drain['status'] == d.CANCELLING:
+        return common.accepted()
+    try:
+        db_api.drain_update(drain['uuid'], {'status': d.CANCELLING},
+                            expected_status=[d.RUNNING])
+    except exception.Conflict:
+        raise exception.Conflict(
+            reason='host drain %s is already %s' % (
+                drain['uuid'], db_api.drain_get(drain_id)['status']))
+    return common.accepted()
+
+
+def register(app):
+    app.add_url_rule('/v2.1/os-host-drains', 'host_drains_create', create,
+                     methods=['POST'])
+    app.add_url_rule('/v2.1/os-host-drains', 'host_drains_index', index,
+                     methods=['GET'])
+    app.add_url_rule('/v2.1/os-host-drains/<drain_id>', 'host_drains_show',
+                     show, methods=['GET'])
+    app.add_url_rule('/v2.1/os-host-drains/<drain_id>',
+                     'host_drains_delete', delete, methods=['DELETE'])

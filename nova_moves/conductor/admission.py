@@ -1,0 +1,83 @@
+"""The concurrency gate, conductor side ([conductor]
+max_concurrent_migrations_per_cluster, max_outbound_migrations_per_host).
+
+Every move enters the gate once its migration row exists and before its
+conductor does any work (db move_queue_enter decides under one lock).
+Admitted at once, the flow runs as before in the thread that delivered
+it. Otherwise its migration waits in ``queued`` with the request stored
+next to it, and whichever conductor's pass (the recovery thread, every
+queue_poll_interval) finds a free slot runs it in a small thread pool:
+the request survives the conductor that received it.
+"""
+import concurrent.futures
+import json
+
+from oslo_log import log as logging
+
+from nova_moves import conf
+from nova_moves import context as nm_context
+from nova_moves.db import api as db_api
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+LIVE = 'live'
+COLD = 'cold'
+EVACUATE = 'evacuate'
+
+
+def _limits():
+    return (CONF.conductor.max_concurrent_migrations_per_cluster,
+            CONF.conductor.max_outbound_migrations_per_host)
+
+
+class Gate:
+
+    def __init__(self, run):
+        """``run(kind, ctxt, instance_uuid, migration_uuid, kwargs)`` runs
+        an admitted move's flow."""
+        self._run = run
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=16, thread_name_prefix='queued-move')
+
+    def enter(self, ctxt, kind, instance_uuid, migration_uuid, source_host,
+              from_status, kwargs):
+        """True: run the move now. False: it waits in ``queued``. Raises
+        MoveConflict when the migration moved on (a stale request)."""
+        request = {'context': ctxt.to_dict(), 'kwargs': kwargs}
+        result = db_api.move_queue_enter(
+            migration_uuid, instance_uuid, source_host, kind, request,
+            from_status, *_limits(), CONF.host)
+        self._spawn(result['others'])
+        if not result['admitted']:
+            LOG.info('Move %s of %s waits in queued (limits %s per '
+                     'cluster, %s per host)', migration_uuid,
+                     instance_uuid, *_limits())
+        return result['admitted']
+
+    def submit(self, fn, *args):
+        """Run ``fn`` in the gate's pool (a drain starting a move)."""
+        return self._pool.submit(self._safe, fn, *args)
+
+    def tick(self):
+        """Admit what fits and run it here."""
+        self._spawn(db_api.move_queue_admit(*_limits(), CONF.host))
+
+    def _spawn(self, rows):
+        for row in rows:
+            request = json.loads(row['request'])
+            ctxt = nm_context.RequestContext.from_dict(request['context'])
+            LOG.info('Starting queued move %s of %s', row['migration_uuid'],
+                     row['instance_uuid'])
+            self.submit(self._run, row['kind'], ctxt, row['instance_uuid'],
+                        row['migration_uuid'], request['kwargs'])
+
+    @staticmethod
+    def _safe(fn, *args):
+        try:
+            return fn(*args)
+        except Exception:
+            LOG.exception('Queued move %s failed', args[:4])
+
+    def stop(self):
+        self._pool.shutdown(wait=False)

@@ -1,0 +1,39 @@
+from oslo_config import cfg
+
+conductor_group = cfg.OptGroup('conductor', title='Conductor options')
+
+conductor_opts = [
+    cfg.IntOpt('max_concurrent_migrations_per_cluster', default=5, min=1,
+               help='Moves (live and cold migrations, resizes, '
+                    'evacuations) in progress at once in the whole '
+                    'cluster, counted by the conductors from admission '
+                    'until the migration settles (completed, finished, '
+                    'done, error...). A move over the limit waits with '
+                    'migration status "queued" and starts when a slot '
+                    'frees up; it is never refused.'),
+    cfg.IntOpt('max_outbound_migrations_per_host', default=2, min=1,
+               help='Moves in progress at once out of one source host '
+                    '(same counting and queueing as '
+                    'max_concurrent_migrations_per_cluster).'),
+    cfg.FloatOpt('queue_poll_interval', default=1.0, min=0.1,
+                 help='Seconds between two passes of a conductor over the '
+                      'move queue and the host drains it runs (the '
+                      'stuck-move sweep thread runs both).'),
+    cfg.IntOpt('drain_max_attempts', default=2, min=1,
+               help='Times a host drain tries to move one server before '
+                    'it reports the server failed (a move rolled back '
+                    'because its conductor died is retried).'),
+    cfg.IntOpt('drain_busy_timeout', default=300, min=0,
+               help='A server of a drained host that is busy with another '
+                    'task (task_state set) for longer than this many '
+                    'seconds after the drain started is reported failed.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(conductor_group)
+    conf.register_opts(conductor_opts, group=conductor_group)
+
+
+def list_opts():
+    return {conductor_group: conductor_opts}

@@ -1,0 +1,143 @@
+"""The harness's ``drain`` phase: one POST /os-host-drains, then the
+drain is followed until it ends (``wait: false`` lets the next phases run
+meanwhile; the run's settle step then waits for it). Every server of the
+drain becomes a record (operation ``drain``), and the phase entry gets a
+``drain`` summary: duration, counts, and the most moves the drain had
+admitted at once (from the move queue's admission and release times), to
+compare with ``[conductor] max_outbound_migrations_per_host``."""
+import time
+
+from nova_moves import conf
+from nova_moves.db import drains as d
+
+CONF = conf.CONF
+
+
+def max_overlap(intervals):
+    """Most intervals [start, end) open at one instant."""
+    events = sorted([(s, 1) for s, _ in intervals] +
+                    [(e, -1) for _, e in intervals])
+    best = current = 0
+    for _, delta in events:  # an end sorts before a start at one instant
+        current += delta
+        best = max(best, current)
+    return best
+
+
+def limits(scenario):
+    """The [conductor] limits the stack runs with."""
+    section = ((scenario.get('topology') or {}).get('conf') or {}).get(
+        'conductor') or {}
+    return {'cluster': int(section.get(
+                'max_concurrent_migrations_per_cluster',
+                CONF.conductor.max_concurrent_migrations_per_cluster)),
+            'per_host': int(section.get(
+                'max_outbound_migrations_per_host',
+                CONF.conductor.max_outbound_migrations_per_host))}
+
+
+def start(runner, phase):
+    """POST the drain; returns the pending drain (or None, recorded)."""
+    params = phase['params']
+    body = {'host': params['host'], 'mode': params.get('mode', 'auto'),
+            'force_down_if_dead': bool(params.get('force_down_if_dead'))}
+    if params.get('target_hosts'):
+        body['target_hosts'] = list(params['target_hosts'])
+    started = runner.now()
+    runner._arm_faults(phase['name'])
+    response = runner.client().post('/os-host-drains', body)
+    api_s = runner.now() - started
+    pending = {'phase': phase, 'started': started, 'api_s': api_s,
+               'http_status': response.status_code, 'seen': {}}
+    if response.status_code != 202:
+        runner.records.append({
+            'phase': phase['name'], 'operation': 'drain',
+            'microversion': phase['microversion'], 'server': None,
+            'sent': started, 'api_s': api_s,
+            'http_status': response.status_code, 'outcome': 'rejected',
+            'detail': response.text[:300]})
+        _phase_entry(runner, pending, None)
+        return None
+    pending['id'] = response.json()['host_drain']['id']
+    runner.log('phase %s: drain %s of %s (mode %s)' % (
+        phase['name'], pending['id'], body['host'], body['mode']))
+    return pending
+
+
+def follow(runner, pending, timeout):
+    """Poll the drain until it ends or ``timeout``; record every server
+    (the first poll that saw it done or failed is its end)."""
+    client = runner.client()
+    deadline = time.monotonic() + timeout
+    interval = max(0.2, runner.scenario['poll_interval'])
+    drain = None
+    while True:
+        drain = client.get('/os-host-drains/%s' % pending['id'],
+                           expect=200).json()['host_drain']
+        now = runner.now()
+        for server in drain['servers']:
+            if server['state'] in (d.DONE, d.FAILED):
+                pending['seen'].setdefault(server['server_uuid'], now)
+        if drain['status'] in (d.COMPLETED, d.CANCELLED) or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(interval)
+    for server in drain['servers']:
+        done = pending['seen'].get(server['server_uuid'])
+        outcome = {d.DONE: 'ok', d.FAILED: 'failed'}.get(server['state'],
+                                                         'timeout')
+        record = {'phase': pending['phase']['name'], 'operation': 'drain',
+                  'microversion': pending['phase']['microversion'],
+                  'server': server['server_uuid'],
+                  'sent': pending['started'], 'api_s': pending['api_s'],
+                  'http_status': pending['http_status'],
+                  'outcome': outcome, 'detail': server['reason'] or (
+                      '' if outcome != 'timeout' else
+                      'still %s after %ss' % (server['state'], timeout)),
+                  'host_before': drain['host'],
+                  'host_after': server['dest_compute']}
+        if done is not None:
+            record['done'] = done
+            record['e2e_s'] = done - pending['started']
+        runner.records.append(record)
+    _phase_entry(runner, pending, drain)
+    return drain
+
+
+def summary(drain, seconds):
+    slots = [(s['admitted_at'], s['released_at'] or '9999')
+             for s in drain['servers'] if s['admitted_at']]
+    return {'id': drain['id'], 'host': drain['host'],
+            'status': drain['status'], 'seconds': round(seconds, 2),
+            'counts': drain['counts'], 'conductor': drain['conductor'],
+            'max_outbound_at_once': max_overlap(slots)}
+
+
+def _phase_entry(runner, pending, drain):
+    end = runner.now()
+    entry = {'name': pending['phase']['name'], 'operation': 'drain',
+             'microversion': pending['phase']['microversion'],
+             'servers': len(drain['servers']) if drain else 0,
+             'start': pending['started'], 'end': end}
+    if drain is not None:
+        entry['drain'] = dict(summary(drain, end - pending['started']),
+                              limits=limits(runner.scenario))
+    runner.phases.append(entry)
+
+
+def render(phases):
+    """Report lines for the drain phases."""
+    out = []
+    for phase in phases:
+        drain = phase.get('drain')
+        if not drain:
+            continue
+        counts, lim = drain['counts'], drain['limits']
+        out.append(
+            'Drain %s of %s: %s in %.1fs, %d/%d done, %d failed; at most %d '
+            'moves out of %s at once (limit %d per host, %d per cluster)' % (
+                drain['id'], drain['host'], drain['status'],
+                drain['seconds'], counts['done'], counts['total'],
+                counts['failed'], drain['max_outbound_at_once'],
+                drain['host'], lim['per_host'], lim['cluster']))
+    return out

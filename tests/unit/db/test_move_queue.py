@@ -1,0 +1,86 @@
+"""The concurrency gate on a real (SQLite) database: admission within the
+cluster and per-host limits, queued moves started in order when a slot
+frees up, a move from a free host not held up by a full one, and the
+waiting migration's status."""
+import uuid
+
+import testtools
+
+from nova_moves.db import api as db_api
+from nova_moves import exception
+from nova_moves import states
+from tests.unit import fixtures as nm_fixtures
+
+
+class MoveQueueTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(nm_fixtures.Database())
+
+    def _migration(self, source, status=states.M_ACCEPTED):
+        return db_api.migration_create({
+            'uuid': str(uuid.uuid4()), 'instance_uuid': str(uuid.uuid4()),
+            'migration_type': states.LIVE_MIGRATION, 'status': status,
+            'source_compute': source})
+
+    def _enter(self, migration, cluster=3, host=2):
+        return db_api.move_queue_enter(
+            migration['uuid'], migration['instance_uuid'],
+            migration['source_compute'], 'live', {'kwargs': {}},
+            migration['status'], cluster, host, 'c1')
+
+    def _status(self, migration):
+        return db_api.migration_get(migration['uuid'])['status']
+
+    def test_limits_queue_then_admit_in_order(self):
+        a = [self._migration('h1') for _ in range(3)]
+        b = [self._migration('h2') for _ in range(2)]
+        self.assertTrue(self._enter(a[0])['admitted'])
+        self.assertTrue(self._enter(a[1])['admitted'])
+        # h1 is full (2 per host): queued, its migration says so.
+        self.assertFalse(self._enter(a[2])['admitted'])
+        self.assertEqual(states.M_QUEUED, self._status(a[2]))
+        self.assertEqual({a[2]['uuid']}, db_api.move_queue_waiting())
+        # h2 is free: not held up by h1's queue, until the cluster is full.
+        self.assertTrue(self._enter(b[0])['admitted'])
+        self.assertFalse(self._enter(b[1])['admitted'])
+        self.assertEqual([], db_api.move_queue_admit(3, 2, 'c2'))
+        # a[0] completes: its slot goes to the oldest queued move that fits.
+        db_api.migration_update(a[0]['uuid'],
+                                {'status': states.M_COMPLETED})
+        admitted = db_api.move_queue_admit(3, 2, 'c2')
+        self.assertEqual([a[2]['uuid']],
+                         [r['migration_uuid'] for r in admitted])
+        self.assertEqual('c2', admitted[0]['admitted_by'])
+        # Back to the status the flow expects, with its request.
+        self.assertEqual(states.M_ACCEPTED, self._status(a[2]))
+        self.assertIn('kwargs', admitted[0]['request'])
+        rows = {r['migration_uuid']: r for r in db_api.move_queue_get_all()}
+        self.assertEqual('released', rows[a[0]['uuid']]['state'])
+        self.assertIsNotNone(rows[a[0]['uuid']]['released_at'])
+
+    def test_repeated_delivery_is_not_queued_twice(self):
+        migration = self._migration('h1')
+        self.assertTrue(self._enter(migration)['admitted'])
+        self.assertTrue(self._enter(migration)['admitted'])
+        self.assertEqual(1, len(db_api.move_queue_get_all()))
+
+    def test_moved_on_migration_is_a_conflict_and_writes_nothing(self):
+        for _ in range(2):
+            self._enter(self._migration('h1'))
+        stale = self._migration('h1')
+        db_api.migration_update(stale['uuid'], {'status': states.M_ERROR})
+        self.assertRaises(exception.MoveConflict, self._enter, stale)
+        self.assertEqual(2, len(db_api.move_queue_get_all()))
+
+    def test_a_cancelled_waiting_move_is_dropped(self):
+        for _ in range(2):
+            self._enter(self._migration('h1'))
+        waiting = self._migration('h1')
+        self.assertFalse(self._enter(waiting)['admitted'])
+        db_api.migration_update(waiting['uuid'],
+                                {'status': states.M_CANCELLED})
+        self.assertEqual([], db_api.move_queue_admit(10, 10, 'c1'))
+        rows = {r['migration_uuid']: r for r in db_api.move_queue_get_all()}
+        self.assertEqual('released', rows[waiting['uuid']]['state'])
