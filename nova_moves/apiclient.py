@@ -1,5 +1,6 @@
 """A small HTTP client of the compute API, for tests, the harness and
-the quickstart: token ``user:project`` and a microversion per call."""
+the quickstart: token ``user:project`` (or a callable returning a token,
+e.g. one renewing a Keystone token) and a microversion per call."""
 import time
 
 import requests
@@ -27,8 +28,9 @@ class Client:
 
     def request(self, method, path, body=None, version=None, expect=None,
                 params=None, headers=None):
+        token = self.token() if callable(self.token) else self.token
         headers = dict(headers or {}, **{
-            'X-Auth-Token': self.token,
+            'X-Auth-Token': token,
             'OpenStack-API-Version': 'compute %s' % (
                 version or self.version)})
         response = self.session.request(

@@ -17,12 +17,15 @@ import time
 
 from oslo_log import log as logging
 
+from nova_moves.compute import inflight
 from nova_moves import exception
 from nova_moves import instance_actions
+from nova_moves import notifications
 from nova_moves import states
 
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
+notify_action = notifications.notify_action
 
 POWER_RUNNING = 1
 POWER_SHUTDOWN = 4
@@ -33,9 +36,13 @@ WATCH_INTERVAL = 1.0
 
 
 class EvacuateMixin:
+    # The compute manager sets its own (nova_moves/notifications.py).
+    notifier = notifications.OFF
 
     # -- destination ------------------------------------------------------
+    @inflight.tracked
     @wrap_instance_event('compute')
+    @notify_action('rebuild')
     def rebuild_instance(self, ctxt, instance_uuid, migration_uuid,
                          allocations=None, recreate=True, stop_after=False):
         guard = {'dest_compute': self.host}

@@ -35,11 +35,13 @@ from oslo_log import log as logging
 from nova_moves import conf
 from nova_moves import exception
 from nova_moves import instance_actions
+from nova_moves import notifications
 from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
+notify_action = notifications.notify_action
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -63,6 +65,8 @@ class _Control:
 
 
 class LiveMigrationMixin:
+    # The compute manager sets its own (nova_moves/notifications.py).
+    notifier = notifications.OFF
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -129,6 +133,7 @@ class LiveMigrationMixin:
 
     # -- destination steps ----------------------------------------------------
     @wrap_instance_event('compute')
+    @notify_action('live_migration_pre')
     def pre_live_migration(self, ctxt, instance_uuid, migration_uuid,
                            migrate_data):
         self._lm_guard(ctxt, migration_uuid, states.M_PREPARING,
@@ -144,6 +149,7 @@ class LiveMigrationMixin:
             task_state=[states.MIGRATING], expected_values=expected_values)
 
     @wrap_instance_event('compute')
+    @notify_action('live_migration_post_dest')
     def post_live_migration_at_destination(self, ctxt, instance_uuid,
                                            migration_uuid):
         rows = self._lm_guard(ctxt, migration_uuid, states.M_POST_MIGRATING,
@@ -185,6 +191,7 @@ class LiveMigrationMixin:
         return False
 
     @wrap_instance_event('compute')
+    @notify_action('live_migration_rollback_dest')
     def rollback_live_migration_at_destination(self, ctxt, instance_uuid,
                                                migration_uuid):
         # Drop whatever copy arrived -- never the one the server runs as
@@ -272,8 +279,11 @@ class LiveMigrationMixin:
                               control)
             self._lm_set_status(ctxt, migration, states.M_POST_MIGRATING,
                                 states.M_RUNNING)
-            self.compute_rpcapi.post_live_migration_at_destination(
-                ctxt, dest, instance_uuid, migration['uuid'])
+            # Nova's instance.live_migration_post.* come from the source.
+            self.notifier.run(
+                ctxt, instance_uuid, 'live_migration_post',
+                lambda: self.compute_rpcapi.post_live_migration_at_destination(
+                    ctxt, dest, instance_uuid, migration['uuid']))
         except LiveMigrationAborted:
             LOG.info('Live migration %s of %s aborted', migration['id'],
                      instance_uuid)
@@ -352,6 +362,13 @@ class LiveMigrationMixin:
         migration ``status``; then the destination cleans up. True when
         rolled back; False when the migration settled otherwise first
         (then a copy here of a server that now lives elsewhere goes)."""
+        return self.notifier.run(
+            ctxt, instance_uuid, 'live_migration_rollback',
+            lambda: self._lm_roll_back(ctxt, instance_uuid, migration, dest,
+                                       exc, status, dest_prepared, event))
+
+    def _lm_roll_back(self, ctxt, instance_uuid, migration, dest, exc,
+                      status, dest_prepared, event):
         failed = self._move_failed(
             ctxt, migration['uuid'], exc, expected_status=list(IN_FLIGHT),
             status=status, instance_values={'progress': 0},
@@ -376,6 +393,7 @@ class LiveMigrationMixin:
             return self._lm_controls.get(migration_id)
 
     @wrap_instance_event('compute')
+    @notify_action('live_migration_abort')
     def live_migration_abort(self, ctxt, instance_uuid, migration_id):
         self._lm_setup()
         migration = self.conductor.migration_get(ctxt, migration_id)
@@ -394,6 +412,7 @@ class LiveMigrationMixin:
                 self._lm_early_aborts.add(migration['id'])
 
     @wrap_instance_event('compute')
+    @notify_action('live_migration_force_complete')
     def live_migration_force_complete(self, ctxt, instance_uuid,
                                       migration_id):
         control = self._lm_control(migration_id)

@@ -8,17 +8,20 @@ import oslo_messaging as messaging
 
 from nova_moves.compute import driver as fake_driver
 from nova_moves.compute import evacuate
+from nova_moves.compute import inflight
 from nova_moves.compute import live_migration
 from nova_moves.compute import resize
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import rpcapi as conductor_rpcapi
 from nova_moves import exception
 from nova_moves import instance_actions
+from nova_moves import notifications
 from nova_moves import timeutil
 from nova_moves import states
 
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
+notify_action = notifications.notify_action
 
 POWER_RUNNING = 1
 POWER_SHUTDOWN = 4
@@ -27,7 +30,7 @@ POWER_SHUTDOWN = 4
 class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                      evacuate.EvacuateMixin):
     # The newest version served: see compute/rpcapi.py for the history.
-    target = messaging.Target(version='1.2')
+    target = messaging.Target(version='1.3')
 
     def __init__(self, host):
         self.host = host
@@ -36,6 +39,7 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         self.event_backend = self.conductor
         self.compute_rpcapi = compute_rpcapi.ComputeAPI()
         self.compute_task_api = conductor_rpcapi.ComputeTaskAPI()
+        self.notifier = notifications.Notifier(host, self._instance)
         super().__init__()
 
     def endpoints(self):
@@ -103,7 +107,7 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                      'message': str(exc) or type(exc).__name__,
                      'details': details, 'host': self.host}
         try:
-            return self.conductor.move_failed(
+            rows = self.conductor.move_failed(
                 ctxt, migration_uuid, fault=fault,
                 event=event and dict({'name': event, 'host': self.host,
                                       'traceback': details},
@@ -114,6 +118,11 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
             LOG.warning('Not rolling back migration %s on %s: %s',
                         migration_uuid, self.host, conflict)
             return None
+        if exc is not None and rows and rows.get('migration'):
+            # The running handler's instance.<action>.error.
+            self.notifier.step_failed(
+                ctxt, rows['migration']['instance_uuid'], exc)
+        return rows
 
     def _fault(self, ctxt, instance_uuid, exc):
         self.conductor.instance_fault_create(
@@ -124,6 +133,7 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
 
     # -- boot and delete ------------------------------------------------------
     @wrap_instance_event('compute')
+    @notify_action('create')
     def build_and_run_instance(self, ctxt, instance_uuid, request_spec,
                                alternates):
         instance = self._instance(ctxt, instance_uuid)
@@ -162,11 +172,13 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
 
     # -- os-start / os-stop (1.2) --------------------------------------------
     @wrap_instance_event('compute')
+    @notify_action('power_on')
     def start_instance(self, ctxt, instance_uuid):
         self._set_power(ctxt, instance_uuid, states.POWERING_ON, 'running',
                         'power_on', states.ACTIVE, POWER_RUNNING)
 
     @wrap_instance_event('compute')
+    @notify_action('power_off')
     def stop_instance(self, ctxt, instance_uuid):
         self._set_power(ctxt, instance_uuid, states.POWERING_OFF, 'shutdown',
                         'power_off', states.STOPPED, POWER_SHUTDOWN)
@@ -186,6 +198,14 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                      {'vm_state': vm_state, 'task_state': None,
                       'power_state': power_state},
                      expected_task_state=[task_state])
+
+    # -- 1.3: asked by the stuck-move sweep ---------------------------------
+    def move_step_status(self, ctxt, migration_uuid):
+        """True while a step handler of this move runs here (a live
+        migration's source counts while it queues or copies)."""
+        if inflight.running(self, migration_uuid):
+            return True
+        return self.live_migration_status(ctxt, migration_uuid)
 
     # -- test hook ---------------------------------------------------------
     def set_fault_injection(self, ctxt, fail_operations,

@@ -24,13 +24,16 @@ import threading
 
 from oslo_log import log as logging
 
+from nova_moves.compute import inflight
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import exception
+from nova_moves import notifications
 from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+notify_action = notifications.notify_action
 
 POWER_RUNNING = 1
 POWER_SHUTDOWN = 4
@@ -44,6 +47,8 @@ def _vm_state_before(instance):
 
 
 class ResizeMixin:
+    # The compute manager sets its own (nova_moves/notifications.py).
+    notifier = notifications.OFF
 
     # Every handler starts with a guarded step (move_advance through the
     # conductor) that checks the migration and the server are still where
@@ -53,6 +58,8 @@ class ResizeMixin:
     # event's result in one transaction).
 
     # -- destination: prep_resize ------------------------------------------
+    @inflight.tracked
+    @notify_action('resize_prep')
     def prep_resize(self, ctxt, instance_uuid, migration_uuid, flavor,
                     request_spec, alternates):
         """The conductor already claimed this host for the server. Get
@@ -111,6 +118,8 @@ class ResizeMixin:
                               expected_values={'dest_compute': self.host})
 
     # -- source: resize_instance -------------------------------------------
+    @inflight.tracked
+    @notify_action('resize')
     def resize_instance(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_resize_instance'
         # Re-entrant: the stuck-move sweep re-sends a step whose host died
@@ -150,6 +159,8 @@ class ResizeMixin:
             ctxt, migration['dest_compute'], instance_uuid, migration_uuid)
 
     # -- destination: finish_resize ----------------------------------------
+    @inflight.tracked
+    @notify_action('resize_finish')
     def finish_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_resize'
         rows = self._advance(
@@ -209,6 +220,8 @@ class ResizeMixin:
         return self._move_failed(ctxt, migration['uuid'], exc, event)
 
     # -- source: confirm_resize --------------------------------------------
+    @inflight.tracked
+    @notify_action('resize_confirm')
     def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_confirm_resize'
         rows = self._advance(ctxt, migration_uuid, name,
@@ -244,6 +257,8 @@ class ResizeMixin:
                       allocations={'op': 'drop_source'}, fault=fault)
 
     # -- destination: revert_resize ----------------------------------------
+    @inflight.tracked
+    @notify_action('resize_revert', end=False)
     def revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_revert_resize'
         guard = dict(status=[states.M_REVERTING],
@@ -273,6 +288,8 @@ class ResizeMixin:
             ctxt, migration['source_compute'], instance_uuid, migration_uuid)
 
     # -- source: finish_revert_resize --------------------------------------
+    @inflight.tracked
+    @notify_action('resize_revert', start=False)
     def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_revert_resize'
         guard = dict(status=[states.M_REVERTING],

@@ -7,13 +7,14 @@ from nova_moves.conf import compute
 from nova_moves.conf import conductor
 from nova_moves.conf import coordination
 from nova_moves.conf import database
+from nova_moves.conf import notifications
 from nova_moves.conf import quota
 from nova_moves.conf import default
 from nova_moves.conf import scheduler
 from nova_moves.conf import upgrade_levels
 
-_MODULES = (default, api, compute, conductor, coordination, database, quota,
-            scheduler, upgrade_levels)
+_MODULES = (default, api, compute, conductor, coordination, database,
+            notifications, quota, scheduler, upgrade_levels)
 
 
 def list_opts():

@@ -70,7 +70,7 @@ class Stack:
     def __init__(self, computes=2, conductors=1, schedulers=1, workdir=None,
                  broker_url=None, database_url=None, coordination_url=None,
                  extra_conf=None, report_interval=1, service_down_time=10,
-                 keep_workdir=False, broker_ctl=None):
+                 keep_workdir=False, broker_ctl=None, admin_token=None):
         if isinstance(computes, int):
             computes = [{'name': 'compute%d' % (i + 1)}
                         for i in range(computes)]
@@ -94,6 +94,9 @@ class Stack:
         self.processes = {}
         self.config_path = os.path.join(self.workdir, 'nova_moves.conf')
         self.vhost_created = False
+        # What the stack's own admin client sends: the noauth admin, or
+        # (auth_strategy = keystone) a callable returning a Keystone token.
+        self.admin_token = admin_token or 'admin:admin'
 
     # -- configuration ---------------------------------------------------
     @property
@@ -104,8 +107,9 @@ class Stack:
     def endpoint(self):
         return 'http://127.0.0.1:%d/v2.1' % self.api_port
 
-    def client(self, token='admin:admin', version='2.1'):
-        return api_client.Client(self.endpoint, token, version)
+    def client(self, token=None, version='2.1'):
+        return api_client.Client(self.endpoint, token or self.admin_token,
+                                 version)
 
     def _write_config(self):
         parser = configparser.ConfigParser(interpolation=None)

@@ -21,6 +21,7 @@ import time
 from gunicorn.app import base
 from gunicorn import arbiter
 from gunicorn import glogging
+from gunicorn.http import wsgi as gunicorn_wsgi
 from gunicorn.workers import gthread
 from oslo_log import log as logging
 
@@ -30,6 +31,8 @@ from nova_moves import systemd
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+
+SERVER_HEADER = 'nova-moves'
 
 
 def bind_address(host, port):
@@ -156,6 +159,9 @@ class APIServer(base.BaseApplication):
 
     def __init__(self, load_app):
         self._load_app = load_app
+        # The Server header must not advertise the server and its version;
+        # gunicorn has no option for it, its responses read this name.
+        gunicorn_wsgi.SERVER = SERVER_HEADER
         super().__init__(prog='nova-moves-api')
 
     def load_config(self):

@@ -267,6 +267,7 @@ class APIServerTest(base.StackTestCase):
                          .lower())
         self.assertNotIn('python', response.headers.get('Server', '')
                          .lower())
+        self.assertEqual('nova-moves', response.headers.get('Server'))
 
     def test_body_over_the_limit_is_413(self):
         flavor = {'flavor': {'name': 'x' * 5000, 'vcpus': 1, 'ram': 1,

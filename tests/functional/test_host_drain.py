@@ -2,6 +2,8 @@
 nova-moves-manage, with the cluster and per-host limits held (measured
 from the move queue's admission times and the migrations' end times) and
 the drain's conductor killed half-way."""
+import datetime
+import json
 import os
 import re
 import subprocess
@@ -10,6 +12,8 @@ import time
 
 from nova_moves import conf
 from nova_moves.db import api as db_api
+from nova_moves.harness.drain_phase import max_overlap
+from nova_moves import states
 from tests.functional import base
 
 CONF = conf.CONF
@@ -17,15 +21,8 @@ CLUSTER_LIMIT = 3
 HOST_LIMIT = 2
 
 
-def max_overlap(intervals):
-    """Most intervals [start, end) open at one instant."""
-    events = sorted([(s, 1) for s, _ in intervals] +
-                    [(e, -1) for _, e in intervals])
-    best = current = 0
-    for _, delta in events:  # an end sorts before a start at one instant
-        current += delta
-        best = max(best, current)
-    return best
+def _time(value):
+    return datetime.datetime.fromisoformat(value)
 
 
 class HostDrainTest(base.StackTestCase):
@@ -70,17 +67,24 @@ class HostDrainTest(base.StackTestCase):
         each migration's [admitted, last update) never overlap beyond
         the limits, for the cluster and for every source host."""
         rows = [r for r in db_api.move_queue_get_all()
-                if r['admitted_at'] and r['admitted_at'] >= since]
+                if r['admitted_at'] and _time(r['admitted_at']) >= since]
         self.assertTrue(rows)
         migrations = {m['uuid']: m for m in db_api.migration_get_all(
             uuids=[r['migration_uuid'] for r in rows])}
         slots, moves = [], []
         for row in rows:
-            end = row['released_at'] or '9999'
-            slots.append((row['source_host'], row['admitted_at'], end))
+            start = _time(row['admitted_at'])
+            end = _time(row['released_at']) if row['released_at'] else \
+                datetime.datetime.max
+            slots.append((row['source_host'], start, end))
+            # The migration's own per-phase timestamps: it stops moving
+            # when it enters its first settled status.
             migration = migrations[row['migration_uuid']]
-            moves.append((row['source_host'], row['admitted_at'],
-                          migration['updated_at'] or end))
+            settled = [at for status, at in json.loads(
+                migration['phases'] or '[]')
+                if status in states.MIGRATION_SETTLED_STATUSES]
+            moves.append((row['source_host'], start,
+                          _time(settled[0]) if settled else end))
         observed = {}
         for name, intervals in (('slots', slots), ('migrations', moves)):
             cluster = max_overlap([(s, e) for _, s, e in intervals])
@@ -97,13 +101,11 @@ class HostDrainTest(base.StackTestCase):
         print('%s: %s' % (what, value))
 
     def _enable(self, host):
-        service = [s for s in self.admin.services('nova-moves-compute')
-                   if s['host'] == host][0]
-        self.admin.put('/os-services/%s' % service['id'],
+        self.admin.put('/os-services/%s' % self._service(host)['id'],
                        {'status': 'enabled'}, version='2.53', expect=200)
 
     def test_api_drain_with_a_conductor_killed(self):
-        since = db_api.utcnow().isoformat()
+        since = db_api.utcnow()
         ids = self._boot_many(22, 'compute1', 'api-drain')
         started = time.monotonic()
         created = self.admin.post('/os-host-drains', {
@@ -193,8 +195,56 @@ class HostDrainTest(base.StackTestCase):
             'OS-EXT-SRV-ATTR:host'] == 'compute1']
         self.assertEqual(drain['counts']['pending'], len(left))
 
+    def _service(self, host):
+        return [s for s in self.admin.services('nova-moves-compute')
+                if s['host'] == host][0]
+
+    def _bring_back(self, host):
+        """Restart, unforce, enable: the evacuated copies are cleaned up
+        by the host's start-up."""
+        if not self.stack.processes[host].alive():
+            self.stack.restart(host)
+        self.admin.put('/os-services/%s' % self._service(host)['id'],
+                       {'forced_down': False, 'status': 'enabled'},
+                       version='2.53', expect=200)
+        self.admin.wait_for(
+            lambda: self._service(host)['state'] == 'up' and not [
+                m for m in self.admin.migrations(migration_type='evacuation')
+                if m['source_compute'] == host and m['status'] == 'done'],
+            timeout=60, interval=0.3, what='%s back and clean' % host)
+
+    def test_dead_host_is_evacuated_only_when_asked(self):
+        ids = self._boot_many(3, 'compute2', 'dead')
+        self.stack.kill('compute2')
+        self.addCleanup(self._bring_back, 'compute2')
+        self.admin.wait_for(
+            lambda: self._service('compute2')['state'] == 'down',
+            timeout=40, interval=0.5, what='compute2 down')
+        refused = self.admin.post('/os-host-drains', {'host': 'compute2'},
+                                  expect=202).json()['host_drain']['id']
+        drain = self._wait_drain(refused, timeout=60)
+        # Every server of compute2 (ours and any an earlier test left).
+        self.assertGreaterEqual(drain['counts']['total'], 3)
+        self.assertEqual(drain['counts']['total'], drain['counts']['failed'],
+                         drain['servers'])
+        self.assertIn('force_down_if_dead', drain['servers'][0]['reason'])
+        evacuated = self.admin.post('/os-host-drains', {
+            'host': 'compute2', 'force_down_if_dead': True,
+            'target_hosts': ['compute3']}, expect=202).json()['host_drain']
+        drain = self._wait_drain(evacuated['id'], timeout=90)
+        self.assertEqual(drain['counts']['total'], drain['counts']['done'],
+                         drain['servers'])
+        self.assertEqual({'evacuate'},
+                         {s['action'] for s in drain['servers']})
+        self.assertTrue(self._service('compute2')['forced_down'])
+        for server_id in ids:
+            server = self.admin.server(server_id, version='2.47')
+            self.assertEqual(('compute3', 'ACTIVE'),
+                             (server['OS-EXT-SRV-ATTR:host'],
+                              server['status']))
+
     def test_manage_drain_while_other_moves_run(self):
-        since = db_api.utcnow().isoformat()
+        since = db_api.utcnow()
         ids = self._boot_many(20, 'compute2', 'mng-drain')
         others = self._boot_many(4, 'compute3', 'mng-other')
         manage = [os.path.join(os.path.dirname(sys.executable),

@@ -1,5 +1,6 @@
 """Two schedulers (and two conductors) racing for the last slots on a
-private PostgreSQL: 100 concurrent boots for 50 slots end as exactly 50
+private PostgreSQL, and on MySQL/MariaDB (a fresh database on the
+machine's server): 100 concurrent boots for 50 slots end as exactly 50
 ACTIVE and 50 NoValidHost, and no host holds more than inventory x ratio.
 
 Claims are a compare-and-swap on the provider generation, so the loser of
@@ -11,14 +12,14 @@ import os
 
 from tests.functional import base
 from tests.functional import private_postgres
+from tests.functional import test_databases
 
 SLOTS = int(os.environ.get('NOVA_MOVES_RACE_SLOTS', '50'))
 HOSTS = 5
 VCPUS = max(1, SLOTS // HOSTS)
 
 
-class SchedulerRaceTest(private_postgres.PrivatePostgres,
-                        base.StackTestCase):
+class _Race:
     CONDUCTORS = 2
     SCHEDULERS = 2
     # One agent process serving every host keeps the machine quiet; the
@@ -66,3 +67,15 @@ class SchedulerRaceTest(private_postgres.PrivatePostgres,
         with concurrent.futures.ThreadPoolExecutor(10) as pool:
             list(pool.map(lambda s: self.admin.delete(
                 '/servers/%s' % s['id'], expect=204), servers))
+
+
+class SchedulerRaceTest(private_postgres.PrivatePostgres, _Race,
+                        base.StackTestCase):
+    """On a private PostgreSQL cluster."""
+
+
+class MySQLSchedulerRaceTest(_Race, test_databases.FreshDatabase):
+    """On the machine's MariaDB/MySQL (REPEATABLE READ by default, where
+    a stale read inside a transaction is the classic over-commit)."""
+    ADMIN_URL = test_databases.MYSQL_ADMIN_URL
+    URL_FORMAT = test_databases.MYSQL_URL_FORMAT

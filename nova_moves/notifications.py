@@ -1,0 +1,225 @@
+"""Nova's versioned notifications, sent by the compute agents.
+
+With ``[notifications] notification_format = versioned`` a compute sends
+``instance.<action>.start`` / ``.end`` (and ``.error`` when the step
+failed) through oslo.messaging's notifier, on the topics of
+``[notifications] versioned_notifications_topics`` (queue
+``versioned_notifications.info`` / ``.error`` on the control exchange
+``nova_moves``), publisher ``nova-compute:<host>``. The payload is Nova's
+``nova_object`` envelope (name, namespace ``nova``, version, data) around
+a subset of Nova's InstanceActionPayload fields (``payload_data``);
+resize_prep adds ``new_flavor``, an error adds ``fault``
+(ExceptionPayload). doc/notifications.md lists what is sent when.
+
+Off (the default), nothing is built and nothing is read: a notification
+costs one conductor call (the instance as it is now) and one publish.
+A failure to notify is logged and never fails the operation.
+"""
+import functools
+import threading
+import traceback
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from nova_moves import conf
+from nova_moves import rpc
+from nova_moves import timeutil
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+# Nova's object versions of the payloads as of its 2024.1 release.
+VERSIONS = {'InstanceActionPayload': '1.8',
+            'InstanceActionResizePrepPayload': '1.8',
+            'InstanceActionRebuildPayload': '1.10',
+            'FlavorPayload': '1.4', 'ExceptionPayload': '1.1'}
+# The actions whose payload class is not InstanceActionPayload.
+PAYLOAD_CLASS = {'resize_prep': 'InstanceActionResizePrepPayload',
+                 'rebuild': 'InstanceActionRebuildPayload'}
+# Cleanups: the move_failed they run is their job, not their failure.
+NO_ERROR_FROM_MOVE_FAILED = ('live_migration_rollback',
+                             'live_migration_rollback_dest',
+                             'live_migration_abort')
+POWER_STATES = {0: 'pending', 1: 'running', 3: 'paused', 4: 'shutdown',
+                6: 'crashed', 7: 'suspended'}
+
+
+def envelope(name, data):
+    return {'nova_object.name': name, 'nova_object.namespace': 'nova',
+            'nova_object.version': VERSIONS[name], 'nova_object.data': data}
+
+
+def _time(value):
+    return timeutil.api_time_z(value) if value else None
+
+
+def flavor_payload(flavor):
+    return envelope('FlavorPayload', {
+        'flavorid': flavor.get('flavorid'), 'name': flavor.get('name'),
+        'memory_mb': flavor.get('memory_mb'), 'vcpus': flavor.get('vcpus'),
+        'root_gb': flavor.get('root_gb'),
+        'ephemeral_gb': flavor.get('ephemeral_gb') or 0,
+        'swap': flavor.get('swap') or 0,
+        'rxtx_factor': flavor.get('rxtx_factor') or 1.0,
+        'is_public': flavor.get('is_public', True),
+        'disabled': bool(flavor.get('disabled')),
+        'description': flavor.get('description'), 'extra_specs': {},
+        'projects': None})
+
+
+def exception_payload(exc):
+    frames = traceback.extract_tb(exc.__traceback__)
+    frame = frames[-1] if frames else None
+    return envelope('ExceptionPayload', {
+        'module_name': type(exc).__module__,
+        'function_name': frame.name if frame else '',
+        'exception': type(exc).__name__,
+        'exception_message': str(exc),
+        'traceback': ''.join(traceback.format_exception(
+            type(exc), exc, exc.__traceback__))})
+
+
+def payload_data(ctxt, instance, action, exc=None):
+    """The InstanceActionPayload fields nova_moves fills (Nova's names)."""
+    data = {
+        'uuid': instance['uuid'], 'display_name': instance['display_name'],
+        'host_name': instance['display_name'], 'host': instance['host'],
+        'node': instance['node'], 'tenant_id': instance['project_id'],
+        'user_id': instance['user_id'],
+        'availability_zone': instance.get('availability_zone'),
+        'image_uuid': instance.get('image_ref'),
+        'flavor': flavor_payload(instance['flavor']),
+        'state': instance['vm_state'], 'task_state': instance['task_state'],
+        'power_state': POWER_STATES.get(instance['power_state'], 'pending'),
+        'progress': instance.get('progress') or 0,
+        'created_at': _time(instance.get('created_at')),
+        'launched_at': _time(instance.get('launched_at')),
+        'updated_at': _time(instance.get('updated_at')),
+        'terminated_at': _time(instance.get('terminated_at')),
+        'request_id': getattr(ctxt, 'request_id', None),
+        'action_initiator_user': getattr(ctxt, 'user_id', None),
+        'action_initiator_project': getattr(ctxt, 'project_id', None),
+        'fault': exception_payload(exc) if exc is not None else None,
+    }
+    if action == 'resize_prep' and instance.get('new_flavor'):
+        data['new_flavor'] = flavor_payload(instance['new_flavor'])
+    return data
+
+
+class Notifier:
+    """One per compute agent. ``fetch(ctxt, instance_uuid)`` reads the
+    server (through the conductor: agents never open the database)."""
+
+    def __init__(self, host, fetch, binary='nova-compute'):
+        self.host = host
+        self.fetch = fetch
+        self.publisher_id = '%s:%s' % (binary, host)
+        self._notifier = None
+        self._lock = threading.Lock()
+        # The action the handler running in this thread notifies about,
+        # and whether its .error went out (then no .end follows).
+        self._local = threading.local()
+
+    @staticmethod
+    def enabled():
+        return CONF.notifications.notification_format == 'versioned'
+
+    def _get(self):
+        with self._lock:
+            if self._notifier is None:
+                # The same control exchange as the RPC messages.
+                messaging.set_transport_defaults(
+                    control_exchange=rpc.EXCHANGE)
+                self._notifier = messaging.Notifier(
+                    messaging.get_notification_transport(CONF),
+                    publisher_id=self.publisher_id,
+                    driver=CONF.notifications.driver,
+                    topics=CONF.notifications.versioned_notifications_topics,
+                    serializer=rpc.RequestContextSerializer())
+            return self._notifier
+
+    def instance_action(self, ctxt, instance_uuid, action, phase, exc=None):
+        """Send instance.<action>.<phase>; never raises."""
+        if not self.enabled():
+            return
+        try:
+            instance = self.fetch(ctxt, instance_uuid)
+            name = PAYLOAD_CLASS.get(action, 'InstanceActionPayload')
+            payload = envelope(name, payload_data(ctxt, instance, action,
+                                                  exc))
+            notifier = self._get()
+            send = notifier.error if phase == 'error' else notifier.info
+            send(ctxt, 'instance.%s.%s' % (action, phase), payload)
+        except Exception:
+            LOG.exception('Could not send instance.%s.%s for %s', action,
+                          phase, instance_uuid)
+
+    def step_failed(self, ctxt, instance_uuid, exc):
+        """A handler's failure path (move_failed) reports its .error now;
+        the handler's decorator then sends no .end."""
+        current = getattr(self._local, 'current', None)
+        if current is None or current[1] != instance_uuid or \
+                current[0] in NO_ERROR_FROM_MOVE_FAILED or \
+                getattr(self._local, 'errored', False):
+            return
+        self._local.errored = True
+        self.instance_action(ctxt, instance_uuid, current[0], 'error', exc)
+
+    def run(self, ctxt, instance_uuid, action, fn, start=True, end=True):
+        """fn() between instance.<action>.start and .end (.error if it
+        raises, or if its failure path reported one)."""
+        if not self.enabled():
+            return fn()
+        outer = (getattr(self._local, 'current', None),
+                 getattr(self._local, 'errored', False))
+        self._local.current, self._local.errored = (action,
+                                                    instance_uuid), False
+        try:
+            if start:
+                self.instance_action(ctxt, instance_uuid, action, 'start')
+            try:
+                result = fn()
+            except Exception as exc:
+                if not self._local.errored:
+                    self._local.errored = True
+                    self.instance_action(ctxt, instance_uuid, action,
+                                         'error', exc)
+                raise
+            if end and not self._local.errored:
+                self.instance_action(ctxt, instance_uuid, action, 'end')
+            return result
+        finally:
+            self._local.current, self._local.errored = outer
+
+
+class _Off:
+    """The notifier of a move mixin used without a compute manager (the
+    manager sets its own Notifier)."""
+
+    def run(self, ctxt, instance_uuid, action, fn, start=True, end=True):
+        return fn()
+
+    def instance_action(self, *args, **kwargs):
+        pass
+
+    def step_failed(self, *args, **kwargs):
+        pass
+
+
+OFF = _Off()
+
+
+def notify_action(action, start=True, end=True):
+    """Decorate a compute handler (ctxt, instance_uuid, ...) so that it
+    sends instance.<action>.start/.end/.error."""
+    def decorator(fn):
+        @functools.wraps(fn)
+        def wrapper(self, ctxt, *args, **kwargs):
+            instance_uuid = kwargs.get('instance_uuid') or args[0]
+            return self.notifier.run(
+                ctxt, instance_uuid, action,
+                lambda: fn(self, ctxt, *args, **kwargs), start=start,
+                end=end)
+        return wrapper
+    return decorator
