@@ -153,7 +153,10 @@ SCHEMAS = {
         'id': STR, 'name': STR, 'ram': INT, 'disk': INT, 'vcpus': INT,
         'links': LINKS, 'OS-FLV-EXT-DATA:ephemeral': INT,
         'OS-FLV-DISABLED:disabled': BOOL,
-        'swap': {'type': ['integer', 'string']}, 'rxtx_factor': NUM,
+        # '' for no swap until 2.75, 0 from 2.75 (as Nova).
+        'swap': by_version(('2.1', '2.74', {'type': ['integer', 'string']}),
+                           ('2.75', None, INT)),
+        'rxtx_factor': NUM,
         'os-flavor-access:is_public': BOOL,
         'description': f(NSTR, since='2.55'),
         'extra_specs': f(ANY_OBJ, since='2.61')}),

@@ -195,7 +195,8 @@ def flavor(row):
             'links': common.links('flavors', row['flavorid']),
             'OS-FLV-EXT-DATA:ephemeral': row['ephemeral_gb'],
             'OS-FLV-DISABLED:disabled': row['disabled'],
-            'swap': row['swap'] or '',
+            # Nova: '' for no swap until 2.75, then 0.
+            'swap': row['swap'] or ('' if version < '2.75' else 0),
             'rxtx_factor': row['rxtx_factor'],
             'os-flavor-access:is_public': row['is_public']}
     if version >= '2.55':

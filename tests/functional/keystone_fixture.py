@@ -129,28 +129,32 @@ class Keystone:
         env.pop('PYTHONPATH', None)
         return env
 
-    def _manage(self, *args):
-        proc = subprocess.run(
+    def _manage(self, *commands):
+        """Run keystone-manage ``commands`` (argument lists) at once:
+        each run is mostly Python start-up."""
+        procs = [(args[0], subprocess.Popen(
             [os.path.join(self.venv, 'bin', 'keystone-manage'),
              '--config-file', self._path('keystone.conf')] + list(args),
-            env=self._env(), capture_output=True, text=True, timeout=120)
-        if proc.returncode:
-            raise RuntimeError('keystone-manage %s failed:\n%s'
-                               % (args[0], proc.stderr[-3000:]))
+            env=self._env(), stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True)) for args in commands]
+        for name, proc in procs:
+            _out, err = proc.communicate(timeout=120)
+            if proc.returncode:
+                raise RuntimeError('keystone-manage %s failed:\n%s'
+                                   % (name, err[-3000:]))
 
     def start(self, timeout=60):
         self.venv = ensure_venv()
         self._write_config()
         owner = ['--keystone-user', str(os.getuid()),
                  '--keystone-group', str(os.getgid())]
-        self._manage('db_sync')
-        self._manage('fernet_setup', *owner)
-        self._manage('credential_setup', *owner)
-        self._manage('bootstrap', '--bootstrap-password', ADMIN_PASSWORD,
-                     '--bootstrap-region-id', REGION,
-                     '--bootstrap-public-url', self.auth_url,
-                     # auth_token looks for the internal one by default.
-                     '--bootstrap-internal-url', self.auth_url)
+        self._manage(['db_sync'], ['fernet_setup'] + owner,
+                     ['credential_setup'] + owner)
+        self._manage(['bootstrap', '--bootstrap-password', ADMIN_PASSWORD,
+                      '--bootstrap-region-id', REGION,
+                      '--bootstrap-public-url', self.auth_url,
+                      # auth_token looks for the internal one by default.
+                      '--bootstrap-internal-url', self.auth_url])
         log = open(self._path('gunicorn.log'), 'ab')
         self.process = subprocess.Popen(
             [os.path.join(self.venv, 'bin', 'gunicorn'), '--chdir',
