@@ -154,7 +154,8 @@ def update(project_id):
                        % (value, name, used[name]))
     for name, value in values.items():
         db_api.quota_set(project_id, name, value)
-    return _body(project_id, limits(project_id, version))
+    # Nova's update answer carries no id (show, detail and defaults do).
+    return flask.jsonify({'quota_set': limits(project_id, version)})
 
 
 def delete(project_id):

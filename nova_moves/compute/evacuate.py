@@ -17,6 +17,7 @@ import time
 
 from oslo_log import log as logging
 
+from nova_moves.compute import inflight
 from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves import notifications
@@ -39,6 +40,7 @@ class EvacuateMixin:
     notifier = notifications.OFF
 
     # -- destination ------------------------------------------------------
+    @inflight.tracked
     @wrap_instance_event('compute')
     @notify_action('rebuild')
     def rebuild_instance(self, ctxt, instance_uuid, migration_uuid,

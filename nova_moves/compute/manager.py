@@ -8,6 +8,7 @@ import oslo_messaging as messaging
 
 from nova_moves.compute import driver as fake_driver
 from nova_moves.compute import evacuate
+from nova_moves.compute import inflight
 from nova_moves.compute import live_migration
 from nova_moves.compute import resize
 from nova_moves.compute import rpcapi as compute_rpcapi
@@ -29,7 +30,7 @@ POWER_SHUTDOWN = 4
 class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                      evacuate.EvacuateMixin):
     # The newest version served: see compute/rpcapi.py for the history.
-    target = messaging.Target(version='1.2')
+    target = messaging.Target(version='1.3')
 
     def __init__(self, host):
         self.host = host
@@ -197,6 +198,14 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                      {'vm_state': vm_state, 'task_state': None,
                       'power_state': power_state},
                      expected_task_state=[task_state])
+
+    # -- 1.3: asked by the stuck-move sweep ---------------------------------
+    def move_step_status(self, ctxt, migration_uuid):
+        """True while a step handler of this move runs here (a live
+        migration's source counts while it queues or copies)."""
+        if inflight.running(self, migration_uuid):
+            return True
+        return self.live_migration_status(ctxt, migration_uuid)
 
     # -- test hook ---------------------------------------------------------
     def set_fault_injection(self, ctxt, fail_operations,

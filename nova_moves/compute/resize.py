@@ -24,6 +24,7 @@ import threading
 
 from oslo_log import log as logging
 
+from nova_moves.compute import inflight
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import exception
@@ -57,6 +58,7 @@ class ResizeMixin:
     # event's result in one transaction).
 
     # -- destination: prep_resize ------------------------------------------
+    @inflight.tracked
     @notify_action('resize_prep')
     def prep_resize(self, ctxt, instance_uuid, migration_uuid, flavor,
                     request_spec, alternates):
@@ -116,6 +118,7 @@ class ResizeMixin:
                               expected_values={'dest_compute': self.host})
 
     # -- source: resize_instance -------------------------------------------
+    @inflight.tracked
     @notify_action('resize')
     def resize_instance(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_resize_instance'
@@ -156,6 +159,7 @@ class ResizeMixin:
             ctxt, migration['dest_compute'], instance_uuid, migration_uuid)
 
     # -- destination: finish_resize ----------------------------------------
+    @inflight.tracked
     @notify_action('resize_finish')
     def finish_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_resize'
@@ -216,6 +220,7 @@ class ResizeMixin:
         return self._move_failed(ctxt, migration['uuid'], exc, event)
 
     # -- source: confirm_resize --------------------------------------------
+    @inflight.tracked
     @notify_action('resize_confirm')
     def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_confirm_resize'
@@ -252,6 +257,7 @@ class ResizeMixin:
                       allocations={'op': 'drop_source'}, fault=fault)
 
     # -- destination: revert_resize ----------------------------------------
+    @inflight.tracked
     @notify_action('resize_revert', end=False)
     def revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_revert_resize'
@@ -282,6 +288,7 @@ class ResizeMixin:
             ctxt, migration['source_compute'], instance_uuid, migration_uuid)
 
     # -- source: finish_revert_resize --------------------------------------
+    @inflight.tracked
     @notify_action('resize_revert', start=False)
     def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_revert_resize'

@@ -14,13 +14,15 @@ class ComputeAPI:
     1.1 - live_migration_status: does the source still run a live
           migration (the stuck-move sweep asks before deciding)
     1.2 - start_instance, stop_instance (os-start / os-stop)
+    1.3 - move_step_status: does this host still run a step of the move
+          (any kind; the sweep asks before re-sending or rolling back)
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.2'
+    VERSION = '1.3'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -167,17 +169,29 @@ class ComputeAPI:
         self.client.prepare(server=host, version='1.2').cast(
             ctxt, 'stop_instance', instance_uuid=instance_uuid)
 
-    # -- 1.1 ------------------------------------------------------------------
+    # -- 1.1, 1.3: asked by the stuck-move sweep ------------------------------
+    def _ask(self, ctxt, host, version, method, timeout, **kwargs):
+        """A short call: its answer, or None when the host cannot be
+        asked (capped below ``version``, or no answer in time)."""
+        if not self.client.can_send_version(version):
+            return None
+        try:
+            return self.client.prepare(
+                server=host, version=version, timeout=timeout).call(
+                    ctxt, method, **kwargs)
+        except messaging.MessagingTimeout:
+            return None
+
     def live_migration_status(self, ctxt, host, migration_uuid, timeout=5):
         """Ask the source (a short call) whether it is running the live
         migration: True / False, or None when it cannot be asked (capped
         below 1.1, or no answer)."""
-        if not self.client.can_send_version('1.1'):
-            return None
-        try:
-            return self.client.prepare(
-                server=host, version='1.1', timeout=timeout).call(
-                    ctxt, 'live_migration_status',
-                    migration_uuid=migration_uuid)
-        except messaging.MessagingTimeout:
-            return None
+        return self._ask(ctxt, host, '1.1', 'live_migration_status',
+                         timeout, migration_uuid=migration_uuid)
+
+    def move_step_status(self, ctxt, host, migration_uuid, timeout=5):
+        """Ask ``host`` (a short call) whether it still runs a step of the
+        move: True / False, or None when it cannot be asked (capped below
+        1.3, or no answer)."""
+        return self._ask(ctxt, host, '1.3', 'move_step_status', timeout,
+                         migration_uuid=migration_uuid)

@@ -80,6 +80,7 @@ def recover_interrupted_moves(timeout=None, compute_rpcapi=None,
     if compute_rpcapi is None:
         return acted
     ctxt = ctxt or nm_context.get_admin_context()
+    unreachable = set()  # hosts that did not answer in this sweep
     # Moves waiting at the concurrency gate are not stuck, only queued.
     waiting = db_api.move_queue_waiting()
     for migration in db_api.migrations_unsettled():
@@ -91,7 +92,8 @@ def recover_interrupted_moves(timeout=None, compute_rpcapi=None,
         if not _older_than(stamp, step_cutoff):
             continue
         try:
-            if steps.redrive_or_fail(ctxt, migration, compute_rpcapi):
+            if steps.redrive_or_fail(ctxt, migration, compute_rpcapi,
+                                     unreachable):
                 acted.append(migration['instance_uuid'])
         except Exception:
             LOG.exception('Could not re-drive migration %s of %s',

@@ -1,7 +1,10 @@
 """Which step a stalled move is at, and how the sweep gets it going again.
 
 Each (move kind, migration status, task_state) names one step and the
-host whose handler runs it. The step's message is re-sent once (the
+host whose handler runs it. That host is asked first (move_step_status,
+live_migration_status for a live migration's source; a short call): a
+step it still runs is only slow and is left alone. Otherwise the step's
+message is re-sent once (the
 migration's ``step_retries`` counts it, in the same transaction that
 checks the migration is still there); a step that stalls again is rolled
 back with move_failed. Handlers are guarded and re-entrant, so a re-sent
@@ -9,65 +12,62 @@ step that was only slow, not lost, changes nothing.
 """
 from oslo_log import log as logging
 
+from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import states
 
+CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 
 EVENT = 'conductor_recover_interrupted_move'
 
 
-def _resend(compute, ctxt, migration, instance):
-    """Re-send the step's message; False when there is none to send (the
-    step belonged to a conductor that died, or cannot be repeated)."""
+def _step(compute, ctxt, migration, instance):
+    """(host, send) for the step the move stalled at: the host whose
+    handler runs it and a function re-sending its message; None when
+    there is nothing to re-send (the step belonged to a conductor that
+    died, or cannot be repeated)."""
     uuid, server = migration['uuid'], migration['instance_uuid']
     status, task = migration['status'], instance['task_state']
     kind = migration['migration_type']
+    source, dest = migration['source_compute'], migration['dest_compute']
     if kind in states.COLD_MIGRATION_TYPES and not migration['dest_node']:
-        return False  # the conductor never chose a destination
+        return None  # the conductor never chose a destination
     if kind in states.COLD_MIGRATION_TYPES:
         if status == states.M_PRE_MIGRATING and task == states.RESIZE_PREP:
-            compute.prep_resize(ctxt, migration['dest_compute'], server,
-                                uuid, instance['new_flavor'] or
-                                instance['flavor'], {}, [])
-        elif status in (states.M_PRE_MIGRATING, states.M_MIGRATING) and \
+            return dest, lambda: compute.prep_resize(
+                ctxt, dest, server, uuid,
+                instance['new_flavor'] or instance['flavor'], {}, [])
+        if status in (states.M_PRE_MIGRATING, states.M_MIGRATING) and \
                 task in (states.RESIZE_PREP, states.RESIZE_MIGRATING):
-            compute.resize_instance(ctxt, migration['source_compute'],
-                                    server, uuid)
-        elif status == states.M_POST_MIGRATING and task in (
+            return source, lambda: compute.resize_instance(
+                ctxt, source, server, uuid)
+        if status == states.M_POST_MIGRATING and task in (
                 states.RESIZE_MIGRATED, states.RESIZE_FINISH):
-            compute.finish_resize(ctxt, migration['dest_compute'], server,
-                                  uuid)
-        elif status == states.M_CONFIRMING:
-            compute.confirm_resize(ctxt, migration['source_compute'],
-                                   server, uuid)
-        elif status == states.M_REVERTING:
-            same_host = migration['source_compute'] == \
-                migration['dest_compute']
-            dest_done = not same_host and not _holds_on(
-                server, migration['dest_compute'])
+            return dest, lambda: compute.finish_resize(ctxt, dest, server,
+                                                       uuid)
+        if status == states.M_CONFIRMING:
+            return source, lambda: compute.confirm_resize(
+                ctxt, source, server, uuid)
+        if status == states.M_REVERTING:
+            dest_done = source != dest and not _holds_on(server, dest)
             if dest_done:
-                compute.finish_revert_resize(
-                    ctxt, migration['source_compute'], server, uuid)
-            else:
-                compute.revert_resize(ctxt, migration['dest_compute'],
-                                      server, uuid)
-        else:
-            return False
-        return True
+                return source, lambda: compute.finish_revert_resize(
+                    ctxt, source, server, uuid)
+            return dest, lambda: compute.revert_resize(ctxt, dest, server,
+                                                       uuid)
+        return None
     if kind == states.EVACUATION:
         if status == states.M_PRE_MIGRATING and migration['dest_node'] and \
                 task in (states.REBUILDING, states.REBUILD_SPAWNING):
-            compute.rebuild_instance(ctxt, migration['dest_compute'], server,
-                                     uuid, None, recreate=True)
-            return True
-        return False
+            return dest, lambda: compute.rebuild_instance(
+                ctxt, dest, server, uuid, None, recreate=True)
+        return None
     if kind == states.LIVE_MIGRATION and status == states.M_QUEUED:
-        compute.live_migration(ctxt, migration['source_compute'], server,
-                               migration['dest_compute'], uuid, {})
-        return True
-    return False
+        return source, lambda: compute.live_migration(
+            ctxt, source, server, dest, uuid, {})
+    return None
 
 
 def _holds_on(consumer, host):
@@ -77,32 +77,57 @@ def _holds_on(consumer, host):
                db_api.allocations_get(consumer))
 
 
-def _live_still_running(compute, ctxt, migration):
-    """A live migration past 'accepted' is the source's: ask it (a short
-    call). True: leave it; False: not running there; None: no answer."""
-    if migration['migration_type'] != states.LIVE_MIGRATION or \
-            migration['status'] not in states.LIVE_MIGRATION_IN_FLIGHT:
+def _still_running(compute, ctxt, migration, step, unreachable):
+    """Ask the host holding the step (a short call) whether it still runs
+    it. True: leave the move alone; False: it does not; None: no answer
+    (dead, or too old to be asked). A host that did not answer is not
+    asked again in this sweep (``unreachable``)."""
+    live = migration['migration_type'] == states.LIVE_MIGRATION
+    if live and migration['status'] in states.LIVE_MIGRATION_IN_FLIGHT:
+        # A live migration past 'accepted' is its source's, from the
+        # queue to the destination's take-over.
+        host = migration['source_compute']
+        ask = compute.live_migration_status
+    elif step is not None and not live:
+        host = step[0]
+        ask = compute.move_step_status
+    else:
         return False
-    return compute.live_migration_status(
-        ctxt, migration['source_compute'], migration['uuid'])
+    if host in unreachable:
+        return None
+    answer = ask(ctxt, host, migration['uuid'],
+                 timeout=CONF.move_step_status_timeout)
+    if answer is None:
+        unreachable.add(host)
+    return answer
 
 
-def redrive_or_fail(ctxt, migration, compute):
-    """One stalled migration: re-send its step once, else roll it back.
-    True when something was done."""
+def redrive_or_fail(ctxt, migration, compute, unreachable=None):
+    """One stalled migration: leave it when the host holding its step
+    still runs it, else re-send its step once, else roll it back. True
+    when something was done."""
+    unreachable = set() if unreachable is None else unreachable
     try:
         instance = db_api.instance_get(migration['instance_uuid'])
     except exception.InstanceNotFound:
         instance = None
     if instance is None:
         return False  # deleted: the delete settles its migration
-    running = _live_still_running(compute, ctxt, migration)
+    step = _step(compute, ctxt, migration, instance)
+    running = _still_running(compute, ctxt, migration, step, unreachable)
     if running:
-        # Still copying: touch the migration so it is not asked again
-        # before its next timeout.
+        # Only slow: touch the migration so it is not asked again before
+        # its next timeout. Its late end finds the move as it left it.
+        LOG.info('Move step %s of migration %s is still running; waiting',
+                 migration['status'], migration['uuid'])
         db_api.move_advance(migration['uuid'], status=[migration['status']])
         return False
-    if not (migration.get('step_retries') or 0) and running is not None:
+    # A live migration's source that does not answer is gone: re-sending
+    # it its step is pointless. A cold move's step is re-sent even to a
+    # host that did not answer: it runs it when it is back.
+    live = migration['migration_type'] == states.LIVE_MIGRATION
+    if not (migration.get('step_retries') or 0) and step is not None and \
+            (running is not None or not live):
         try:
             db_api.move_advance(
                 migration['uuid'], status=[migration['status']],
@@ -110,11 +135,11 @@ def redrive_or_fail(ctxt, migration, compute):
                 values={'step_retries': 1})
         except exception.MoveConflict:
             return False  # it moved on meanwhile
-        if _resend(compute, ctxt, migration, instance):
-            LOG.warning('Re-sent the %s step of migration %s of %s',
-                        migration['status'], migration['uuid'],
-                        migration['instance_uuid'])
-            return True
+        step[1]()
+        LOG.warning('Re-sent the %s step of migration %s of %s',
+                    migration['status'], migration['uuid'],
+                    migration['instance_uuid'])
+        return True
     return _fail(ctxt, migration, instance, compute)
 
 

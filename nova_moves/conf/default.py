@@ -40,10 +40,20 @@ default_opts = [
                     'directory into its report and tells from it which '
                     'processes died.'),
     cfg.IntOpt('stuck_move_timeout', default=120, min=0,
-               help='A move whose first step has not progressed for this '
-                    'many seconds (its conductor or destination died after '
-                    'the broker delivered the request) is rolled back by '
-                    'the conductors. 0 disables the sweep.'),
+               help='A move step that has not touched its migration for '
+                    'this many seconds (unless move_step_timeouts names its '
+                    'step) is looked at by the conductors\' sweep: the '
+                    'host running the step is asked first (a short call, '
+                    'move_step_status_timeout) and a step it still runs is '
+                    'left alone; otherwise the step is re-sent once, then '
+                    'the move is rolled back. Trade-off: a short timeout '
+                    'notices a dead service or a lost message sooner but '
+                    'costs a question (or a re-sent step) per slow move, '
+                    'and a step whose host does not answer in time -- '
+                    'dead, or too busy -- is re-sent, then rolled back; a '
+                    'long one leaves a move whose service died stuck that '
+                    'much longer. Keep it well above the slowest step\'s '
+                    'normal duration under load. 0 disables the sweep.'),
     cfg.DictOpt('move_step_timeouts', default={},
                 help='Per-step overrides of stuck_move_timeout, keyed by '
                      'the migration status a step leaves behind: '
@@ -51,11 +61,20 @@ default_opts = [
                      'migrating (resize_instance), post-migrating '
                      '(finish_resize), confirming, reverting, accepted '
                      '(a live migration or evacuation not scheduled yet), '
-                     'queued, preparing, running (live migration: the '
-                     'source is asked first). A step that has not moved '
-                     'for its timeout is re-sent once, then rolled back '
-                     'with an Error event. Example: running:600,'
-                     'migrating:300'),
+                     'queued, preparing, running, post-migrating (live '
+                     'migration). The host running the step is asked '
+                     'first; a step that has not moved for its timeout '
+                     'and that no host still runs is re-sent once, then '
+                     'rolled back with an Error event. Give a step that is '
+                     'slow by nature (a big disk copy in migrating) a '
+                     'longer timeout rather than raising them all. '
+                     'Example: running:600,migrating:300'),
+    cfg.IntOpt('move_step_status_timeout', default=5, min=1,
+               help='Seconds the stuck-move sweep waits for a host to say '
+                    'whether it still runs a step. A host that does not '
+                    'answer counts as not running it (its step is re-sent, '
+                    'then rolled back) and is not asked again in the same '
+                    'sweep.'),
     cfg.IntOpt('move_step_cast_retries', default=3, min=0,
                help='How often a cast carrying a move step is retried '
                     'while the broker is unreachable before the sender '

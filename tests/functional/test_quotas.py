@@ -91,6 +91,7 @@ class QuotaTest(QuotaMixin, base.StackTestCase):
             {'quota_set': {'cores': 'many'}}).status_code)
         quota = self.set_quota(instances='7')['quota_set']
         self.assertEqual(7, quota['instances'])
+        self.assertNotIn('id', quota)  # as Nova's update
         self.admin.delete('/os-quota-sets/%s' % self.project, expect=202)
         self.assertEqual(10, self.user.get(
             '/os-quota-sets/%s' % self.project,

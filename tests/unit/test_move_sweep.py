@@ -25,8 +25,13 @@ class RecordingCompute:
             self.sent.append((name, host))
         return record
 
-    def live_migration_status(self, ctxt, host, migration_uuid):
+    def live_migration_status(self, ctxt, host, migration_uuid,
+                              timeout=None):
         self.sent.append(('live_migration_status', host))
+        return self.running
+
+    def move_step_status(self, ctxt, host, migration_uuid, timeout=None):
+        self.sent.append(('move_step_status', host))
         return self.running
 
 
@@ -55,7 +60,7 @@ class SweepTest(testtools.TestCase):
         return recovery.recover_interrupted_moves(
             timeout=0, compute_rpcapi=compute, ctxt=self.ctxt)
 
-    def test_lost_finish_resize_is_resent_then_rolled_back(self):
+    def _finish_lost(self):
         uuid = self._server(states.RESIZE_PREP)
         migration = db_api.migration_start(uuid, {
             'instance_uuid': uuid, 'migration_type': states.MIGRATION,
@@ -70,9 +75,15 @@ class SweepTest(testtools.TestCase):
             status=[states.M_PRE_MIGRATING, states.M_POST_MIGRATING],
             task_state=[states.RESIZE_PREP, states.RESIZE_MIGRATED],
             instance_values={'host': 'h2', 'node': 'h2'})
+        return uuid, migration
+
+    def test_lost_finish_resize_is_resent_then_rolled_back(self):
+        uuid, migration = self._finish_lost()
         compute = RecordingCompute()
         self.assertEqual([uuid], self._sweep(compute))
-        self.assertEqual([('finish_resize', 'h2')], compute.sent)
+        # The destination, asked first, does not run it.
+        self.assertEqual([('move_step_status', 'h2'), ('finish_resize', 'h2')],
+                         compute.sent)
         self.assertEqual(1, db_api.migration_get(
             migration['uuid'])['step_retries'])
         # Lost again: rolled back, the source asked to power its copy on.
@@ -116,3 +127,36 @@ class SweepTest(testtools.TestCase):
         self.assertIsNone(db_api.instance_get(uuid)['task_state'])
         self.assertEqual({uuid: {self.rps['h1']: {'VCPU': 1}}},
                          db_api.allocations_all())
+
+    def test_slow_cold_step_is_asked_and_left_alone(self):
+        uuid, migration = self._finish_lost()
+        compute = RecordingCompute(running=True)
+        for _ in range(3):
+            self.assertEqual([], self._sweep(compute))
+        self.assertEqual([('move_step_status', 'h2')] * 3, compute.sent)
+        row = db_api.migration_get(migration['uuid'])
+        self.assertEqual((states.M_POST_MIGRATING, 0),
+                         (row['status'], row['step_retries'] or 0))
+
+    def test_unreachable_host_is_asked_once_per_sweep(self):
+        first, _ = self._finish_lost()
+        second, _ = self._finish_lost()
+        compute = RecordingCompute(running=None)
+        # Both re-sent (the host runs them when it is back); one question.
+        self.assertEqual({first, second}, set(self._sweep(compute)))
+        self.assertEqual(1, compute.sent.count(('move_step_status', 'h2')))
+
+    def test_every_live_status_is_recoverable(self):
+        for status in states.LIVE_MIGRATION_IN_FLIGHT:
+            uuid, migration = self._live(status)
+            compute = RecordingCompute(running=False)
+            self._sweep(compute)
+            if status == states.M_QUEUED:
+                # Its cast may have been lost: re-sent once, first.
+                self.assertIn(('live_migration', 'h1'), compute.sent)
+                self._sweep(compute)
+            self.assertEqual(states.M_ERROR, db_api.migration_get(
+                migration['uuid'])['status'], status)
+            self.assertIsNone(db_api.instance_get(uuid)['task_state'])
+            self.assertEqual({self.rps['h1']: {'VCPU': 1}},
+                             db_api.allocations_get(uuid))
