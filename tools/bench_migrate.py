@@ -8,14 +8,17 @@ latency and requests/s, then waits for VERIFY_RESIZE and confirms all.
 
     .venv/bin/python tools/bench_migrate.py \
         --clients 16 --servers 48 [--api-workers 2 --api-threads 8]
+        [--postgres | --database-url URL]
 """
 import argparse
 import concurrent.futures
 import queue
 import sys
 import time
+import uuid
 
 from nova_moves.harness import invariants
+from nova_moves.harness import pg_cluster
 from nova_moves.harness import stack as nm_stack
 
 
@@ -35,12 +38,25 @@ def main(argv=None):
     parser.add_argument('--database-url',
                         help='an empty MySQL/PostgreSQL database for the '
                              'stack (default: a SQLite file)')
+    parser.add_argument('--postgres', action='store_true',
+                        help='a private PostgreSQL cluster for the stack')
     parser.add_argument('--api-workers', type=int, default=1,
                         help='[api] workers of nova-moves-api')
     parser.add_argument('--api-threads', type=int, default=16,
                         help='[api] threads of each API worker')
     args = parser.parse_args(argv)
+    if args.postgres:
+        postgres = pg_cluster.PostgresCluster().start()
+        try:
+            args.database_url = postgres.create_database(
+                'migrate_%s' % uuid.uuid4().hex[:8])
+            return run(args)
+        finally:
+            postgres.destroy()
+    return run(args)
 
+
+def run(args):
     stack = nm_stack.Stack(computes=2, keep_workdir=args.keep_logs,
                            database_url=args.database_url,
                            extra_conf={'api': {

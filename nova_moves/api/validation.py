@@ -42,12 +42,31 @@ def _describe(error):
         where, input_guard.excerpt(error.instance), message)
 
 
+class _Validators:
+    """One validator per schema, built on first use: building one costs
+    more than validating a small body, and the schemas never change.
+    Keyed by id() with the schema kept alive, so an id is never reused;
+    bounded, because a few views build their schema per request."""
+    by_id = {}
+    limit = 256
+
+
+def _validator(schema):
+    entry = _Validators.by_id.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        if len(_Validators.by_id) >= _Validators.limit:
+            _Validators.by_id.clear()
+        entry = _Validators.by_id[id(schema)] = (
+            schema, jsonschema.Draft4Validator(schema))
+    return entry[1]
+
+
 def validate(body, schema):
     """Raise a 400 naming the offending field; return the body."""
     if body is None:
         raise exception.ValidationError(
             detail='The request body must be a JSON object.')
-    validator = jsonschema.Draft4Validator(schema)
+    validator = _validator(schema)
     errors = sorted(validator.iter_errors(body),
                     key=lambda e: (len(list(e.absolute_path)), e.path))
     if errors:

@@ -10,27 +10,24 @@ from nova_moves.db.session import (
     utcnow)
 
 
+# Core tables: an action and its events are written on every move step.
+_ACTIONS = models.InstanceAction.__table__
+_EVENTS = models.InstanceActionEvent.__table__
+
+
 def action_start(instance_uuid, action, request_id, user_id, project_id):
     now = utcnow()
+    values = dict(instance_uuid=instance_uuid, action=action,
+                  request_id=request_id, user_id=user_id,
+                  project_id=project_id, start_time=now, created_at=now,
+                  updated_at=now)
     with _session() as session:
-        row = models.InstanceAction(
-            instance_uuid=instance_uuid, action=action, request_id=request_id,
-            user_id=user_id, project_id=project_id, start_time=now,
-            updated_at=now)
-        session.add(row)
-        session.flush()
-        return _to_dict(row)
-
-
-def _action_for(session, instance_uuid, request_id):
-    row = session.scalars(
-        sa.select(models.InstanceAction)
-        .where(models.InstanceAction.instance_uuid == instance_uuid,
-               models.InstanceAction.request_id == request_id)
-        .order_by(models.InstanceAction.id.desc())).first()
-    if row is None:
-        raise exception.ActionNotFound(request_id=request_id,
-                                       instance_uuid=instance_uuid)
+        action_id = session.execute(
+            _ACTIONS.insert().values(**values)).inserted_primary_key[0]
+    # The row as written, without reading it back.
+    row = dict.fromkeys(_ACTIONS.c.keys())
+    row.update({k: v.isoformat() if hasattr(v, 'isoformat') else v
+                for k, v in values.items()}, id=action_id)
     return row
 
 
@@ -69,12 +66,35 @@ def actions_get(instance_uuid, limit=None, marker=None, changes_since=None,
         return [_to_dict(r) for r in session.scalars(query)]
 
 
+def _action_id(session, instance_uuid, request_id):
+    """The id of the request's action: Core, one column (every move step
+    records an event, so this runs on the hottest path)."""
+    action_id = session.execute(
+        sa.select(_ACTIONS.c.id)
+        .where(_ACTIONS.c.instance_uuid == instance_uuid,
+               _ACTIONS.c.request_id == request_id)
+        .order_by(_ACTIONS.c.id.desc()).limit(1)).scalar()
+    if action_id is None:
+        raise exception.ActionNotFound(request_id=request_id,
+                                       instance_uuid=instance_uuid)
+    return action_id
+
+
+def _touch_action(session, action_id, now, error=False):
+    values = {'updated_at': now}
+    if error:
+        values['message'] = 'Error'
+    session.execute(_ACTIONS.update().where(_ACTIONS.c.id == action_id)
+                    .values(**values))
+
+
 def _event_start_in(session, instance_uuid, request_id, event, host=None):
     now = utcnow()
-    action = _action_for(session, instance_uuid, request_id)
-    session.add(models.InstanceActionEvent(
-        action_id=action.id, event=event, start_time=now, host=host))
-    action.updated_at = now
+    action_id = _action_id(session, instance_uuid, request_id)
+    session.execute(_EVENTS.insert().values(
+        action_id=action_id, event=event, start_time=now, host=host,
+        created_at=now))
+    _touch_action(session, action_id, now)
 
 
 def action_event_start(instance_uuid, request_id, event, host=None):
@@ -84,25 +104,27 @@ def action_event_start(instance_uuid, request_id, event, host=None):
 
 def _event_finish_in(session, instance_uuid, request_id, event, result,
                      traceback=None, details=None, host=None):
+    """Close the newest open ``event`` of the action (one was started
+    unless the step failed before its start was recorded: then the event
+    is recorded whole)."""
     now = utcnow()
-    action = _action_for(session, instance_uuid, request_id)
-    row = session.scalars(
-        sa.select(models.InstanceActionEvent)
-        .where(models.InstanceActionEvent.action_id == action.id,
-               models.InstanceActionEvent.event == event,
-               models.InstanceActionEvent.finish_time.is_(None))
-        .order_by(models.InstanceActionEvent.id.desc())).first()
-    if row is None:
-        row = models.InstanceActionEvent(action_id=action.id, event=event,
-                                         start_time=now, host=host)
-        session.add(row)
-    row.finish_time = now
-    row.result = result
-    row.traceback = traceback
-    row.details = details
-    action.updated_at = now
-    if result == 'Error':
-        action.message = 'Error'
+    action_id = _action_id(session, instance_uuid, request_id)
+    done = {'finish_time': now, 'result': result, 'traceback': traceback,
+            'details': details, 'updated_at': now}
+    # Two statements, not an UPDATE with a subquery on its own table,
+    # which MySQL refuses.
+    event_id = session.execute(
+        sa.select(sa.func.max(_EVENTS.c.id))
+        .where(_EVENTS.c.action_id == action_id, _EVENTS.c.event == event,
+               _EVENTS.c.finish_time.is_(None))).scalar()
+    if event_id is not None:
+        session.execute(_EVENTS.update().where(_EVENTS.c.id == event_id)
+                        .values(**done))
+    else:
+        session.execute(_EVENTS.insert().values(
+            action_id=action_id, event=event, start_time=now, host=host,
+            created_at=now, **dict(done, updated_at=None)))
+    _touch_action(session, action_id, now, error=result == 'Error')
 
 
 def action_event_finish(instance_uuid, request_id, event, result,

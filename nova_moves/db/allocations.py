@@ -55,6 +55,19 @@ class _GenerationConflict(Exception):
     pass
 
 
+def _touch_generations(session, provider_ids):
+    """Move the generation of providers whose usage this transaction only
+    lowers or hands from one consumer to another: nothing read can have
+    gone stale (no capacity is checked), so an increment, not a
+    compare-and-swap. Readers still see the change; on PostgreSQL and
+    MySQL a concurrent writer waits for the row instead of losing its
+    CAS and retrying the whole transaction."""
+    providers = models.ResourceProvider.__table__
+    for rp_id in sorted(set(provider_ids)):
+        session.execute(providers.update().where(providers.c.id == rp_id)
+                        .values(generation=providers.c.generation + 1))
+
+
 def _with_cas_retry(fn):
     def wrapper(*args, **kwargs):
         for attempt in range(_CAS_RETRIES):
@@ -180,32 +193,26 @@ def allocations_replace(consumer_id, allocations, from_consumer=None,
     return True
 
 
-def _provider_generations(session, rows):
-    return dict(session.execute(
-        sa.select(models.ResourceProvider.id,
-                  models.ResourceProvider.generation)
-        .where(models.ResourceProvider.id.in_(
-            {r.resource_provider_id for r in rows}))).all())
+_ALLOCATIONS = models.Allocation.__table__
 
 
 def _move_in(session, from_consumer, to_consumer):
     """allocations_move inside the caller's transaction; {} when
-    ``from_consumer`` held nothing (then nothing changes)."""
-    rows = session.scalars(sa.select(models.Allocation).where(
-        models.Allocation.consumer_id == from_consumer)).all()
-    if not rows:
+    ``from_consumer`` held nothing (then nothing changes). Core
+    statements: one UPDATE hands every row over."""
+    table = _ALLOCATIONS
+    rows = session.execute(sa.select(
+        table.c.consumer_id, table.c.resource_provider_id).where(
+        table.c.consumer_id.in_([from_consumer, to_consumer]))).all()
+    if not any(r.consumer_id == from_consumer for r in rows):
         return {}
-    old = session.scalars(sa.select(models.Allocation).where(
-        models.Allocation.consumer_id == to_consumer)).all()
-    generations = _provider_generations(session, rows + old)
-    session.execute(sa.delete(models.Allocation).where(
-        models.Allocation.consumer_id == to_consumer))
-    for row in rows:
-        row.consumer_id = to_consumer
-    session.flush()
+    session.execute(table.delete().where(
+        table.c.consumer_id == to_consumer))
+    session.execute(table.update().where(
+        table.c.consumer_id == from_consumer).values(
+        consumer_id=to_consumer))
     _bump_consumers(session, [from_consumer, to_consumer])
-    if not _bump_generations(session, generations):
-        raise _GenerationConflict()
+    _touch_generations(session, [r.resource_provider_id for r in rows])
     return _allocations_of(session, to_consumer)
 
 
@@ -218,25 +225,23 @@ def allocations_move(from_consumer, to_consumer):
 
 
 def _delete_in(session, consumer_id, root_host=None):
-    query = sa.select(models.Allocation).where(
-        models.Allocation.consumer_id == consumer_id)
-    rows = session.scalars(query).all()
+    table = _ALLOCATIONS
+    query = sa.select(table.c.id, table.c.resource_provider_id).where(
+        table.c.consumer_id == consumer_id)
     if root_host is not None:
-        root = session.scalars(sa.select(models.ResourceProvider).where(
-            models.ResourceProvider.name == root_host)).first()
-        tree = set() if root is None else set(session.scalars(
-            sa.select(models.ResourceProvider.id).where(
-                models.ResourceProvider.root_provider_id == root.id)))
-        rows = [r for r in rows if r.resource_provider_id in tree]
+        providers = models.ResourceProvider.__table__
+        root = sa.select(providers.c.id).where(
+            providers.c.name == root_host).scalar_subquery()
+        query = query.where(table.c.resource_provider_id.in_(
+            sa.select(providers.c.id).where(
+                providers.c.root_provider_id == root)))
+    rows = session.execute(query).all()
     if not rows:
         return False
-    generations = _provider_generations(session, rows)
-    for row in rows:
-        session.delete(row)
-    session.flush()
+    session.execute(table.delete().where(
+        table.c.id.in_([r.id for r in rows])))
     _bump_consumers(session, [consumer_id])
-    if not _bump_generations(session, generations):
-        raise _GenerationConflict()
+    _touch_generations(session, [r.resource_provider_id for r in rows])
     return True
 
 

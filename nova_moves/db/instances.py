@@ -10,6 +10,7 @@ from nova_moves import states
 from nova_moves.db.session import (
     _parse_time,
     _retry_on_deadlock,
+    _row_dict,
     _session,
     _to_dict,
     utcnow)
@@ -20,6 +21,15 @@ _JSON_FIELDS = ('flavor', 'old_flavor', 'new_flavor')
 
 def _instance_dict(row):
     values = _to_dict(row)
+    for field in _JSON_FIELDS:
+        if values.get(field):
+            values[field] = json.loads(values[field])
+    return values
+
+
+def _instance_row_dict(row):
+    """_instance_dict of a Core row of the instances table."""
+    values = _row_dict(row)
     for field in _JSON_FIELDS:
         if values.get(field):
             values[field] = json.loads(values[field])
@@ -48,15 +58,16 @@ def instance_create(values):
 
 
 def instance_get(instance_uuid, read_deleted=False):
+    # Core: every API action and compute step starts with this read.
+    table = models.Instance.__table__
     with _session(writer=False) as session:
-        query = sa.select(models.Instance).where(
-            models.Instance.uuid == instance_uuid)
+        query = sa.select(table).where(table.c.uuid == instance_uuid)
         if not read_deleted:
-            query = query.where(models.Instance.deleted == 0)
-        row = session.scalars(query).first()
+            query = query.where(table.c.deleted == 0)
+        row = session.execute(query).first()
         if row is None:
             raise exception.InstanceNotFound(instance_id=instance_uuid)
-        return _instance_dict(row)
+        return _instance_row_dict(row)
 
 
 def instance_get_all(project_id=None, host=None, limit=None, marker=None,

@@ -14,9 +14,13 @@ from nova_moves.db.session import (
     _get_by_id_or_uuid,
     _parse_time,
     _retry_on_deadlock,
+    _row_by_id_or_uuid,
+    _row_dict,
     _session,
     _to_dict,
     utcnow)
+
+_MIGRATIONS = models.Migration.__table__
 
 
 def migration_create(values):
@@ -41,27 +45,30 @@ def migration_get(migration_id):
 @_retry_on_deadlock
 def migration_update(migration_id, values, expected_status=None):
     """Update a migration; with ``expected_status`` (a list) only if it is
-    still in one of them, else Conflict."""
-    current = migration_get(migration_id)
-    values = dict(values)
-    if values.get('status') and values['status'] != current['status']:
-        # Only written while the status still is the one it was stamped
-        # after (expected_status), or last-writer-wins like the status.
-        values['phases'] = phases.stamp(current.get('phases'),
-                                        values['status'], utcnow())
+    still in one of them, else Conflict. One transaction, Core."""
+    table = _MIGRATIONS
     with _session() as session:
-        query = sa.update(models.Migration).where(
-            models.Migration.id == current['id'])
+        current = _row_by_id_or_uuid(
+            session, table, migration_id,
+            lambda: exception.MigrationNotFound(migration_id=migration_id))
+        values = dict(values)
+        if values.get('status') and values['status'] != current.status:
+            # Only written while the status still is the one it was
+            # stamped after (expected_status), or last-writer-wins like
+            # the status.
+            values['phases'] = phases.stamp(current.phases,
+                                            values['status'], utcnow())
+        query = table.update().where(table.c.id == current.id)
         if expected_status:
-            query = query.where(models.Migration.status.in_(
-                list(expected_status)))
-        result = session.execute(query.values(**values))
-    if result.rowcount != 1:
-        raise exception.Conflict(
-            reason='migration %s is %s, expected %s'
-            % (migration_id, migration_get(migration_id)['status'],
-               expected_status))
-    return migration_get(current['id'])
+            query = query.where(table.c.status.in_(list(expected_status)))
+        if session.execute(query.values(**values)).rowcount == 1:
+            return _row_dict(session.execute(sa.select(table).where(
+                table.c.id == current.id)).first())
+        status = session.execute(sa.select(table.c.status).where(
+            table.c.id == current.id)).scalar()
+    raise exception.Conflict(
+        reason='migration %s is %s, expected %s'
+        % (migration_id, status, expected_status))
 
 
 def migration_get_all(instance_uuid=None, host=None, status=None,
@@ -71,48 +78,48 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
                       newest_first=True, uuids=None):
     with _session(writer=False) as session:
         if newest_first:
-            order = (models.Migration.created_at.desc(),
-                     models.Migration.id.desc())
+            order = (_MIGRATIONS.c.created_at.desc(),
+                     _MIGRATIONS.c.id.desc())
         else:
-            order = (models.Migration.id,)
-        query = sa.select(models.Migration).order_by(*order)
+            order = (_MIGRATIONS.c.id,)
+        query = sa.select(_MIGRATIONS).order_by(*order)
         if instance_uuid:
-            query = query.where(models.Migration.instance_uuid ==
+            query = query.where(_MIGRATIONS.c.instance_uuid ==
                                 instance_uuid)
         if uuids is not None:
-            query = query.where(models.Migration.uuid.in_(list(uuids)))
+            query = query.where(_MIGRATIONS.c.uuid.in_(list(uuids)))
         if host:
-            query = query.where(sa.or_(models.Migration.source_compute == host,
-                                       models.Migration.dest_compute == host))
+            query = query.where(sa.or_(_MIGRATIONS.c.source_compute == host,
+                                       _MIGRATIONS.c.dest_compute == host))
         if source_compute:
-            query = query.where(models.Migration.source_compute ==
+            query = query.where(_MIGRATIONS.c.source_compute ==
                                 source_compute)
         if status:
             statuses = status if isinstance(status, (list, tuple)) \
                 else [status]
-            query = query.where(models.Migration.status.in_(statuses))
+            query = query.where(_MIGRATIONS.c.status.in_(statuses))
         if migration_type:
-            query = query.where(models.Migration.migration_type ==
+            query = query.where(_MIGRATIONS.c.migration_type ==
                                 migration_type)
         if user_id:
-            query = query.where(models.Migration.user_id == user_id)
+            query = query.where(_MIGRATIONS.c.user_id == user_id)
         if project_id:
-            query = query.where(models.Migration.project_id == project_id)
+            query = query.where(_MIGRATIONS.c.project_id == project_id)
         if changes_since:
-            query = query.where(models.Migration.updated_at >=
+            query = query.where(_MIGRATIONS.c.updated_at >=
                                 _parse_time(changes_since))
         if changes_before:
-            query = query.where(models.Migration.updated_at <=
+            query = query.where(_MIGRATIONS.c.updated_at <=
                                 _parse_time(changes_before))
         if marker:
-            mrow = session.scalars(sa.select(models.Migration).where(
-                models.Migration.uuid == marker)).first()
+            mrow = session.execute(sa.select(_MIGRATIONS.c.id).where(
+                _MIGRATIONS.c.uuid == marker)).first()
             if mrow is None:
                 raise exception.MigrationNotFound(migration_id=marker)
-            query = query.where(models.Migration.id < mrow.id)
+            query = query.where(_MIGRATIONS.c.id < mrow.id)
         if limit:
             query = query.limit(limit)
-        return [_to_dict(r) for r in session.scalars(query)]
+        return [_row_dict(r) for r in session.execute(query)]
 
 
 def migrations_unsettled():
@@ -143,21 +150,20 @@ def migration_start(instance_uuid, values, old_flavor, new_flavor,
     values = dict(values)
     values.setdefault('uuid', str(uuidlib.uuid4()))
     values['phases'] = phases.stamp(None, values['status'], utcnow())
+    instances = models.Instance.__table__
     with _session() as session:
         result = session.execute(
-            sa.update(models.Instance)
-            .where(models.Instance.uuid == instance_uuid,
-                   models.Instance.deleted == 0,
-                   models.Instance.task_state == expected_task_state)
+            instances.update()
+            .where(instances.c.uuid == instance_uuid,
+                   instances.c.deleted == 0,
+                   instances.c.task_state == expected_task_state)
             .values(**_encode_instance_values(
                 {'old_flavor': old_flavor, 'new_flavor': new_flavor})))
         if result.rowcount != 1:
             raise exception.UnexpectedTaskState(
                 instance_uuid=instance_uuid, expected=expected_task_state,
                 actual='(changed)')
-        row = models.Migration(**values)
-        session.add(row)
-        session.flush()
+        session.execute(_MIGRATIONS.insert().values(**values))
         _move_in(session, instance_uuid, values['uuid'])
-        session.flush()
-        return _to_dict(row)
+        return _row_dict(session.execute(sa.select(_MIGRATIONS).where(
+            _MIGRATIONS.c.uuid == values['uuid'])).first())

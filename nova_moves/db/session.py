@@ -187,19 +187,30 @@ def _parse_time(value):
     return datetime.datetime.fromisoformat(value)
 
 
-def _get_by_id_or_uuid(model, ident, not_found):
-    """A row by integer id or by uuid, as a dict; ``not_found()`` raises."""
+def _where_id_or_uuid(table, ident, not_found):
+    """The WHERE clause for a row by integer id or by uuid."""
     ident = str(ident)
     # ASCII digits only ('²'.isdigit() is true) and within the Integer
     # column: anything else is no row, not a database error.
     if re.fullmatch(r'[0-9]{1,10}', ident):
         if int(ident) > 2 ** 31 - 1:
             raise not_found()
-        column, ident = model.id, int(ident)
-    else:
-        column = model.uuid
+        return table.c.id == int(ident)
+    return table.c.uuid == ident
+
+
+def _row_by_id_or_uuid(session, table, ident, not_found):
+    """A Core row by integer id or uuid; ``not_found()`` raises."""
+    row = session.execute(sa.select(table).where(
+        _where_id_or_uuid(table, ident, not_found))).first()
+    if row is None:
+        raise not_found()
+    return row
+
+
+def _get_by_id_or_uuid(model, ident, not_found):
+    """A row by integer id or by uuid, as a dict; ``not_found()`` raises.
+    Core, not the ORM: it is read on every move step."""
     with _session(writer=False) as session:
-        row = session.scalars(sa.select(model).where(column == ident)).first()
-        if row is None:
-            raise not_found()
-        return _to_dict(row)
+        return _row_dict(_row_by_id_or_uuid(session, model.__table__, ident,
+                                            not_found))

@@ -27,9 +27,17 @@ from nova_moves.db import models
 from nova_moves.db.actions import _event_finish_in, _event_start_in
 from nova_moves.db.allocations import (_allocations_of, _delete_in, _move_in,
                                        _replace_in, _with_cas_retry)
-from nova_moves.db.instances import _encode_instance_values, _instance_dict
+from nova_moves.db.instances import (_encode_instance_values,
+                                     _instance_row_dict)
 from nova_moves.db import phases
-from nova_moves.db.session import _session, _to_dict, utcnow
+from nova_moves.db.session import _row_dict, _session, utcnow
+
+# Core tables: every move step runs these statements, and ORM objects
+# (identity map, attribute instrumentation, flush) cost more CPU than
+# the statements themselves.
+_MIGRATIONS = models.Migration.__table__
+_INSTANCES = models.Instance.__table__
+_ACTIONS = models.InstanceAction.__table__
 
 # The task_states each kind of move sets on its server: move_failed only
 # clears one of these.
@@ -54,21 +62,28 @@ def _as_list(value):
 
 def _task_state_clause(expected):
     expected = _as_list(expected)
-    conds = [models.Instance.task_state.in_(
+    conds = [_INSTANCES.c.task_state.in_(
         [e for e in expected if e is not None])]
     if None in expected:
-        conds.append(models.Instance.task_state.is_(None))
+        conds.append(_INSTANCES.c.task_state.is_(None))
     return sa.or_(*conds)
 
 
 def _migration_row(session, migration_id):
-    column = (models.Migration.id if str(migration_id).isdigit()
-              else models.Migration.uuid)
-    row = session.scalars(sa.select(models.Migration).where(
+    column = (_MIGRATIONS.c.id if str(migration_id).isdigit()
+              else _MIGRATIONS.c.uuid)
+    row = session.execute(sa.select(_MIGRATIONS).where(
         column == migration_id)).first()
     if row is None:
         raise exception.MigrationNotFound(migration_id=migration_id)
     return row
+
+
+def _instance_row(session, instance_uuid, live_only=False):
+    query = sa.select(_INSTANCES).where(_INSTANCES.c.uuid == instance_uuid)
+    if live_only:
+        query = query.where(_INSTANCES.c.deleted == 0)
+    return session.execute(query).first()
 
 
 def _conflict(migration, reason):
@@ -84,10 +99,10 @@ def _record_event(session, instance_uuid, request_id, event):
     if event and event.get('action') == 'newest':
         # A service's own flow closing an event of the move it finishes
         # (a restarted host): the move's action is the server's newest.
-        newest = session.scalars(
-            sa.select(models.InstanceAction.request_id)
-            .where(models.InstanceAction.instance_uuid == instance_uuid)
-            .order_by(models.InstanceAction.id.desc())).first()
+        newest = session.execute(
+            sa.select(_ACTIONS.c.request_id)
+            .where(_ACTIONS.c.instance_uuid == instance_uuid)
+            .order_by(_ACTIONS.c.id.desc()).limit(1)).scalar()
         request_id = newest or request_id
     if not event or not request_id:
         return
@@ -136,11 +151,18 @@ def _apply_allocations(session, migration, op):
         raise exception.Invalid(reason='unknown allocation op %s' % kind)
 
 
-def _result(session, migration):
-    instance = session.scalars(sa.select(models.Instance).where(
-        models.Instance.uuid == migration.instance_uuid)).first()
-    return {'migration': _to_dict(migration),
-            'instance': _instance_dict(instance) if instance else None}
+def _result(session, migration, written=None, instance=None):
+    """{'migration', 'instance'} as they are now: the migration row read
+    at the start with what this step ``written`` on it, and the
+    ``instance`` row when the step's UPDATE returned it."""
+    values = _row_dict(migration)
+    for key, value in (written or {}).items():
+        values[key] = value.isoformat() if hasattr(value, 'isoformat') \
+            else value
+    if instance is None:
+        instance = _instance_row(session, migration.instance_uuid)
+    return {'migration': values,
+            'instance': _instance_row_dict(instance) if instance else None}
 
 
 @_with_cas_retry
@@ -154,35 +176,32 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
     written when another request got there first."""
     now = utcnow()
     with _session() as session:
-        query = (sa.update(models.Instance)
-                 .where(models.Instance.uuid == instance_uuid,
-                        models.Instance.deleted == 0,
-                        models.Instance.task_state.is_(None),
-                        models.Instance.vm_state.in_(list(vm_states))))
+        query = (_INSTANCES.update()
+                 .where(_INSTANCES.c.uuid == instance_uuid,
+                        _INSTANCES.c.deleted == 0,
+                        _INSTANCES.c.task_state.is_(None),
+                        _INSTANCES.c.vm_state.in_(list(vm_states))))
         if expected_host is not None:
-            query = query.where(models.Instance.host == expected_host)
+            query = query.where(_INSTANCES.c.host == expected_host)
         result = session.execute(query.values(task_state=task_state,
                                               updated_at=now))
         if result.rowcount == 1:
-            session.add(models.InstanceAction(
+            session.execute(_ACTIONS.insert().values(
                 instance_uuid=instance_uuid, action=action,
                 request_id=request_id, user_id=user_id,
-                project_id=project_id, start_time=now, updated_at=now))
+                project_id=project_id, start_time=now, created_at=now,
+                updated_at=now))
             row = None
             if migration is not None:
                 values = dict(migration, instance_uuid=instance_uuid)
                 values.setdefault('uuid', str(uuidlib.uuid4()))
                 values['phases'] = phases.stamp(None, values['status'], now)
-                row = models.Migration(**values)
-                session.add(row)
-            session.flush()
-            instance = session.scalars(sa.select(models.Instance).where(
-                models.Instance.uuid == instance_uuid)).one()
-            return {'instance': _instance_dict(instance),
-                    'migration': _to_dict(row)}
-        current = session.scalars(sa.select(models.Instance).where(
-            models.Instance.uuid == instance_uuid,
-            models.Instance.deleted == 0)).first()
+                session.execute(_MIGRATIONS.insert().values(**values))
+                row = _row_dict(_migration_row(session, values['uuid']))
+            return {'instance': _instance_row_dict(
+                        _instance_row(session, instance_uuid)),
+                    'migration': row}
+        current = _instance_row(session, instance_uuid, live_only=True)
     if current is None:
         raise exception.InstanceNotFound(instance_id=instance_uuid)
     if current.vm_state not in vm_states:
@@ -232,22 +251,20 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
             # Guarded by the status compare-and-swap below.
             mig_values['phases'] = phases.stamp(
                 migration.phases, status[1], mig_values['updated_at'])
-        query = sa.update(models.Migration).where(
-            models.Migration.id == migration.id)
+        query = _MIGRATIONS.update().where(_MIGRATIONS.c.id == migration.id)
         if status is not None:
-            query = query.where(models.Migration.status.in_(
+            query = query.where(_MIGRATIONS.c.status.in_(
                 _as_list(status[0])))
         if session.execute(query.values(**mig_values)).rowcount != 1:
             raise _conflict(migration, 'migration changed meanwhile')
+        instance = None
         if task_state is not None or instance_values or expected_vm_state:
-            _advance_instance(session, migration, task_state,
-                              instance_values, expected_vm_state)
+            instance = _advance_instance(session, migration, task_state,
+                                         instance_values, expected_vm_state)
         _apply_allocations(session, migration, allocations)
         _add_fault(session, migration.instance_uuid, fault)
         _record_event(session, migration.instance_uuid, request_id, event)
-        session.flush()
-        session.refresh(migration)
-        return _result(session, migration)
+        return _result(session, migration, mig_values, instance)
 
 
 def _add_fault(session, instance_uuid, fault):
@@ -260,26 +277,35 @@ def _add_fault(session, instance_uuid, fault):
 
 def _advance_instance(session, migration, task_state, instance_values,
                       expected_vm_state):
+    """The server's half of a step; returns its row as it is now when the
+    database can return it from the UPDATE (PostgreSQL, SQLite), else
+    None (the caller reads it)."""
     inst_values = dict(instance_values or {})
     if task_state is not None and len(task_state) > 1:
         inst_values['task_state'] = task_state[1]
-    query = sa.update(models.Instance).where(
-        models.Instance.uuid == migration.instance_uuid,
-        models.Instance.deleted == 0)
+    query = _INSTANCES.update().where(
+        _INSTANCES.c.uuid == migration.instance_uuid,
+        _INSTANCES.c.deleted == 0)
     if task_state is not None:
         query = query.where(_task_state_clause(task_state[0]))
     if expected_vm_state:
-        query = query.where(models.Instance.vm_state.in_(
+        query = query.where(_INSTANCES.c.vm_state.in_(
             _as_list(expected_vm_state)))
     inst_values = _encode_instance_values(inst_values)
     inst_values['updated_at'] = utcnow()
-    if session.execute(query.values(**inst_values)).rowcount != 1:
-        current = session.scalars(sa.select(models.Instance).where(
-            models.Instance.uuid == migration.instance_uuid)).first()
+    query = query.values(**inst_values)
+    returning = session.get_bind().dialect.update_returning
+    if returning:
+        query = query.returning(*_INSTANCES.c)
+    result = session.execute(query)
+    row = result.first() if returning else None
+    if (row is None) if returning else result.rowcount != 1:
+        current = _instance_row(session, migration.instance_uuid)
         raise _conflict(migration, 'server is %s' % (
             'gone' if current is None or current.deleted else
             'task_state %s, vm_state %s' % (current.task_state,
                                            current.vm_state)))
+    return row
 
 
 def failed_instance_values(migration, instance):
@@ -325,12 +351,13 @@ def move_failed(migration_id=None, expected_status=None, status=states.M_ERROR,
                     raise _conflict(migration, '%s is %s, not %s' % (
                         column, getattr(migration, column), value))
             now = utcnow()
+            written = {'status': status, 'updated_at': now,
+                       'phases': phases.stamp(migration.phases, status, now)}
             result = session.execute(
-                sa.update(models.Migration)
-                .where(models.Migration.id == migration.id,
-                       models.Migration.status.in_(expected))
-                .values(status=status, updated_at=now,
-                        phases=phases.stamp(migration.phases, status, now)))
+                _MIGRATIONS.update()
+                .where(_MIGRATIONS.c.id == migration.id,
+                       _MIGRATIONS.c.status.in_(expected))
+                .values(**written))
             if result.rowcount != 1:
                 raise _conflict(migration, 'migration is %s, expected %s'
                                 % (migration.status, expected))
@@ -338,30 +365,27 @@ def move_failed(migration_id=None, expected_status=None, status=states.M_ERROR,
                 _apply_allocations(session, migration,
                                    {'op': 'return_source'})
             task_states = MOVE_TASK_STATES.get(migration.migration_type, ())
-        instance = session.scalars(sa.select(models.Instance).where(
-            models.Instance.uuid == instance_uuid,
-            models.Instance.deleted == 0)).first()
+        instance = _instance_row(session, instance_uuid, live_only=True)
         if instance is not None and instance.task_state in (task_states
                                                             or ()):
             inst_values = (failed_instance_values(
-                _to_dict(migration), _instance_dict(instance))
+                _row_dict(migration), _instance_row_dict(instance))
                 if migration is not None else {})
             inst_values.update(instance_values or {})
             inst_values['task_state'] = None
             inst_values['updated_at'] = utcnow()
             session.execute(
-                sa.update(models.Instance)
-                .where(models.Instance.id == instance.id,
-                       models.Instance.task_state == instance.task_state)
+                _INSTANCES.update()
+                .where(_INSTANCES.c.id == instance.id,
+                       _INSTANCES.c.task_state == instance.task_state)
                 .values(**_encode_instance_values(inst_values)))
         if instance is not None:
             _add_fault(session, instance_uuid, fault)
             if event:
                 _record_event(session, instance_uuid, request_id,
                               dict(event, result='Error'))
-        session.flush()
         if migration is None:
-            return {'migration': None, 'instance': _instance_dict(instance)
-                    if instance is not None else None}
-        session.refresh(migration)
-        return _result(session, migration)
+            instance = _instance_row(session, instance_uuid, live_only=True)
+            return {'migration': None, 'instance': _instance_row_dict(
+                instance) if instance is not None else None}
+        return _result(session, migration, written)
