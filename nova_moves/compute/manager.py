@@ -110,8 +110,10 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         return self.conductor.instance_get(ctxt, instance_uuid)
 
     def _update(self, ctxt, instance_uuid, values, **expected):
-        return self.conductor.instance_update(ctxt, instance_uuid, values,
-                                              **expected)
+        instance = self.conductor.instance_update(ctxt, instance_uuid,
+                                                  values, **expected)
+        self.notifier.saw(ctxt, instance)
+        return instance
 
     def _advance(self, ctxt, migration_uuid, event, result=None,
                  **kwargs):
@@ -124,12 +126,14 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         event = event and {'name': event, 'host': self.host,
                            'result': result}
         try:
-            return self.conductor.move_advance(ctxt, migration_uuid,
+            rows = self.conductor.move_advance(ctxt, migration_uuid,
                                                event=event, **kwargs)
         except exception.MoveConflict as exc:
             LOG.warning('Dropping stale %s (%s) on %s: %s', name,
                         result or 'start', self.host, exc)
             return None
+        self.notifier.saw(ctxt, rows)
+        return rows
 
     def _move_failed(self, ctxt, migration_uuid, exc, event=None,
                      newest_action=False, **kwargs):
@@ -159,7 +163,8 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         if exc is not None and rows and rows.get('migration'):
             # The running handler's instance.<action>.error.
             self.notifier.step_failed(
-                ctxt, rows['migration']['instance_uuid'], exc)
+                ctxt, rows['migration']['instance_uuid'], exc,
+                instance=rows.get('instance'))
         return rows
 
     def _fault(self, ctxt, instance_uuid, exc):

@@ -256,6 +256,15 @@ class KeystoneTest(test_evacuate.EvacuateBase):
         self.assertEqual(401, alice.as_user('').get('/servers').status_code)
         # The version document stays public.
         self.assertEqual(200, alice.as_user('').get('').status_code)
+        # Identity headers a client sends are stripped by auth_token: they
+        # neither authenticate a bad token nor make a member admin.
+        claimed = {'X-Identity-Status': 'Confirmed', 'X-Roles': 'admin',
+                   'X-User-Id': 'admin', 'X-Project-Id': 'admin',
+                   'X-Service-Roles': 'admin'}
+        self.assertEqual(401, alice.as_user(foreign).get(
+            '/servers', headers=claimed).status_code)
+        self.assertEqual(403, alice.get('/os-services',
+                                        headers=claimed).status_code)
 
         time.sleep(max(0, expires - time.time()) + 1)
         response = valid.get('/servers')

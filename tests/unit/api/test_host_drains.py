@@ -73,3 +73,8 @@ class HostDrainsAPITest(testtools.TestCase):
         self.assertEqual(403, self.post({'host': 'h1'}, user).status_code)
         self.assertEqual(403, self.client.get(
             '/v2.1/os-host-drains', headers=user).status_code)
+
+    def test_advertised_in_the_version_document(self):
+        doc = self.client.get('/v2.1').get_json()
+        self.assertIn('nova_moves-host-drains',
+                      [e['name'] for e in doc['version']['extensions']])
