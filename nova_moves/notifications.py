@@ -11,8 +11,10 @@ a subset of Nova's InstanceActionPayload fields (``payload_data``);
 resize_prep adds ``new_flavor``, an error adds ``fault``
 (ExceptionPayload). doc/notifications.md lists what is sent when.
 
-Off (the default), nothing is built and nothing is read: a notification
-costs one conductor call (the instance as it is now) and one publish.
+Off (the default), nothing is built and nothing is read. On, a
+notification costs one publish; the server's state comes from the rows
+the handler's guarded steps already returned, or from one conductor call
+when the handler made none.
 A failure to notify is logged and never fails the operation.
 """
 import functools
@@ -41,6 +43,11 @@ PAYLOAD_CLASS = {'resize_prep': 'InstanceActionResizePrepPayload',
 NO_ERROR_FROM_MOVE_FAILED = ('live_migration_rollback',
                              'live_migration_rollback_dest',
                              'live_migration_abort')
+# Handlers whose first write is a guarded step (move_advance, which
+# returns the server): their .start goes out with it, without a read.
+STARTS_WITH_A_GUARD = ('resize_prep', 'resize', 'resize_finish',
+                       'resize_confirm', 'resize_revert', 'rebuild',
+                       'live_migration_pre', 'live_migration_post_dest')
 POWER_STATES = {0: 'pending', 1: 'running', 3: 'paused', 4: 'shutdown',
                 6: 'crashed', 7: 'suspended'}
 
@@ -117,8 +124,7 @@ class Notifier:
         self.publisher_id = '%s:%s' % (binary, host)
         self._notifier = None
         self._lock = threading.Lock()
-        # The action the handler running in this thread notifies about,
-        # and whether its .error went out (then no .end follows).
+        # The _Run of the handler running in this thread.
         self._local = threading.local()
 
     @staticmethod
@@ -139,12 +145,15 @@ class Notifier:
                     serializer=rpc.RequestContextSerializer())
             return self._notifier
 
-    def instance_action(self, ctxt, instance_uuid, action, phase, exc=None):
-        """Send instance.<action>.<phase>; never raises."""
+    def instance_action(self, ctxt, instance_uuid, action, phase, exc=None,
+                        instance=None):
+        """Send instance.<action>.<phase> with ``instance`` as it is now
+        (read through the conductor when not given); never raises."""
         if not self.enabled():
             return
         try:
-            instance = self.fetch(ctxt, instance_uuid)
+            if instance is None:
+                instance = self.fetch(ctxt, instance_uuid)
             name = PAYLOAD_CLASS.get(action, 'InstanceActionPayload')
             payload = envelope(name, payload_data(ctxt, instance, action,
                                                   exc))
@@ -155,42 +164,86 @@ class Notifier:
             LOG.exception('Could not send instance.%s.%s for %s', action,
                           phase, instance_uuid)
 
-    def step_failed(self, ctxt, instance_uuid, exc):
+    def _run_of(self, instance_uuid):
+        run = getattr(self._local, 'run', None)
+        return run if run is not None and run.uuid == instance_uuid else None
+
+    def saw(self, ctxt, rows):
+        """A write of the running handler returned ``rows``: a guarded
+        step's {'instance', 'migration'} or an instance: the server as
+        it is now, so the handler's notifications need no read of their
+        own. A guarded handler's .start goes out with its first step
+        (after the guard that drops stale messages)."""
+        if not isinstance(rows, dict):
+            return
+        guarded = 'instance' in rows
+        instance = rows['instance'] if guarded else rows
+        run = self._run_of((instance or {}).get('uuid'))
+        if run is None:
+            return
+        run.instance = instance
+        if run.start_pending and guarded:
+            run.start_pending = False
+            self.instance_action(ctxt, run.uuid, run.action, 'start',
+                                 instance=instance)
+
+    def step_failed(self, ctxt, instance_uuid, exc, instance=None):
         """A handler's failure path (move_failed) reports its .error now;
         the handler's decorator then sends no .end."""
-        current = getattr(self._local, 'current', None)
-        if current is None or current[1] != instance_uuid or \
-                current[0] in NO_ERROR_FROM_MOVE_FAILED or \
-                getattr(self._local, 'errored', False):
+        run = self._run_of(instance_uuid)
+        if run is None or run.action in NO_ERROR_FROM_MOVE_FAILED or \
+                run.errored:
             return
-        self._local.errored = True
-        self.instance_action(ctxt, instance_uuid, current[0], 'error', exc)
+        self._flush_start(ctxt, run)
+        run.errored = True
+        self.instance_action(ctxt, instance_uuid, run.action, 'error', exc,
+                             instance=instance)
+
+    def _flush_start(self, ctxt, run):
+        if run.start_pending:
+            run.start_pending = False
+            self.instance_action(ctxt, run.uuid, run.action, 'start',
+                                 instance=run.instance)
 
     def run(self, ctxt, instance_uuid, action, fn, start=True, end=True):
         """fn() between instance.<action>.start and .end (.error if it
         raises, or if its failure path reported one)."""
         if not self.enabled():
             return fn()
-        outer = (getattr(self._local, 'current', None),
-                 getattr(self._local, 'errored', False))
-        self._local.current, self._local.errored = (action,
-                                                    instance_uuid), False
+        outer = getattr(self._local, 'run', None)
+        run = self._local.run = _Run(action, instance_uuid, start)
+        if start and action not in STARTS_WITH_A_GUARD:
+            run.start_pending = False
+            self.instance_action(ctxt, instance_uuid, action, 'start')
         try:
-            if start:
-                self.instance_action(ctxt, instance_uuid, action, 'start')
             try:
                 result = fn()
             except Exception as exc:
-                if not self._local.errored:
-                    self._local.errored = True
+                if not run.errored:
+                    self._flush_start(ctxt, run)
+                    run.errored = True
                     self.instance_action(ctxt, instance_uuid, action,
                                          'error', exc)
                 raise
-            if end and not self._local.errored:
-                self.instance_action(ctxt, instance_uuid, action, 'end')
+            self._flush_start(ctxt, run)
+            if end and not run.errored:
+                # The last step's rows are the server after the handler,
+                # unless something else wrote after them: read it then.
+                self.instance_action(ctxt, instance_uuid, action, 'end',
+                                     instance=run.instance)
             return result
         finally:
-            self._local.current, self._local.errored = outer
+            self._local.run = outer
+
+
+class _Run:
+    """What one notifying handler has sent and seen so far."""
+
+    def __init__(self, action, uuid, start):
+        self.action, self.uuid = action, uuid
+        self.start_pending = start
+        self.errored = False
+        self.instance = None
 
 
 class _Off:
@@ -204,6 +257,9 @@ class _Off:
         pass
 
     def step_failed(self, *args, **kwargs):
+        pass
+
+    def saw(self, *args, **kwargs):
         pass
 
 

@@ -30,6 +30,12 @@ EXTENSIONS = [
                     'in GET /os-migrations/{id}; in GET /os-migrations and '
                     '/servers/{id}/migrations[/{id}] with the request '
                     'header "%s: %s".' % (HEADER, PHASES)},
+    {'name': 'nova_moves-host-drains', 'min_version': '2.1',
+     'description': 'POST/GET/DELETE /os-host-drains (admin): the '
+                    'conductors move every server off a host; every move '
+                    'waits in migration status "queued" while the '
+                    'cluster or its source host is at its [conductor] '
+                    'limit.'},
 ]
 
 

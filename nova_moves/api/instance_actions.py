@@ -50,8 +50,15 @@ def index(server_id):
         else None,
         changes_before=common.time_arg('changes-before')
         if version >= '2.66' else None)
-    return flask.jsonify({'instanceActions': [_action_view(a, version)
-                                              for a in actions]})
+    body = {'instanceActions': [_action_view(a, version) for a in actions]}
+    if limit and len(actions) == limit:
+        # Nova (2.58+): a full page links to the next one by request id.
+        body['links'] = [{
+            'rel': 'next',
+            'href': '%s/v2.1/servers/%s/os-instance-actions?limit=%d'
+                    '&marker=%s' % (common.base_url(), instance['uuid'],
+                                    limit, actions[-1]['request_id'])}]
+    return flask.jsonify(body)
 
 
 def _instance(server_id, rule):

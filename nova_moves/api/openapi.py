@@ -32,6 +32,7 @@ import sys
 from nova_moves.api import microversion
 from nova_moves.api.openapi_schemas import (  # noqa: F401
     ANY_OBJ,
+    LINKS,
     OPENAPI_VERSION,
     SCHEMAS,
     STR,
@@ -84,8 +85,10 @@ OPERATIONS = {
     'actions_index': (
         'List the instance actions of a server.',
         ['limit', 'marker', 'changes-since', 'changes-before'],
-        {'200': _ok(wrap('instanceActions', {
-            'type': 'array', 'items': ref('InstanceAction')}))}),
+        {'200': _ok(obj({
+            'instanceActions': {'type': 'array',
+                                'items': ref('InstanceAction')},
+            'links': f(LINKS, since='2.58', optional=True)}))}),
     'actions_show': ('Show one instance action with its events.', [],
                      {'200': _ok(wrap('instanceAction',
                                       ref('InstanceActionDetail')))}),

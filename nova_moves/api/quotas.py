@@ -1,11 +1,13 @@
 """os-quota-sets and quota enforcement, as Nova has them for what this API
 creates: instances, cores and ram per project, counted from the servers.
 
-Boot checks before creating the server and re-checks after (two racing
-boots both pass the first check; the loser's server is deleted again and
-it gets the 403, Nova's recheck). Resize to a larger flavor checks the
-difference in cores and ram.
+Boot counts and creates the server in one transaction under the
+project's quota lock (db/quotas.py: racing boots queue, so the limit
+holds exactly). Resize to a larger flavor checks the difference in cores
+and ram.
 """
+import functools
+
 import flask
 
 from nova_moves.api import app as api_app
@@ -51,22 +53,25 @@ def limits(project_id, version='2.95'):
     return values
 
 
-def check(project_id, deltas, recheck=False):
-    """403 when adding ``deltas`` (or, on a recheck, what is already
-    there) goes over a limit; -1 is unlimited."""
-    allowed = limits(project_id)
-    used = db_api.quota_usage(project_id)
+def check(project_id, deltas):
+    """403 when adding ``deltas`` goes over a limit; -1 is unlimited."""
+    enforce(limits(project_id), deltas, db_api.quota_usage(project_id))
+
+
+def enforce(allowed, deltas, used):
     for name in ENFORCED:
         delta = deltas.get(name, 0)
         if delta <= 0 or allowed[name] < 0:
             continue
-        if recheck and used[name] > allowed[name]:
-            raise QuotaExceeded(overs=name, req=delta,
-                                used=used[name] - delta,
-                                allowed=allowed[name])
-        if not recheck and used[name] + delta > allowed[name]:
+        if used[name] + delta > allowed[name]:
             raise QuotaExceeded(overs=name, req=delta, used=used[name],
                                 allowed=allowed[name])
+
+
+def create_instance(project_id, deltas, values):
+    """The new server's row, if ``deltas`` fit the project's quota."""
+    return db_api.instance_create_in_quota(
+        values, functools.partial(enforce, limits(project_id), deltas))
 
 
 def flavor_deltas(flavor, old_flavor=None):

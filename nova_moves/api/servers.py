@@ -77,18 +77,12 @@ def create():
         except exception.ComputeHostNotFound as exc:
             raise exception.Invalid(reason=exc.message)
     deltas = dict(quotas.flavor_deltas(flavor), instances=1)
-    quotas.check(ctxt.project_id, deltas)
-    instance = db_api.instance_create({
+    instance = quotas.create_instance(ctxt.project_id, deltas, {
         'display_name': body['name'], 'user_id': ctxt.user_id,
         'project_id': ctxt.project_id, 'image_ref': body.get('imageRef'),
         'vm_state': 'building', 'task_state': 'scheduling',
         'flavor': flavor, 'requested_az': zone,
         'availability_zone': zone})
-    try:
-        quotas.check(ctxt.project_id, deltas, recheck=True)
-    except quotas.QuotaExceeded:
-        db_api.instance_destroy(instance['uuid'])
-        raise
     common.record_action(instance, 'create')
     spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
             'availability_zone': zone, 'project_id': ctxt.project_id,

@@ -144,9 +144,11 @@ class LiveMigrationMixin:
     def _lm_guard(self, ctxt, migration_uuid, status, **expected_values):
         """A call from the source for a migration that has moved on (a
         rollback, a duplicate) is refused: MoveConflict to the caller."""
-        return self.conductor.move_advance(
+        rows = self.conductor.move_advance(
             ctxt, migration_uuid, status=[status],
             task_state=[states.MIGRATING], expected_values=expected_values)
+        self.notifier.saw(ctxt, rows)
+        return rows
 
     @wrap_instance_event('compute')
     @notify_action('live_migration_post_dest')
@@ -160,7 +162,7 @@ class LiveMigrationMixin:
             # The point of no return, one transaction: the server is here,
             # its source half is gone and the migration is completed --
             # or, when a rollback got there first, nothing.
-            self.conductor.move_advance(
+            self.notifier.saw(ctxt, self.conductor.move_advance(
                 ctxt, migration_uuid,
                 status=[states.M_POST_MIGRATING, states.M_COMPLETED],
                 task_state=[states.MIGRATING, None],
@@ -168,7 +170,7 @@ class LiveMigrationMixin:
                 instance_values={'host': self.host, 'node': self.host,
                                  'power_state': POWER_RUNNING,
                                  'progress': 0},
-                allocations={'op': 'drop_source'})
+                allocations={'op': 'drop_source'}))
         except exception.MoveConflict:
             # Rolled back meanwhile (the source restarted, the sweep) or a
             # duplicate: the copy just started goes unless the server

@@ -1,6 +1,8 @@
 """The compute agent of one host. It never opens the database: every
 read and write goes to the conductor (``self.conductor``). Move flows live
 in one mixin per operation."""
+import itertools
+import time
 import traceback
 
 from oslo_log import log as logging
@@ -13,18 +15,29 @@ from nova_moves.compute import live_migration
 from nova_moves.compute import resize
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import rpcapi as conductor_rpcapi
+from nova_moves import conf
 from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves import notifications
 from nova_moves import timeutil
 from nova_moves import states
 
+CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
 notify_action = notifications.notify_action
 
 POWER_RUNNING = 1
 POWER_SHUTDOWN = 4
+
+
+def heartbeat_timeout():
+    """Seconds one heartbeat try waits: a tenth of service_down_time, at
+    most report_interval and rpc_response_timeout, at least 1."""
+    limits = [CONF.service_down_time / 10.0, float(CONF.report_interval)]
+    if 'rpc_response_timeout' in CONF:  # oslo.messaging's, once loaded
+        limits.append(float(CONF.rpc_response_timeout))
+    return max(1.0, min(limits))
 
 
 class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
@@ -63,17 +76,44 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                               hook.__name__, self.host)
 
     def report(self, ctxt, host, binary, topic):
-        self.conductor.service_report(
-            ctxt, host, binary, topic,
-            availability_zone=self.driver.node_info()['availability_zone'])
+        """The heartbeat: a call to the conductors' shared topic. One
+        conductor that hangs or died with the call must not get this host
+        shown down (the broker may hand this host's heartbeats to the same
+        conductor every time), so each try has a short timeout and the
+        next tries go to the other conductors by name, until half of
+        service_down_time has passed."""
+        zone = self.driver.node_info()['availability_zone']
+        timeout = heartbeat_timeout()
+        deadline = time.monotonic() + CONF.service_down_time / 2.0
+        # None: the shared topic; then each conductor known to be up.
+        known = self.__dict__.get('_conductors') or []
+        targets = [None] + known
+        for attempt in itertools.count():
+            server = targets[attempt % len(targets)]
+            try:
+                answer = self.conductor.service_report(
+                    ctxt, host, binary, topic, availability_zone=zone,
+                    timeout=timeout, server=server)
+            except messaging.MessagingTimeout:
+                if time.monotonic() + timeout > deadline:
+                    raise
+                LOG.warning('Heartbeat of %s not answered by %s in %.1fs; '
+                            'trying another conductor', host,
+                            server or 'the conductors\' topic', timeout)
+                continue
+            if isinstance(answer, dict) and answer.get('conductors'):
+                self._conductors = list(answer['conductors'])
+            return answer
 
     # -- helpers shared by the move mixins ----------------------------------
     def _instance(self, ctxt, instance_uuid):
         return self.conductor.instance_get(ctxt, instance_uuid)
 
     def _update(self, ctxt, instance_uuid, values, **expected):
-        return self.conductor.instance_update(ctxt, instance_uuid, values,
-                                              **expected)
+        instance = self.conductor.instance_update(ctxt, instance_uuid,
+                                                  values, **expected)
+        self.notifier.saw(ctxt, instance)
+        return instance
 
     def _advance(self, ctxt, migration_uuid, event, result=None,
                  **kwargs):
@@ -86,12 +126,14 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         event = event and {'name': event, 'host': self.host,
                            'result': result}
         try:
-            return self.conductor.move_advance(ctxt, migration_uuid,
+            rows = self.conductor.move_advance(ctxt, migration_uuid,
                                                event=event, **kwargs)
         except exception.MoveConflict as exc:
             LOG.warning('Dropping stale %s (%s) on %s: %s', name,
                         result or 'start', self.host, exc)
             return None
+        self.notifier.saw(ctxt, rows)
+        return rows
 
     def _move_failed(self, ctxt, migration_uuid, exc, event=None,
                      newest_action=False, **kwargs):
@@ -121,7 +163,8 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         if exc is not None and rows and rows.get('migration'):
             # The running handler's instance.<action>.error.
             self.notifier.step_failed(
-                ctxt, rows['migration']['instance_uuid'], exc)
+                ctxt, rows['migration']['instance_uuid'], exc,
+                instance=rows.get('instance'))
         return rows
 
     def _fault(self, ctxt, instance_uuid, exc):

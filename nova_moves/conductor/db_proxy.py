@@ -6,6 +6,8 @@ import oslo_messaging as messaging
 from nova_moves.db import api as db_api
 from nova_moves import exception
 
+CONDUCTOR = 'nova-moves-conductor'
+
 
 class ComputeDBProxy:
     """Version history: see conductor/rpcapi.py ConductorDBAPI."""
@@ -13,7 +15,13 @@ class ComputeDBProxy:
 
     def service_report(self, ctxt, host, binary, topic,
                        availability_zone=None):
-        return db_api.service_report(host, binary, topic, availability_zone)
+        """The heartbeat of a compute. The answer names the conductors up,
+        so a compute whose heartbeat one of them leaves unanswered (hung,
+        or killed with it) can send it to another one directly."""
+        db_api.service_report(host, binary, topic, availability_zone)
+        return {'conductors': [
+            s['host'] for s in db_api.service_get_all(binary=CONDUCTOR)
+            if db_api.service_is_up(s)]}
 
     def compute_node_sync(self, ctxt, node):
         return db_api.compute_node_sync(node)

@@ -100,9 +100,12 @@ class ConductorDBAPI:
                                                          **kwargs)
 
     def service_report(self, ctxt, host, binary, topic,
-                       availability_zone=None):
-        return self._call(ctxt, 'service_report', host=host, binary=binary,
-                          topic=topic, availability_zone=availability_zone)
+                       availability_zone=None, timeout=None, server=None):
+        """To any conductor, or to the one named ``server``. Returns
+        {'conductors': [hosts up]} (None from an older conductor)."""
+        return self.client.prepare(timeout=timeout, server=server).call(
+            ctxt, 'service_report', host=host, binary=binary, topic=topic,
+            availability_zone=availability_zone)
 
     def compute_node_sync(self, ctxt, node, timeout=None):
         return self._call(ctxt, 'compute_node_sync', timeout=timeout,

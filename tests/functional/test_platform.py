@@ -130,6 +130,31 @@ class MicroversionAndErrorsTest(base.StackTestCase):
                                    version=version, expect=200).json()
             self.assertEqual(swap, shown['flavor']['swap'], version)
 
+    def test_instance_actions_page_links_from_258(self):
+        server = self.boot('pages')
+        self.admin.action(server['id'], {'os-stop': None}, expect=202)
+        self.admin.wait_for_status(server['id'], 'SHUTOFF')
+        self.admin.action(server['id'], {'os-start': None}, expect=202)
+        self.admin.wait_for_status(server['id'], 'ACTIVE')
+        path = '/servers/%s/os-instance-actions' % server['id']
+        page = self.admin.get(path, version='2.58', params={'limit': 2},
+                              expect=200).json()
+        self.assertEqual(['start', 'stop'],
+                         [a['action'] for a in page['instanceActions']])
+        self.assertEqual('next', page['links'][0]['rel'])
+        href = page['links'][0]['href']
+        self.assertIn('marker=%s' % page['instanceActions'][1]['request_id'],
+                      href)
+        rest = self.admin.session.get(href, headers={
+            'X-Auth-Token': 'admin:admin',
+            'OpenStack-API-Version': 'compute 2.58'}).json()
+        self.assertEqual(['create'],
+                         [a['action'] for a in rest['instanceActions']])
+        self.assertNotIn('links', rest)
+        self.assertNotIn('links', self.admin.get(
+            path, version='2.57', params={'limit': 2}, expect=200).json())
+        self.admin.delete('/servers/%s' % server['id'], expect=204)
+
     def test_no_token_is_401(self):
         resp = self.admin.session.get(self.stack.endpoint + '/flavors')
         self.assertEqual(401, resp.status_code)

@@ -85,6 +85,30 @@ class NotificationsTest(testtools.TestCase):
         self.assertEqual([('INFO', 'instance.create.start'),
                           ('ERROR', 'instance.create.error')], self.events())
 
+    def test_a_guarded_handler_reads_nothing_itself(self):
+        fetched = []
+        self.notifier.fetch = lambda c, u: fetched.append(u) or SERVER
+        moving = dict(SERVER, task_state='resize_migrating')
+        done = dict(SERVER, task_state='resize_migrated', host='h2')
+
+        def step():
+            self.notifier.saw(self.ctxt, {'instance': moving,
+                                          'migration': {}})
+            self.assertEqual([('INFO', 'instance.resize.start')],
+                             self.events())
+            self.notifier.saw(self.ctxt, {'instance': done, 'migration': {}})
+        self.notifier.run(self.ctxt, 'u1', 'resize', step)
+        self.assertEqual([], fetched)
+        states = [(e, p['nova_object.data']['task_state'])
+                  for _, e, p in self.out.sent]
+        self.assertEqual([('instance.resize.start', 'resize_migrating'),
+                          ('instance.resize.end', 'resize_migrated')],
+                         states)
+        # Not guarded (create): .start reads the server first.
+        self.notifier.run(self.ctxt, 'u1', 'create',
+                          lambda: self.notifier.saw(self.ctxt, done))
+        self.assertEqual(['u1'], fetched)
+
     def test_a_rollback_is_not_its_own_error_and_off_sends_nothing(self):
         self.notifier.run(
             self.ctxt, 'u1', 'live_migration_rollback',

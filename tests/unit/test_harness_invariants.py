@@ -1,0 +1,61 @@
+"""The running-copy invariant: exactly one running copy per server, on
+its recorded host, read from the fake hypervisors' state files."""
+import json
+import os
+import tempfile
+
+import testtools
+
+from nova_moves.harness import invariants
+
+
+def _server(uuid, host, status='ACTIVE'):
+    return {'id': uuid, 'OS-EXT-SRV-ATTR:host': host, 'status': status}
+
+
+RUNNING = {'power': 'running'}
+
+
+class RunningCopiesTest(testtools.TestCase):
+
+    def test_one_copy_on_its_host_holds(self):
+        counts = {}
+        self.assertEqual([], invariants.running_copies(
+            [_server('a', 'h1')], {'h1': {'a': RUNNING}, 'h2': {}}, (),
+            counts))
+        self.assertEqual(0, counts['duplicate_copies'])
+
+    def test_two_running_copies_is_a_split_brain(self):
+        counts = {}
+        problems = invariants.running_copies(
+            [_server('a', 'h2')], {'h1': {'a': RUNNING}, 'h2': {'a': RUNNING}},
+            (), counts)
+        self.assertEqual(1, counts['duplicate_copies'])
+        self.assertIn('runs on 2 hosts', problems[0])
+
+    def test_copy_elsewhere_or_nowhere(self):
+        self.assertIn('runs on h1, recorded on h2', invariants.running_copies(
+            [_server('a', 'h2')], {'h1': {'a': RUNNING}})[0])
+        self.assertIn('runs nowhere', invariants.running_copies(
+            [_server('a', 'h2')], {'h1': {}})[0])
+        # Stopped: no running copy wanted; powered-off copies do not run.
+        self.assertEqual([], invariants.running_copies(
+            [_server('a', 'h2', 'SHUTOFF')],
+            {'h2': {'a': {'power': 'shutdown'}}}))
+
+    def test_down_hosts_run_nothing(self):
+        # An evacuated server's old copy on its dead source.
+        self.assertEqual([], invariants.running_copies(
+            [_server('a', 'h2')], {'h1': {'a': RUNNING}, 'h2': {'a': RUNNING}},
+            down_hosts={'h1'}))
+
+    def test_read_guests(self):
+        state = tempfile.mkdtemp()
+        self.addCleanup(__import__('shutil').rmtree, state, True)
+        self.assertEqual({}, invariants.read_guests(state))
+        os.makedirs(os.path.join(state, 'fake-hypervisor'))
+        with open(os.path.join(state, 'fake-hypervisor', 'h1.json'),
+                  'w') as f:
+            json.dump({'a': RUNNING}, f)
+        self.assertEqual({'h1': {'a': RUNNING}},
+                         invariants.read_guests(state))
