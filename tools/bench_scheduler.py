@@ -16,6 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
+import tracemalloc
 import uuid
 
 from nova_moves import conf
@@ -44,6 +45,20 @@ def populate(hosts):
             'cpu_allocation_ratio': 4.0, 'ram_allocation_ratio': 1.0,
             'disk_allocation_ratio': 1.0, 'disk_provider': 'root'})
         db_api.service_report(host, 'nova-moves-compute', 'compute', 'nova')
+
+
+def view_memory():
+    """Bytes the scheduler's in-memory placement view holds (tracemalloc
+    around building a fresh one, the database driver's caches warm)."""
+    db_api.PlacementView().refresh()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    view = db_api.PlacementView()
+    view.refresh()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    del view
+    return held
 
 
 def bench(hosts, requests, workdir, profile=None):
@@ -82,8 +97,9 @@ def bench(hosts, requests, workdir, profile=None):
             f.write(profiler.output_html())
         print(profiler.output_text(unicode=False, color=False,
                                    show_all=False)[:6000])
+    memory = view_memory()
     db_api.dispose_engines()
-    return {'hosts': hosts, 'requests': requests,
+    return {'hosts': hosts, 'view_bytes_per_host': memory / hosts, 'requests': requests,
             'populate_s': populated,
             'p50_ms': percentile(times, 50) * 1000,
             'p99_ms': percentile(times, 99) * 1000,
@@ -109,10 +125,12 @@ def main(argv=None):
             result = bench(hosts, args.requests, workdir, profile)
             results.append(result)
             print('%6d hosts: select_destinations p50 %8.1f ms  p99 %8.1f '
-                  'ms  mean %8.1f ms  (%d requests; populating took %.0f s)'
+                  'ms  mean %8.1f ms  (%d requests; populating took %.0f s; '
+                  'view %.0f bytes/host)'
                   % (hosts, result['p50_ms'], result['p99_ms'],
                      result['mean_ms'], result['requests'],
-                     result['populate_s']), flush=True)
+                     result['populate_s'], result['view_bytes_per_host']),
+                  flush=True)
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -110,8 +110,77 @@ def allocation_candidates(resources, hosts=None):
     allocation request that would claim them."""
     with _session(writer=False) as session:
         rps, invs, usage, aggs = _load_placement(session)
+    return _candidates(resources, hosts, rps, invs, usage, aggs,
+                       _provider_index(rps))
+
+
+class PlacementView:
+    """The scheduler's in-memory copy of placement (providers,
+    inventories, usages, aggregates), refreshed incrementally: each
+    refresh reads only (id, root, generation) of every provider and
+    reloads the providers whose generation moved. Every write that
+    changes a provider's usage or inventory moves its generation (the
+    claim's CAS, _touch_generations, compute_node_sync on the root), so
+    an unchanged generation means unchanged rows. The view only picks
+    candidates; the claim re-checks capacity and CASes generations in
+    the database, so a stale view costs a retry, never an overcommit."""
+
+    def __init__(self):
+        self.rps, self.invs, self.usage, self.aggs = {}, {}, {}, {}
+        self.generations = {}
+        self.index = None
+
+    def _changed(self, session):
+        rp_t = models.ResourceProvider.__table__
+        rows = session.execute(sa.select(
+            rp_t.c.id, rp_t.c.root_provider_id, rp_t.c.generation,
+            rp_t.c.shares_via_aggregate)).all()
+        fresh = {row.id: row.generation for row in rows}
+        roots = {row.root_provider_id for row in rows
+                 if self.generations.get(row.id) != row.generation}
+        # A child's or a sharing provider's inventory is set by the sync
+        # that bumps only its host's root: reload whole trees, and the
+        # (few) sharing providers whenever anything moved.
+        changed = {row.id for row in rows if row.root_provider_id in roots
+                   or (roots and row.shares_via_aggregate)}
+        gone = set(self.generations) - set(fresh)
+        return fresh, changed, gone
+
+    def refresh(self):
+        with _session(writer=False) as session:
+            fresh, changed, gone = self._changed(session)
+            if not changed and not gone:
+                return
+            rps, invs, usage, aggs = _load_placement(session, changed)
+        for rp_id in changed | gone:
+            if rp_id not in rps:
+                self.rps.pop(rp_id, None)
+            self.invs.pop(rp_id, None)
+            self.aggs.pop(rp_id, None)
+            for rc in RESOURCE_CLASSES:
+                self.usage.pop((rp_id, rc), None)
+        # Assigning keeps a known provider's place, new ones go last in id
+        # order: candidates keep the database's order, as a full read did.
+        for rp_id in sorted(rps):
+            self.rps[rp_id] = rps[rp_id]
+        self.invs.update(invs)
+        self.usage.update(usage)
+        self.aggs.update(aggs)
+        # The generation loaded, not the one listed: a write between the
+        # two reads is then seen again on the next refresh.
+        self.generations = {rp_id: fresh[rp_id] for rp_id in fresh
+                            if rp_id not in changed}
+        self.generations.update({rp.id: rp.generation for rp in rps.values()})
+        self.index = _provider_index(self.rps)
+
+    def candidates(self, resources, hosts=None):
+        self.refresh()
+        return _candidates(resources, hosts, self.rps, self.invs,
+                           self.usage, self.aggs, self.index)
+
+
+def _candidates(resources, hosts, rps, invs, usage, aggs, index):
     candidates = []
-    index = _provider_index(rps)
     for rp in rps.values():
         if rp.root_provider_id != rp.id or rp.shares_via_aggregate:
             continue

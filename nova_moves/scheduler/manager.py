@@ -22,6 +22,9 @@ class SchedulerManager:
         self.servicegroup = service_group or servicegroup.ServiceGroup()
         self.filters = scheduler_filters.get_filters(
             CONF.scheduler.enabled_filters)
+        # Host resources in memory, refreshed from provider generations
+        # per request instead of re-reading every provider's rows.
+        self.placement = db_api.PlacementView()
 
     def endpoints(self):
         return [self]
@@ -57,7 +60,7 @@ class SchedulerManager:
         resources = db_api.resources_from_flavor(request_spec['flavor'])
         results = []
         for instance_uuid in instance_uuids:
-            candidates = db_api.allocation_candidates(
+            candidates = self.placement.candidates(
                 resources, hosts=self._hosts_filter(request_spec))
             states = [s for s in self._host_states(candidates)
                       if not scheduler_filters.reject_reasons(

@@ -1,0 +1,58 @@
+"""The scheduler's in-memory PlacementView against a full read: after
+every kind of write (claims, hand-overs, deletes, new hosts, inventory
+changes on nested and sharing providers) it must give the same
+candidates as allocation_candidates."""
+import testtools
+
+from nova_moves.db import api as db_api
+from tests.unit import fixtures as nm_fixtures
+
+SMALL = {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10}
+BIG = {'VCPU': 2, 'MEMORY_MB': 3072, 'DISK_GB': 40}
+
+
+class PlacementViewTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(nm_fixtures.Database())
+        self.view = db_api.PlacementView()
+
+    def assertSame(self):
+        for resources in (SMALL, BIG):
+            self.assertEqual(db_api.allocation_candidates(resources),
+                             self.view.candidates(resources))
+        self.assertEqual(db_api.allocation_candidates(SMALL, ['h1']),
+                         self.view.candidates(SMALL, ['h1']))
+
+    def first(self, host, resources=SMALL):
+        return db_api.allocation_candidates(resources, [host])[0][
+            'allocations']
+
+    def test_follows_every_write(self):
+        nm_fixtures.node('h1')
+        nm_fixtures.node('h2', disk_provider='nested')
+        self.assertSame()
+        nm_fixtures.node('h3', disk_provider='sharing:agg', disk_gb=50)
+        nm_fixtures.node('h4', disk_provider='sharing:agg', disk_gb=50)
+        self.assertSame()
+        db_api.allocations_replace('a', self.first('h1', BIG))
+        db_api.allocations_replace('b', self.first('h3', BIG))
+        self.assertSame()
+        self.assertEqual([], self.view.candidates(
+            BIG, ['h4']))  # the sharing disk is nearly full now
+        db_api.allocations_replace('c', self.first('h2'))
+        db_api.allocations_move('c', 'd')
+        self.assertSame()
+        db_api.allocations_replace('d', self.first('h4'), from_consumer='b')
+        self.assertSame()
+        db_api.allocations_delete('a')
+        self.assertSame()
+        # Inventory grows on the nested child and the sharing provider:
+        # only the hosts' roots move their generation.
+        nm_fixtures.node('h2', disk_provider='nested', disk_gb=500)
+        nm_fixtures.node('h3', disk_provider='sharing:agg', disk_gb=400)
+        nm_fixtures.node('h1', memory_mb=512)
+        self.assertSame()
+        self.assertEqual(['h2', 'h3', 'h4'], [
+            c['host'] for c in self.view.candidates(BIG)])
