@@ -99,7 +99,8 @@ def bench(hosts, requests, workdir, profile=None):
                                    show_all=False)[:6000])
     memory = view_memory()
     db_api.dispose_engines()
-    return {'hosts': hosts, 'view_bytes_per_host': memory / hosts, 'requests': requests,
+    return {'hosts': hosts, 'view_bytes_per_host': memory / hosts,
+            'requests': requests,
             'populate_s': populated,
             'p50_ms': percentile(times, 50) * 1000,
             'p99_ms': percentile(times, 99) * 1000,

@@ -1,4 +1,6 @@
 """Placement reads: capacity, allocation candidates, usages."""
+import bisect
+
 import sqlalchemy as sa
 
 from nova_moves.db import models
@@ -129,6 +131,10 @@ class PlacementView:
         self.rps, self.invs, self.usage, self.aggs = {}, {}, {}, {}
         self.generations = {}
         self.index = None
+        # Roots as (-free MEMORY_MB, id), sorted: the RAM weigher's order
+        # (MEMORY_MB lives on the root only), kept up to date per changed
+        # root so a request walks hosts best first and stops early.
+        self.by_ram, self.ram_key = [], {}
 
     def _changed(self, session):
         rp_t = models.ResourceProvider.__table__
@@ -172,6 +178,33 @@ class PlacementView:
                             if rp_id not in changed}
         self.generations.update({rp.id: rp.generation for rp in rps.values()})
         self.index = _provider_index(self.rps)
+        for rp_id in changed | gone:
+            self._resort(rp_id)
+
+    def _resort(self, rp_id):
+        old = self.ram_key.pop(rp_id, None)
+        if old is not None:
+            del self.by_ram[bisect.bisect_left(self.by_ram, old)]
+        rp = self.rps.get(rp_id)
+        if rp is None or rp.root_provider_id != rp.id or \
+                rp.shares_via_aggregate:
+            return
+        inv = self.invs.get(rp.id, {}).get('MEMORY_MB')
+        free = _capacity(inv) - self.usage.get((rp.id, 'MEMORY_MB'), 0) \
+            if inv is not None else 0
+        self.ram_key[rp_id] = (-free, rp_id)
+        bisect.insort(self.by_ram, self.ram_key[rp_id])
+
+    def most_free_ram_first(self, resources):
+        """Candidates, lazily, in the order of the RAM weigher with a
+        positive multiplier (most free MEMORY_MB first, ties by id)."""
+        self.refresh()
+        for _key, rp_id in list(self.by_ram):
+            candidate = _candidate_for_root(
+                self.rps[rp_id], resources, self.rps, self.invs, self.usage,
+                self.aggs, self.index)
+            if candidate:
+                yield candidate
 
     def candidates(self, resources, hosts=None):
         self.refresh()

@@ -33,8 +33,9 @@ def service_report(host, binary, topic, availability_zone=None):
     return service_get_by_host_and_binary(host, binary)
 
 
-def service_get_all(binary=None, host=None):
-    # Core rows: the scheduler reads every compute service per request.
+def service_get_all(binary=None, host=None, hosts=None):
+    # Core rows: the scheduler reads the compute services of the hosts it
+    # looks at (``hosts``) per request.
     table = models.Service.__table__
     with _session(writer=False) as session:
         query = sa.select(table).order_by(table.c.id)
@@ -42,6 +43,8 @@ def service_get_all(binary=None, host=None):
             query = query.where(table.c.binary == binary)
         if host:
             query = query.where(table.c.host == host)
+        if hosts is not None:
+            query = query.where(table.c.host.in_(list(hosts)))
         return [_row_dict(row) for row in session.execute(query)]
 
 

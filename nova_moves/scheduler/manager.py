@@ -1,5 +1,6 @@
 """The scheduler: allocation candidates from the database, filters,
 weighers, and an atomic claim for the chosen host."""
+import itertools
 import random
 
 from oslo_log import log as logging
@@ -13,6 +14,17 @@ from nova_moves import servicegroup
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+# Hosts whose services one query reads while walking the candidates.
+_CHUNK = 50
+
+
+def _then(ordered, more):
+    """``ordered``, then each of ``more``, appended to ``ordered`` as it
+    is tried (so the alternates are taken from every host tried)."""
+    yield from list(ordered)
+    for state in more:
+        ordered.append(state)
+        yield state
 
 
 class SchedulerManager:
@@ -30,20 +42,37 @@ class SchedulerManager:
         return [self]
 
     def _host_states(self, candidates):
-        services = {s['host']: s for s in
-                    db_api.service_get_all(binary='nova-moves-compute')}
-        states = []
-        for candidate in candidates:
-            service = services.get(candidate['host'])
-            states.append(dict(candidate, service=service,
-                               up=bool(service) and
-                               self.servicegroup.is_up(service)))
-        return states
+        """Host states of ``candidates`` (an iterable, maybe lazy), in
+        chunks: services are read and liveness checked only for the hosts
+        the request actually looks at."""
+        candidates = iter(candidates)
+        while True:
+            chunk = list(itertools.islice(candidates, _CHUNK))
+            if not chunk:
+                return
+            services = {s['host']: s for s in db_api.service_get_all(
+                binary='nova-moves-compute',
+                hosts=[c['host'] for c in chunk])}
+            for candidate in chunk:
+                service = services.get(candidate['host'])
+                yield dict(candidate, service=service,
+                           up=bool(service) and
+                           self.servicegroup.is_up(service))
 
     def _weighed(self, states):
         mult = CONF.scheduler.ram_weight_multiplier
         return sorted(states, key=lambda s: -mult * s['free'].get(
             'MEMORY_MB', 0))
+
+    def _ordered_candidates(self, resources, spec):
+        """Candidates in weighed order, lazily where the view keeps that
+        order (a positive RAM multiplier and no host list): the first
+        hosts that pass the filters are then found without looking at
+        every host."""
+        hosts = self._hosts_filter(spec)
+        if hosts is None and CONF.scheduler.ram_weight_multiplier > 0:
+            return self.placement.most_free_ram_first(resources)
+        return self._weighed(self.placement.candidates(resources, hosts))
 
     @staticmethod
     def _selection(state):
@@ -60,21 +89,24 @@ class SchedulerManager:
         resources = db_api.resources_from_flavor(request_spec['flavor'])
         results = []
         for instance_uuid in instance_uuids:
-            candidates = self.placement.candidates(
-                resources, hosts=self._hosts_filter(request_spec))
-            states = [s for s in self._host_states(candidates)
-                      if not scheduler_filters.reject_reasons(
-                          s, request_spec, self.filters)]
-            if not states:
+            passing = (s for s in self._host_states(
+                self._ordered_candidates(resources, request_spec))
+                if not scheduler_filters.reject_reasons(
+                    s, request_spec, self.filters))
+            # Enough hosts for the random subset and the alternates; more
+            # are pulled only if every claim on these is lost.
+            ordered = list(itertools.islice(passing, max(
+                CONF.scheduler.host_subset_size,
+                CONF.scheduler.max_attempts)))
+            if not ordered:
                 raise exception.NoValidHost(
                     reason='There are not enough hosts available.')
-            ordered = self._weighed(states)
             subset = max(1, min(CONF.scheduler.host_subset_size,
                                 len(ordered)))
             first = random.randrange(subset)
             ordered.insert(0, ordered.pop(first))
             chosen = None
-            for state in ordered:
+            for state in _then(ordered, passing):
                 try:
                     # A move's claim states the consumer generation its
                     # conductor read: if the move was rolled back while

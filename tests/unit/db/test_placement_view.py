@@ -20,8 +20,12 @@ class PlacementViewTest(testtools.TestCase):
 
     def assertSame(self):
         for resources in (SMALL, BIG):
-            self.assertEqual(db_api.allocation_candidates(resources),
-                             self.view.candidates(resources))
+            full = db_api.allocation_candidates(resources)
+            self.assertEqual(full, self.view.candidates(resources))
+            # The lazy walk is the RAM weigher's order of the same set.
+            self.assertEqual(
+                sorted(full, key=lambda c: -c['free']['MEMORY_MB']),
+                list(self.view.most_free_ram_first(resources)))
         self.assertEqual(db_api.allocation_candidates(SMALL, ['h1']),
                          self.view.candidates(SMALL, ['h1']))
 
