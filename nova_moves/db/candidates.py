@@ -1,5 +1,6 @@
 """Placement reads: capacity, allocation candidates, usages."""
 import bisect
+import threading
 
 import sqlalchemy as sa
 
@@ -135,6 +136,9 @@ class PlacementView:
         # (MEMORY_MB lives on the root only), kept up to date per changed
         # root so a request walks hosts best first and stops early.
         self.by_ram, self.ram_key = [], {}
+        # The RPC server's threading executor runs requests concurrently:
+        # refreshes (and full scans) must not interleave.
+        self._lock = threading.Lock()
 
     def _changed(self, session):
         rp_t = models.ResourceProvider.__table__
@@ -153,6 +157,10 @@ class PlacementView:
         return fresh, changed, gone
 
     def refresh(self):
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self):
         with _session(writer=False) as session:
             fresh, changed, gone = self._changed(session)
             if not changed and not gone:
@@ -200,16 +208,18 @@ class PlacementView:
         positive multiplier (most free MEMORY_MB first, ties by id)."""
         self.refresh()
         for _key, rp_id in list(self.by_ram):
-            candidate = _candidate_for_root(
-                self.rps[rp_id], resources, self.rps, self.invs, self.usage,
+            root = self.rps.get(rp_id)  # None: removed by a refresh since
+            candidate = root and _candidate_for_root(
+                root, resources, self.rps, self.invs, self.usage,
                 self.aggs, self.index)
             if candidate:
                 yield candidate
 
     def candidates(self, resources, hosts=None):
-        self.refresh()
-        return _candidates(resources, hosts, self.rps, self.invs,
-                           self.usage, self.aggs, self.index)
+        with self._lock:
+            self._refresh()
+            return _candidates(resources, hosts, self.rps, self.invs,
+                               self.usage, self.aggs, self.index)
 
 
 def _candidates(resources, hosts, rps, invs, usage, aggs, index):
