@@ -5,6 +5,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source tools/ensure-env.sh
+# A fresh checkout has no recorded test times: seed them so stestr's
+# two workers get equal shares of the functional modules.
+if [ ! -d .stestr ]; then "$VENV/bin/python" tools/test_times.py seed; fi
 "$VENV/bin/stestr" --test-path tests run --concurrency "${TEST_CONCURRENCY:-2}" "$@"
 rc=$?
 "$VENV/bin/python" - <<'PY'

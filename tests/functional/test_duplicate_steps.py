@@ -204,6 +204,12 @@ class DuplicateStepsTest(DuplicateBase):
             timeout=60, what='migration failed')
         shown = self.admin.wait_for_status(server['id'], 'ACTIVE')
         self.assertEqual('compute1', shown['OS-EXT-SRV-ATTR:host'])
+        # The source powers its copy back on after the rollback (a cast):
+        # the state the replays must leave alone is the settled one.
+        self.admin.wait_for(
+            lambda: (self.local_guests('compute1').get(server['id']) or
+                     {}).get('power') == 'running',
+            timeout=30, what='old copy powered back on')
         self.admin.set_faults('compute2', [])
         self.assertHarmless(self.replay(server['id'], RESIZE_STEPS))
 
