@@ -49,6 +49,10 @@ def is_unavailable(exc):
     return any(text in message for text in _UNAVAILABLE)
 
 
+def _never(exc):
+    return False
+
+
 def retrying(fn):
     """``fn`` re-run by oslo.db's wrap_db_retry while the database is
     unreachable, when [database] use_db_reconnect is on (read per call,
@@ -57,15 +61,18 @@ def retrying(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         opts = CONF.database
-        if not opts.use_db_reconnect:
-            return fn(*args, **kwargs)
+        reconnect = opts.use_db_reconnect
+        # A deadlock (MySQL/InnoDB: two first heartbeats inserting their
+        # service rows) rolled the whole transaction back: run it again,
+        # whether or not reconnects are retried.
         return oslo_db_api.wrap_db_retry(
             retry_interval=opts.db_retry_interval,
-            max_retries=opts.db_max_retries,
+            max_retries=opts.db_max_retries if reconnect else 5,
             inc_retry_interval=opts.db_inc_retry_interval,
             max_retry_interval=opts.db_max_retry_interval,
-            retry_on_disconnect=True,
-            exception_checker=is_unavailable)(fn)(*args, **kwargs)
+            retry_on_disconnect=reconnect, retry_on_deadlock=True,
+            exception_checker=is_unavailable if reconnect
+            else _never)(fn)(*args, **kwargs)
     wrapper.retrying = True
     return wrapper
 

@@ -90,6 +90,14 @@ class RetryingTest(testtools.TestCase):
         self.assertRaises(sa.exc.OperationalError, fn, 'ok')
         self.assertEqual(1, self.calls)
 
+    def test_deadlocks_are_retried_with_or_without_reconnect(self):
+        for on in (True, False):
+            self._reconnect(on)
+            self.calls = 0
+            fn = retry.retrying(self._flaky(2, db_exc.DBDeadlock()))
+            self.assertEqual('ok', fn('ok'))
+            self.assertEqual(3, self.calls)
+
     def test_the_db_api_functions_are_wrapped(self):
         self.assertTrue(db_api.instance_get_all.retrying)
         self.assertFalse(hasattr(db_api.get_engine, 'retrying'))
