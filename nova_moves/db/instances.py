@@ -19,21 +19,20 @@ from nova_moves.db.session import (
 _JSON_FIELDS = ('flavor', 'old_flavor', 'new_flavor')
 
 
-def _instance_dict(row):
-    values = _to_dict(row)
+def _decode_json(values):
     for field in _JSON_FIELDS:
         if values.get(field):
             values[field] = json.loads(values[field])
     return values
+
+
+def _instance_dict(row):
+    return _decode_json(_to_dict(row))
 
 
 def _instance_row_dict(row):
     """_instance_dict of a Core row of the instances table."""
-    values = _row_dict(row)
-    for field in _JSON_FIELDS:
-        if values.get(field):
-            values[field] = json.loads(values[field])
-    return values
+    return _decode_json(_row_dict(row))
 
 
 def _encode_instance_values(values):
