@@ -75,8 +75,16 @@ class _DatabaseStackTest(FreshDatabase):
         server = self.boot('db-vm')
         self.assertIn(server['OS-EXT-SRV-ATTR:host'],
                       self.stack.compute_hosts())
-        events = self.admin.action_detail(
-            server['id'], self.admin.actions(server['id'])[0]['request_id'])
+        request_id = self.admin.actions(server['id'])[0]['request_id']
+        # An event's end is written after the server shows ACTIVE (and, on
+        # MySQL, may be re-run after an InnoDB deadlock): wait for it.
+        def finished():
+            detail = self.admin.action_detail(server['id'], request_id)
+            return detail if all(e['result'] for e in detail['events']) \
+                else None
+
+        events = self.admin.wait_for(finished, timeout=30,
+                                     what='events finished')
         self.assertEqual({'Success'}, {e['result'] for e in
                                        events['events']})
         self.assertIn(server['id'], self.admin.placement()['allocations'])
