@@ -55,7 +55,11 @@ FAILED = ('error', 'failed', 'cancelled')
 
 
 # -- the stack ----------------------------------------------------------
-def make_stack(database_url, rpc_dir, keep):
+def make_stack(database_url, rpc_dir, keep, limits=None):
+    conductor = {}
+    if limits:
+        conductor = {'max_concurrent_migrations_per_cluster': limits[0],
+                     'max_outbound_migrations_per_host': limits[1]}
     fast = {'default_operation_seconds': 0.01, 'vcpus': 64}
     computes = [{'name': 'compute%s' % c, 'hosts': [
         'h%s%d' % (c.lower(), i) for i in range(2)], 'compute': fast}
@@ -65,7 +69,7 @@ def make_stack(database_url, rpc_dir, keep):
         service_down_time=60,
         extra_conf={'DEFAULT': {'debug': 'false', 'report_interval': 10,
                                 'rpc_stats_dir': rpc_dir},
-                    'quota': UNLIMITED})
+                    'conductor': conductor, 'quota': UNLIMITED})
 
 
 def _procs(stack):
@@ -216,9 +220,16 @@ def note_failed(kind, failed, ids):
 
 
 def phase_cold(stack, db, ids, args, flavors):
+    t0 = time.monotonic()
     post_all(stack, ids, {'migrate': None}, args.clients)
+    t1 = time.monotonic()
     db.wait(ids, 'resized')
+    t2 = time.monotonic()
     post_all(stack, ids, {'confirmResize': None}, args.clients)
+    t3 = time.monotonic()
+    print('cold: 202s for every migrate after %.1f s, every server '
+          'resized after %.1f s more, confirms posted in %.1f s' % (
+              t1 - t0, t2 - t1, t3 - t2))
     note_failed('cold', db.wait(ids, 'active', ('migration',
                                                 ('confirmed',))), ids)
     return ids
@@ -287,7 +298,7 @@ def start_profilers(stack, directory):
             out = os.path.join(directory, '%s-%d.txt' % (name, p.pid))
             profilers.append((name, out, subprocess.Popen(
                 [pyspy, 'record', '--pid', str(p.pid), '--format', 'raw',
-                 '--rate', '200', '--nonblocking', '-o', out],
+                 '--rate', '200', '--nonblocking', '--gil', '-o', out],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
     time.sleep(1)
     return profilers
@@ -420,7 +431,8 @@ def report(kind, moves, elapsed, cpu, rpc, cores):
 def run(args, database_url):
     rpc_dir = os.path.join('/tmp', 'bench-cost-%s' % uuid.uuid4().hex[:8])
     os.environ['NOVA_MOVES_SQL_STATS'] = 'trace' if args.trace else '1'
-    stack = make_stack(database_url, rpc_dir, args.keep_logs)
+    stack = make_stack(database_url, rpc_dir, args.keep_logs,
+                       args.move_limits)
     stack.start(timeout=180)
     status = 0
     try:
@@ -503,6 +515,12 @@ def main(argv=None):
     parser.add_argument('--trace', action='store_true',
                         help='keep every SQL statement per process')
     parser.add_argument('--keep-logs', action='store_true')
+    parser.add_argument(
+        '--move-limits', metavar='CLUSTER,HOST', default=None,
+        type=lambda v: [int(x) for x in v.split(',')],
+        help='[conductor] max_concurrent_migrations_per_cluster and '
+             'max_outbound_migrations_per_host (default: the product '
+             'defaults, 5 and 2)')
     parser.add_argument('--summarize', metavar='DIR',
                         help='only print the profiles already in DIR')
     args = parser.parse_args(argv)

@@ -5,12 +5,16 @@ Every move enters the gate once its migration row exists and before its
 conductor does any work (db move_queue_enter decides under one lock).
 Admitted at once, the flow runs as before in the thread that delivered
 it. Otherwise its migration waits in ``queued`` with the request stored
-next to it, and whichever conductor's pass (the recovery thread, every
-queue_poll_interval) finds a free slot runs it in a small thread pool:
-the request survives the conductor that received it.
+next to it, and whichever conductor's pass finds a free slot runs it in a
+small thread pool: the request survives the conductor that received it.
+A pass runs every queue_poll_interval and at once when a move handled by
+this conductor settles (wake()), so a freed slot is not left idle for a
+poll interval: with the default limits that idle time was most of a
+queued move's wait.
 """
 import concurrent.futures
 import json
+import threading
 
 from oslo_log import log as logging
 
@@ -39,6 +43,28 @@ class Gate:
         self._run = run
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=16, thread_name_prefix='queued-move')
+        self._wake = threading.Event()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name='move-gate')
+
+    def start(self):
+        self._thread.start()
+
+    def wake(self):
+        """A move settled here: its slot may admit a queued one now."""
+        self._wake.set()
+
+    def _loop(self):
+        while not self._stopped.is_set():
+            self._wake.wait(CONF.conductor.queue_poll_interval)
+            self._wake.clear()
+            if self._stopped.is_set():
+                return
+            try:
+                self.tick()
+            except Exception:
+                LOG.exception('Move queue pass failed')
 
     def enter(self, ctxt, kind, instance_uuid, migration_uuid, source_host,
               from_status, kwargs):
@@ -80,4 +106,6 @@ class Gate:
             LOG.exception('Queued move %s failed', args[:4])
 
     def stop(self):
+        self._stopped.set()
+        self._wake.set()
         self._pool.shutdown(wait=False)

@@ -5,6 +5,7 @@ import oslo_messaging as messaging
 
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import states
 
 CONDUCTOR = 'nova-moves-conductor'
 
@@ -12,6 +13,17 @@ CONDUCTOR = 'nova-moves-conductor'
 class ComputeDBProxy:
     """Version history: see conductor/rpcapi.py ConductorDBAPI."""
     target = messaging.Target(namespace='compute_db', version='1.1')
+
+    def __init__(self, on_settled=None):
+        # Called when a step settles its migration (the conductor's gate
+        # admits a queued move into the freed slot at once).
+        self._on_settled = on_settled
+
+    def _settled(self, migration):
+        if (self._on_settled is not None and migration and
+                migration.get('status') in
+                states.MIGRATION_SETTLED_STATUSES):
+            self._on_settled()
 
     def service_report(self, ctxt, host, binary, topic,
                        availability_zone=None):
@@ -49,8 +61,10 @@ class ComputeDBProxy:
 
     def migration_update(self, ctxt, migration_id, values,
                          expected_status=None):
-        return db_api.migration_update(migration_id, values,
-                                       expected_status=expected_status)
+        migration = db_api.migration_update(
+            migration_id, values, expected_status=expected_status)
+        self._settled(migration)
+        return migration
 
     def allocations_get(self, ctxt, consumer_id):
         return db_api.allocations_get(consumer_id)
@@ -87,12 +101,16 @@ class ComputeDBProxy:
     @messaging.expected_exceptions(exception.MoveConflict)
     def move_advance(self, ctxt, migration_id, **kwargs):
         kwargs.setdefault('request_id', getattr(ctxt, 'request_id', None))
-        return db_api.move_advance(migration_id, **kwargs)
+        result = db_api.move_advance(migration_id, **kwargs)
+        self._settled(result['migration'])
+        return result
 
     @messaging.expected_exceptions(exception.MoveConflict)
     def move_failed(self, ctxt, migration_id=None, **kwargs):
         kwargs.setdefault('request_id', getattr(ctxt, 'request_id', None))
-        return db_api.move_failed(migration_id, **kwargs)
+        result = db_api.move_failed(migration_id, **kwargs)
+        self._settled(result['migration'])
+        return result
 
     def consumer_generation_get(self, ctxt, consumer_id):
         return db_api.consumer_generation_get(consumer_id)

@@ -32,11 +32,11 @@ class ConductorManager:
 
     def __init__(self):
         self.host = conf.CONF.host
-        self.db = db_proxy.ComputeDBProxy()
+        self.gate = admission.Gate(self.run_admitted)
+        self.db = db_proxy.ComputeDBProxy(on_settled=self.gate.wake)
         self.event_backend = self.db
         self.scheduler = scheduler_rpcapi.SchedulerAPI()
         self.compute_rpcapi = compute_rpcapi.ComputeAPI()
-        self.gate = admission.Gate(self.run_admitted)
         self.drains = drain.DrainRunner(self.gate, self.start_move,
                                         self.compute_rpcapi)
 
@@ -45,9 +45,9 @@ class ConductorManager:
 
     def post_start_hook(self):
         self._recovery = recovery.RecoveryThread(
-            self.compute_rpcapi, fast_tasks=[self.gate.tick,
-                                             self.drains.tick])
+            self.compute_rpcapi, fast_tasks=[self.drains.tick])
         self._recovery.start()
+        self.gate.start()
 
     def cleanup_host(self):
         if getattr(self, '_recovery', None) is not None:

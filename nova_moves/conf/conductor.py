@@ -17,8 +17,11 @@ conductor_opts = [
                     'max_concurrent_migrations_per_cluster).'),
     cfg.FloatOpt('queue_poll_interval', default=1.0, min=0.1,
                  help='Seconds between two passes of a conductor over the '
-                      'move queue and the host drains it runs (the '
-                      'stuck-move sweep thread runs both).'),
+                      'move queue and the host drains it runs. A '
+                      'conductor also passes over the queue at once when '
+                      'a move it handles settles, so a freed slot starts '
+                      'the next queued move without waiting for this '
+                      'interval.'),
     cfg.IntOpt('drain_max_attempts', default=2, min=1,
                help='Times a host drain tries to move one server before '
                     'it reports the server failed (a move rolled back '
