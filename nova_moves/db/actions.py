@@ -10,9 +10,36 @@ from nova_moves.db.session import (
     utcnow)
 
 
-# Core tables: an action and its events are written on every move step.
+# Core tables: an action and its events are written on every move step,
+# with statements built once (building one costs more than running it).
 _ACTIONS = models.InstanceAction.__table__
 _EVENTS = models.InstanceActionEvent.__table__
+_bp = sa.bindparam
+
+_ACTION_ID = (sa.select(_ACTIONS.c.id)
+              .where(_ACTIONS.c.instance_uuid == _bp('b_uuid'),
+                     _ACTIONS.c.request_id == _bp('b_request_id'))
+              .order_by(_ACTIONS.c.id.desc()).limit(1))
+_TOUCH = _ACTIONS.update().where(_ACTIONS.c.id == _bp('b_id')).values(
+    updated_at=_bp('v_updated_at'))
+_TOUCH_ERROR = _ACTIONS.update().where(_ACTIONS.c.id == _bp('b_id')).values(
+    updated_at=_bp('v_updated_at'), message='Error')
+_EVENT_START = _EVENTS.insert().values(
+    action_id=_bp('v_action_id'), event=_bp('v_event'),
+    start_time=_bp('v_now'), host=_bp('v_host'), created_at=_bp('v_now'))
+_EVENT_OPEN = (sa.select(sa.func.max(_EVENTS.c.id))
+               .where(_EVENTS.c.action_id == _bp('b_action_id'),
+                      _EVENTS.c.event == _bp('b_event'),
+                      _EVENTS.c.finish_time.is_(None)))
+_EVENT_CLOSE = _EVENTS.update().where(_EVENTS.c.id == _bp('b_id')).values(
+    finish_time=_bp('v_now'), result=_bp('v_result'),
+    traceback=_bp('v_traceback'), details=_bp('v_details'),
+    updated_at=_bp('v_now'))
+_EVENT_WHOLE = _EVENTS.insert().values(
+    action_id=_bp('v_action_id'), event=_bp('v_event'),
+    start_time=_bp('v_now'), host=_bp('v_host'), created_at=_bp('v_now'),
+    finish_time=_bp('v_now'), result=_bp('v_result'),
+    traceback=_bp('v_traceback'), details=_bp('v_details'))
 
 
 def action_start(instance_uuid, action, request_id, user_id, project_id):
@@ -69,11 +96,8 @@ def actions_get(instance_uuid, limit=None, marker=None, changes_since=None,
 def _action_id(session, instance_uuid, request_id):
     """The id of the request's action: Core, one column (every move step
     records an event, so this runs on the hottest path)."""
-    action_id = session.execute(
-        sa.select(_ACTIONS.c.id)
-        .where(_ACTIONS.c.instance_uuid == instance_uuid,
-               _ACTIONS.c.request_id == request_id)
-        .order_by(_ACTIONS.c.id.desc()).limit(1)).scalar()
+    action_id = session.execute(_ACTION_ID, {
+        'b_uuid': instance_uuid, 'b_request_id': request_id}).scalar()
     if action_id is None:
         raise exception.ActionNotFound(request_id=request_id,
                                        instance_uuid=instance_uuid)
@@ -81,19 +105,16 @@ def _action_id(session, instance_uuid, request_id):
 
 
 def _touch_action(session, action_id, now, error=False):
-    values = {'updated_at': now}
-    if error:
-        values['message'] = 'Error'
-    session.execute(_ACTIONS.update().where(_ACTIONS.c.id == action_id)
-                    .values(**values))
+    session.execute(_TOUCH_ERROR if error else _TOUCH,
+                    {'b_id': action_id, 'v_updated_at': now})
 
 
 def _event_start_in(session, instance_uuid, request_id, event, host=None):
     now = utcnow()
     action_id = _action_id(session, instance_uuid, request_id)
-    session.execute(_EVENTS.insert().values(
-        action_id=action_id, event=event, start_time=now, host=host,
-        created_at=now))
+    session.execute(_EVENT_START, {'v_action_id': action_id,
+                                   'v_event': event, 'v_now': now,
+                                   'v_host': host})
     _touch_action(session, action_id, now)
 
 
@@ -109,21 +130,17 @@ def _event_finish_in(session, instance_uuid, request_id, event, result,
     is recorded whole)."""
     now = utcnow()
     action_id = _action_id(session, instance_uuid, request_id)
-    done = {'finish_time': now, 'result': result, 'traceback': traceback,
-            'details': details, 'updated_at': now}
+    done = {'v_now': now, 'v_result': result, 'v_traceback': traceback,
+            'v_details': details}
     # Two statements, not an UPDATE with a subquery on its own table,
     # which MySQL refuses.
-    event_id = session.execute(
-        sa.select(sa.func.max(_EVENTS.c.id))
-        .where(_EVENTS.c.action_id == action_id, _EVENTS.c.event == event,
-               _EVENTS.c.finish_time.is_(None))).scalar()
+    event_id = session.execute(_EVENT_OPEN, {
+        'b_action_id': action_id, 'b_event': event}).scalar()
     if event_id is not None:
-        session.execute(_EVENTS.update().where(_EVENTS.c.id == event_id)
-                        .values(**done))
+        session.execute(_EVENT_CLOSE, dict(done, b_id=event_id))
     else:
-        session.execute(_EVENTS.insert().values(
-            action_id=action_id, event=event, start_time=now, host=host,
-            created_at=now, **dict(done, updated_at=None)))
+        session.execute(_EVENT_WHOLE, dict(
+            done, v_action_id=action_id, v_event=event, v_host=host))
     _touch_action(session, action_id, now, error=result == 'Error')
 
 

@@ -14,6 +14,42 @@ from nova_moves.db.session import _session
 
 _CAS_RETRIES = 20
 
+# The statements every move step runs, built once (building a statement
+# costs more CPU than executing it).
+_bp = sa.bindparam
+_PROVIDERS = models.ResourceProvider.__table__
+_CONSUMERS = models.Consumer.__table__
+_ALLOCATIONS = models.Allocation.__table__
+_ALLOCATIONS_OF = (
+    sa.select(_PROVIDERS.c.uuid, _ALLOCATIONS.c.resource_class,
+              _ALLOCATIONS.c.used)
+    .join(_PROVIDERS, _PROVIDERS.c.id == _ALLOCATIONS.c.resource_provider_id)
+    .where(_ALLOCATIONS.c.consumer_id == _bp('b_consumer')))
+_TOUCH_PROVIDER = _PROVIDERS.update().where(
+    _PROVIDERS.c.id == _bp('b_id')).values(
+    generation=_PROVIDERS.c.generation + 1)
+_BUMP_CONSUMER = _CONSUMERS.update().where(
+    _CONSUMERS.c.uuid == _bp('b_uuid')).values(
+    generation=_CONSUMERS.c.generation + 1)
+_BUMP_CONSUMER_CAS = _BUMP_CONSUMER.where(
+    _CONSUMERS.c.generation == _bp('b_generation'))
+_CONSUMER_GENERATION = sa.select(_CONSUMERS.c.generation).where(
+    _CONSUMERS.c.uuid == _bp('b_uuid'))
+_NEW_CONSUMER = _CONSUMERS.insert().values(uuid=_bp('v_uuid'), generation=1)
+_HOLDINGS = sa.select(
+    _ALLOCATIONS.c.consumer_id, _ALLOCATIONS.c.resource_provider_id).where(
+    _ALLOCATIONS.c.consumer_id.in_(_bp('b_consumers', expanding=True)))
+_DROP_CONSUMER = _ALLOCATIONS.delete().where(
+    _ALLOCATIONS.c.consumer_id == _bp('b_consumer'))
+_HAND_OVER = _ALLOCATIONS.update().where(
+    _ALLOCATIONS.c.consumer_id == _bp('b_from')).values(
+    consumer_id=_bp('v_to'))
+_ROWS_OF = sa.select(_ALLOCATIONS.c.id,
+                     _ALLOCATIONS.c.resource_provider_id).where(
+    _ALLOCATIONS.c.consumer_id == _bp('b_consumer'))
+_DROP_ROWS = _ALLOCATIONS.delete().where(
+    _ALLOCATIONS.c.id.in_(_bp('b_ids', expanding=True)))
+
 
 def allocations_get(consumer_id):
     """{provider_uuid: {resource_class: used}} held by a consumer."""
@@ -23,14 +59,8 @@ def allocations_get(consumer_id):
 
 def _allocations_of(session, consumer_id):
     result = {}
-    for rp_uuid, rc, used in session.execute(
-            sa.select(models.ResourceProvider.uuid,
-                      models.Allocation.resource_class,
-                      models.Allocation.used)
-            .join(models.ResourceProvider,
-                  models.ResourceProvider.id ==
-                  models.Allocation.resource_provider_id)
-            .where(models.Allocation.consumer_id == consumer_id)):
+    for rp_uuid, rc, used in session.execute(_ALLOCATIONS_OF,
+                                             {'b_consumer': consumer_id}):
         result.setdefault(rp_uuid, {})[rc] = used
     return result
 
@@ -62,10 +92,8 @@ def _touch_generations(session, provider_ids):
     compare-and-swap. Readers still see the change; on PostgreSQL and
     MySQL a concurrent writer waits for the row instead of losing its
     CAS and retrying the whole transaction."""
-    providers = models.ResourceProvider.__table__
     for rp_id in sorted(set(provider_ids)):
-        session.execute(providers.update().where(providers.c.id == rp_id)
-                        .values(generation=providers.c.generation + 1))
+        session.execute(_TOUCH_PROVIDER, {'b_id': rp_id})
 
 
 def _with_cas_retry(fn):
@@ -88,22 +116,22 @@ def _bump_consumers(session, consumers, expected=None):
     still have it (ConsumerGenerationConflict otherwise: placement 1.28)."""
     expected = expected or {}
     for consumer in sorted(set(consumers)):
-        table = models.Consumer.__table__
-        query = sa.update(table).where(table.c.uuid == consumer)
         want = expected.get(consumer)
-        if want is not None:
-            query = query.where(table.c.generation == want)
-        result = session.execute(query.values(
-            generation=table.c.generation + 1))
+        if want is None:
+            result = session.execute(_BUMP_CONSUMER, {'b_uuid': consumer})
+        else:
+            result = session.execute(_BUMP_CONSUMER_CAS, {
+                'b_uuid': consumer, 'b_generation': want})
         if result.rowcount == 1:
             continue
-        current = session.execute(sa.select(table.c.generation).where(
-            table.c.uuid == consumer)).scalar()
         if want is not None:
+            current = session.execute(_CONSUMER_GENERATION,
+                                      {'b_uuid': consumer}).scalar()
             raise exception.ConsumerGenerationConflict(
                 consumer=consumer, expected=want, actual=current)
-        session.add(models.Consumer(uuid=consumer, generation=1))
-        session.flush()
+        # A new consumer (a concurrent insert of the same one fails on
+        # the unique key and the caller's CAS retry runs again).
+        session.execute(_NEW_CONSUMER, {'v_uuid': consumer})
 
 
 def consumer_generation_get(consumer_id):
@@ -193,24 +221,19 @@ def allocations_replace(consumer_id, allocations, from_consumer=None,
     return True
 
 
-_ALLOCATIONS = models.Allocation.__table__
-
 
 def _move_in(session, from_consumer, to_consumer):
     """allocations_move inside the caller's transaction; {} when
     ``from_consumer`` held nothing (then nothing changes). Core
     statements: one UPDATE hands every row over."""
-    table = _ALLOCATIONS
-    rows = session.execute(sa.select(
-        table.c.consumer_id, table.c.resource_provider_id).where(
-        table.c.consumer_id.in_([from_consumer, to_consumer]))).all()
+    rows = session.execute(_HOLDINGS, {
+        'b_consumers': [from_consumer, to_consumer]}).all()
     if not any(r.consumer_id == from_consumer for r in rows):
         return {}
-    session.execute(table.delete().where(
-        table.c.consumer_id == to_consumer))
-    session.execute(table.update().where(
-        table.c.consumer_id == from_consumer).values(
-        consumer_id=to_consumer))
+    if any(r.consumer_id == to_consumer for r in rows):
+        session.execute(_DROP_CONSUMER, {'b_consumer': to_consumer})
+    session.execute(_HAND_OVER, {'b_from': from_consumer,
+                                 'v_to': to_consumer})
     _bump_consumers(session, [from_consumer, to_consumer])
     _touch_generations(session, [r.resource_provider_id for r in rows])
     return _allocations_of(session, to_consumer)
@@ -225,21 +248,21 @@ def allocations_move(from_consumer, to_consumer):
 
 
 def _delete_in(session, consumer_id, root_host=None):
-    table = _ALLOCATIONS
-    query = sa.select(table.c.id, table.c.resource_provider_id).where(
-        table.c.consumer_id == consumer_id)
-    if root_host is not None:
-        providers = models.ResourceProvider.__table__
+    if root_host is None:
+        rows = session.execute(_ROWS_OF, {'b_consumer': consumer_id}).all()
+    else:
+        table, providers = _ALLOCATIONS, _PROVIDERS
         root = sa.select(providers.c.id).where(
             providers.c.name == root_host).scalar_subquery()
-        query = query.where(table.c.resource_provider_id.in_(
-            sa.select(providers.c.id).where(
-                providers.c.root_provider_id == root)))
-    rows = session.execute(query).all()
+        rows = session.execute(
+            sa.select(table.c.id, table.c.resource_provider_id).where(
+                table.c.consumer_id == consumer_id,
+                table.c.resource_provider_id.in_(
+                    sa.select(providers.c.id).where(
+                        providers.c.root_provider_id == root)))).all()
     if not rows:
         return False
-    session.execute(table.delete().where(
-        table.c.id.in_([r.id for r in rows])))
+    session.execute(_DROP_ROWS, {'b_ids': [r.id for r in rows]})
     _bump_consumers(session, [consumer_id])
     _touch_generations(session, [r.resource_provider_id for r in rows])
     return True
