@@ -136,10 +136,9 @@ def _bump_consumers(session, consumers, expected=None):
 
 def consumer_generation_get(consumer_id):
     """The consumer's generation now (None: never held anything)."""
-    table = models.Consumer.__table__
     with _session(writer=False) as session:
-        return session.execute(sa.select(table.c.generation).where(
-            table.c.uuid == consumer_id)).scalar()
+        return session.execute(_CONSUMER_GENERATION,
+                               {'b_uuid': consumer_id}).scalar()
 
 
 def consumer_generations_all():

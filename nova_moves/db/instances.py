@@ -56,14 +56,16 @@ def instance_create(values):
         return _instance_dict(row)
 
 
+# Core, built once: every API action and move flow starts with this read.
+_BY_UUID = sa.select(models.Instance.__table__).where(
+    models.Instance.__table__.c.uuid == sa.bindparam('b_uuid'))
+_LIVE_BY_UUID = _BY_UUID.where(models.Instance.__table__.c.deleted == 0)
+
+
 def instance_get(instance_uuid, read_deleted=False):
-    # Core: every API action and compute step starts with this read.
-    table = models.Instance.__table__
     with _session(writer=False) as session:
-        query = sa.select(table).where(table.c.uuid == instance_uuid)
-        if not read_deleted:
-            query = query.where(table.c.deleted == 0)
-        row = session.execute(query).first()
+        row = session.execute(_BY_UUID if read_deleted else _LIVE_BY_UUID,
+                              {'b_uuid': instance_uuid}).first()
         if row is None:
             raise exception.InstanceNotFound(instance_id=instance_uuid)
         return _instance_row_dict(row)

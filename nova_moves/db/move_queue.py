@@ -18,7 +18,7 @@ from nova_moves import exception
 from nova_moves import states
 from nova_moves.db import models
 from nova_moves.db import phases
-from nova_moves.db.session import _session, _to_dict, utcnow
+from nova_moves.db.session import _row_dict, _session, _to_dict, utcnow
 
 __all__ = ['move_queue_enter', 'move_queue_admit', 'move_queue_get_all',
            'move_queue_waiting']
@@ -27,13 +27,52 @@ QUEUED = 'queued'
 ADMITTED = 'admitted'
 RELEASED = 'released'
 
+# Core statements built once: every move passes the gate, and a pass
+# runs whenever a move settles.
+_bp = sa.bindparam
+_QUEUE = models.MoveQueue.__table__
+_MIGRATIONS = models.Migration.__table__
+_LOCK_ROW = models.MoveLimitLock.__table__
+_LOCK = _LOCK_ROW.update().where(_LOCK_ROW.c.id == 1).values(
+    ticks=_LOCK_ROW.c.ticks + 1)
+_STATE_OF = sa.select(_QUEUE.c.state).where(
+    _QUEUE.c.migration_uuid == _bp('b_migration'))
+_ENTER = _QUEUE.insert().values(
+    migration_uuid=_bp('v_migration'), instance_uuid=_bp('v_instance'),
+    source_host=_bp('v_host'), kind=_bp('v_kind'), state=QUEUED,
+    request=_bp('v_request'), created_at=_bp('v_now'))
+# The admitted moves with their migration's status (NULL: deleted).
+_ADMITTED = (
+    sa.select(_QUEUE.c.id, _QUEUE.c.source_host, _MIGRATIONS.c.status)
+    .select_from(_QUEUE.outerjoin(
+        _MIGRATIONS, _MIGRATIONS.c.uuid == _QUEUE.c.migration_uuid))
+    .where(_QUEUE.c.state == ADMITTED))
+_QUEUED = (sa.select(_QUEUE.c.id, _QUEUE.c.migration_uuid,
+                     _QUEUE.c.source_host, _QUEUE.c.request)
+           .where(_QUEUE.c.state == QUEUED).order_by(_QUEUE.c.id))
+_RELEASE = _QUEUE.update().where(
+    _QUEUE.c.id.in_(_bp('b_ids', expanding=True))).values(
+    state=RELEASED, released_at=_bp('v_now'))
+_ADMIT = _QUEUE.update().where(_QUEUE.c.id.in_(
+    _bp('b_ids', expanding=True))).values(
+    state=ADMITTED, admitted_at=_bp('v_now'), admitted_by=_bp('v_me'))
+_ROWS = sa.select(_QUEUE).where(_QUEUE.c.id.in_(
+    _bp('b_ids', expanding=True))).order_by(_QUEUE.c.id)
+_ANY_QUEUED = sa.select(_QUEUE.c.id).where(
+    _QUEUE.c.state == QUEUED).limit(1)
+_PHASES_OF = sa.select(_MIGRATIONS.c.phases).where(
+    _MIGRATIONS.c.uuid == _bp('b_uuid'))
+_FLIP = _MIGRATIONS.update().where(
+    _MIGRATIONS.c.uuid == _bp('b_uuid'),
+    _MIGRATIONS.c.status == _bp('b_status')).values(
+    status=_bp('v_status'), updated_at=_bp('v_now'),
+    phases=_bp('v_phases'))
+
 
 def _lock(session):
     """Serialise gate decisions: the row lock is held to commit."""
-    result = session.execute(
-        sa.update(models.MoveLimitLock).where(models.MoveLimitLock.id == 1)
-        .values(ticks=models.MoveLimitLock.ticks + 1))
-    if result.rowcount == 0:  # a schema made without the migration's row
+    if session.execute(_LOCK).rowcount == 0:
+        # A schema made without the migration's row.
         session.add(models.MoveLimitLock(id=1, ticks=1))
         session.flush()
 
@@ -41,56 +80,52 @@ def _lock(session):
 def _flip(session, migration_uuid, expected, new):
     """Compare-and-swap a migration's status (its phase stamped in the
     same write); False when it moved on."""
-    current = session.scalars(sa.select(models.Migration.phases).where(
-        models.Migration.uuid == migration_uuid)).first()
+    current = session.execute(_PHASES_OF, {'b_uuid': migration_uuid}).scalar()
     now = utcnow()
-    return session.execute(
-        sa.update(models.Migration)
-        .where(models.Migration.uuid == migration_uuid,
-               models.Migration.status == expected)
-        .values(status=new, updated_at=now,
-                phases=phases.stamp(current, new, now))).rowcount == 1
+    return session.execute(_FLIP, {
+        'b_uuid': migration_uuid, 'b_status': expected, 'v_status': new,
+        'v_now': now, 'v_phases': phases.stamp(current, new, now)},
+    ).rowcount == 1
 
 
 def _admit_pass(session, cluster_limit, host_limit, me, fresh=None):
     """Release the slots of settled moves, then admit queued moves in
     order while there is room. Returns the rows admitted (dicts)."""
     now = utcnow()
-    admitted = session.scalars(sa.select(models.MoveQueue).where(
-        models.MoveQueue.state == ADMITTED)).all()
-    status = dict(session.execute(
-        sa.select(models.Migration.uuid, models.Migration.status).where(
-            models.Migration.uuid.in_([r.migration_uuid for r in admitted])))
-        .all()) if admitted else {}
     per_host = collections.Counter()
     total = 0
-    for row in admitted:
-        if status.get(row.migration_uuid) in (
-                None,) + states.MIGRATION_SETTLED_STATUSES:
-            row.state, row.released_at = RELEASED, now
+    released = []
+    for row in session.execute(_ADMITTED):
+        if row.status in (None,) + states.MIGRATION_SETTLED_STATUSES:
+            released.append(row.id)
             continue
         total += 1
         per_host[row.source_host] += 1
-    result = []
-    for row in session.scalars(sa.select(models.MoveQueue).where(
-            models.MoveQueue.state == QUEUED).order_by(models.MoveQueue.id)):
-        if total >= cluster_limit:
-            break
-        if row.source_host and per_host[row.source_host] >= host_limit:
-            continue
-        if row.migration_uuid != fresh:
-            resume = json.loads(row.request or '{}').get('resume_status')
-            if not _flip(session, row.migration_uuid, states.M_QUEUED,
-                         resume):
-                # Deleted, aborted or failed while it waited.
-                row.state, row.released_at = RELEASED, now
+    admitted = []
+    if total < cluster_limit:
+        for row in session.execute(_QUEUED).all():
+            if total >= cluster_limit:
+                break
+            if row.source_host and per_host[row.source_host] >= host_limit:
                 continue
-        row.state, row.admitted_at, row.admitted_by = ADMITTED, now, me
-        total += 1
-        per_host[row.source_host] += 1
-        result.append(row)
-    session.flush()
-    return [_to_dict(r) for r in result]
+            if row.migration_uuid != fresh:
+                resume = json.loads(row.request or '{}').get(
+                    'resume_status')
+                if not _flip(session, row.migration_uuid, states.M_QUEUED,
+                             resume):
+                    # Deleted, aborted or failed while it waited.
+                    released.append(row.id)
+                    continue
+            admitted.append(row.id)
+            total += 1
+            per_host[row.source_host] += 1
+    if released:
+        session.execute(_RELEASE, {'b_ids': released, 'v_now': now})
+    if not admitted:
+        return []
+    session.execute(_ADMIT, {'b_ids': admitted, 'v_now': now, 'v_me': me})
+    return [_row_dict(r) for r in session.execute(_ROWS,
+                                                  {'b_ids': admitted})]
 
 
 def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
@@ -103,16 +138,16 @@ def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
     only if the row already was."""
     with _session() as session:
         _lock(session)
-        row = session.scalars(sa.select(models.MoveQueue).where(
-            models.MoveQueue.migration_uuid == migration_uuid)).first()
-        if row is not None:
-            return {'admitted': row.state == ADMITTED, 'others': []}
-        session.add(models.MoveQueue(
-            migration_uuid=migration_uuid, instance_uuid=instance_uuid,
-            source_host=source_host, kind=kind, state=QUEUED,
-            request=json.dumps(dict(request, resume_status=from_status)),
-            created_at=utcnow()))
-        session.flush()
+        state = session.execute(_STATE_OF,
+                                {'b_migration': migration_uuid}).scalar()
+        if state is not None:
+            return {'admitted': state == ADMITTED, 'others': []}
+        session.execute(_ENTER, {
+            'v_migration': migration_uuid, 'v_instance': instance_uuid,
+            'v_host': source_host, 'v_kind': kind,
+            'v_request': json.dumps(dict(request,
+                                         resume_status=from_status)),
+            'v_now': utcnow()})
         rows = _admit_pass(session, cluster_limit, host_limit, me,
                            fresh=migration_uuid)
         mine = [r for r in rows if r['migration_uuid'] == migration_uuid]
@@ -130,8 +165,7 @@ def move_queue_admit(cluster_limit, host_limit, me):
     now run)."""
     with _session(writer=False) as session:
         # An idle cluster costs a read per pass, not a write lock.
-        if session.scalars(sa.select(models.MoveQueue.id).where(
-                models.MoveQueue.state == QUEUED).limit(1)).first() is None:
+        if session.execute(_ANY_QUEUED).first() is None:
             return []
     with _session() as session:
         _lock(session)

@@ -2,6 +2,7 @@
 import contextlib
 import datetime
 import fcntl
+import functools
 import os
 import re
 import threading
@@ -199,10 +200,17 @@ def _where_id_or_uuid(table, ident, not_found):
     return table.c.uuid == ident
 
 
+@functools.lru_cache(maxsize=64)
+def _select_by(table, column):
+    # Built once per table: statement building costs more than running it.
+    return sa.select(table).where(table.c[column] == sa.bindparam('ident'))
+
+
 def _row_by_id_or_uuid(session, table, ident, not_found):
     """A Core row by integer id or uuid; ``not_found()`` raises."""
-    row = session.execute(sa.select(table).where(
-        _where_id_or_uuid(table, ident, not_found))).first()
+    clause = _where_id_or_uuid(table, ident, not_found)
+    row = session.execute(_select_by(table, clause.left.name),
+                          {'ident': clause.right.effective_value}).first()
     if row is None:
         raise not_found()
     return row
