@@ -43,14 +43,20 @@ _EVENT_WHOLE = _EVENTS.insert().values(
 
 
 def action_start(instance_uuid, action, request_id, user_id, project_id):
+    with _session() as session:
+        return _action_start_in(session, instance_uuid, action, request_id,
+                                user_id, project_id)
+
+
+def _action_start_in(session, instance_uuid, action, request_id, user_id,
+                     project_id):
     now = utcnow()
     values = dict(instance_uuid=instance_uuid, action=action,
                   request_id=request_id, user_id=user_id,
                   project_id=project_id, start_time=now, created_at=now,
                   updated_at=now)
-    with _session() as session:
-        action_id = session.execute(
-            _ACTIONS.insert().values(**values)).inserted_primary_key[0]
+    action_id = session.execute(
+        _ACTIONS.insert().values(**values)).inserted_primary_key[0]
     # The row as written, without reading it back.
     row = dict.fromkeys(_ACTIONS.c.keys())
     row.update({k: v.isoformat() if hasattr(v, 'isoformat') else v

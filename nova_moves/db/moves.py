@@ -3,6 +3,7 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
+from nova_moves.db.actions import _action_start_in
 from nova_moves.db import models
 from nova_moves.db import phases
 from nova_moves import exception
@@ -43,9 +44,12 @@ def migration_get(migration_id):
 
 
 @_retry_on_deadlock
-def migration_update(migration_id, values, expected_status=None):
+def migration_update(migration_id, values, expected_status=None,
+                     action=None):
     """Update a migration; with ``expected_status`` (a list) only if it is
-    still in one of them, else Conflict. One transaction, Core."""
+    still in one of them, else Conflict. ``action`` (action_start's
+    arguments as a dict) is recorded only when the update is. One
+    transaction, Core."""
     table = _MIGRATIONS
     with _session() as session:
         current = _row_by_id_or_uuid(
@@ -62,6 +66,8 @@ def migration_update(migration_id, values, expected_status=None):
         if expected_status:
             query = query.where(table.c.status.in_(list(expected_status)))
         if session.execute(query.values(**values)).rowcount == 1:
+            if action:
+                _action_start_in(session, **action)
             return _row_dict(session.execute(sa.select(table).where(
                 table.c.id == current.id)).first())
         status = session.execute(sa.select(table.c.status).where(

@@ -85,10 +85,13 @@ class MigrationTask(base.TaskBase):
                 {'flavor': self.flavor, 'host': self.host,
                  'force': self.force, 'target_hosts': self.target_hosts}):
             return None  # queued: run again with resume=True
-        return self._schedule()
+        # As migration_start left it (no need to read it back).
+        return self._schedule(dict(instance, old_flavor=old_flavor,
+                                   new_flavor=new_flavor))
 
-    def _schedule(self):
-        instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+    def _schedule(self, instance=None):
+        if instance is None:
+            instance = self.db.instance_get(self.ctxt, self.instance_uuid)
         new_flavor = instance['new_flavor'] or instance['flavor']
         is_resize = self.migration['migration_type'] == states.RESIZE
         # The scheduler's claim states the generation read here: if this
