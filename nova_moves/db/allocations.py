@@ -49,6 +49,19 @@ _ROWS_OF = sa.select(_ALLOCATIONS.c.id,
     _ALLOCATIONS.c.consumer_id == _bp('b_consumer'))
 _DROP_ROWS = _ALLOCATIONS.delete().where(
     _ALLOCATIONS.c.id.in_(_bp('b_ids', expanding=True)))
+_HELD = sa.select(
+    _ALLOCATIONS.c.id, _ALLOCATIONS.c.resource_provider_id,
+    _ALLOCATIONS.c.resource_class, _ALLOCATIONS.c.used).where(
+    _ALLOCATIONS.c.consumer_id.in_(_bp('b_consumers', expanding=True)))
+_PROVIDER_IDS = sa.select(_PROVIDERS.c.id).where(
+    _PROVIDERS.c.uuid.in_(_bp('b_uuids', expanding=True)))
+_NEW_ALLOCATION = _ALLOCATIONS.insert().values(
+    resource_provider_id=_bp('v_rp'), consumer_id=_bp('v_consumer'),
+    resource_class=_bp('v_rc'), used=_bp('v_used'))
+_PROVIDER_CAS = _PROVIDERS.update().where(
+    _PROVIDERS.c.id == _bp('b_id'),
+    _PROVIDERS.c.generation == _bp('b_generation')).values(
+    generation=_bp('v_generation'))
 
 
 def allocations_get(consumer_id):
@@ -71,11 +84,9 @@ def _bump_generations(session, providers):
     bumped in id order so two writers lock rows in the same order (fewer
     deadlocks on MySQL/PostgreSQL)."""
     for rp_id, generation in sorted(providers.items()):
-        result = session.execute(
-            sa.update(models.ResourceProvider)
-            .where(models.ResourceProvider.id == rp_id,
-                   models.ResourceProvider.generation == generation)
-            .values(generation=generation + 1))
+        result = session.execute(_PROVIDER_CAS, {
+            'b_id': rp_id, 'b_generation': generation,
+            'v_generation': generation + 1})
         if result.rowcount != 1:
             return False
     return True
@@ -152,15 +163,12 @@ def consumer_generations_all():
 def _replace_in(session, consumer_id, allocations, from_consumer=None,
                 consumer_generation=None):
     """allocations_replace inside the caller's transaction."""
-    old = session.scalars(sa.select(models.Allocation).where(
-        models.Allocation.consumer_id.in_(
-            [consumer_id] + ([from_consumer] if from_consumer else []))
-    )).all()
+    old = session.execute(_HELD, {'b_consumers': [consumer_id] + (
+        [from_consumer] if from_consumer else [])}).all()
     # Only the providers this claim touches: the ones asked for and
     # the ones the consumers hold now.
-    wanted = set(session.scalars(
-        sa.select(models.ResourceProvider.id).where(
-            models.ResourceProvider.uuid.in_(list(allocations)))))
+    wanted = set(session.scalars(_PROVIDER_IDS,
+                                 {'b_uuids': list(allocations)}))
     rps, invs, usage, _aggs = _load_placement(
         session, wanted | {a.resource_provider_id for a in old})
     by_uuid = {rp.uuid: rp for rp in rps.values()}
@@ -192,14 +200,14 @@ def _replace_in(session, consumer_id, allocations, from_consumer=None,
     _bump_consumers(session, [consumer_id] + (
         [from_consumer] if from_consumer else []),
         {consumer_id: consumer_generation})
-    for a in old:
-        session.delete(a)
-    for rp_uuid, resources in allocations.items():
-        for rc, amount in resources.items():
-            session.add(models.Allocation(
-                resource_provider_id=by_uuid[rp_uuid].id,
-                consumer_id=consumer_id, resource_class=rc, used=amount))
-    session.flush()
+    if old:
+        session.execute(_DROP_ROWS, {'b_ids': [a.id for a in old]})
+    rows = [{'v_rp': by_uuid[rp_uuid].id, 'v_consumer': consumer_id,
+             'v_rc': rc, 'v_used': amount}
+            for rp_uuid, resources in allocations.items()
+            for rc, amount in resources.items()]
+    if rows:
+        session.execute(_NEW_ALLOCATION, rows)
     if not _bump_generations(session, generations):
         raise _GenerationConflict()
 
