@@ -481,7 +481,8 @@ def run(args, database_url):
         status = 1 if problems else 0
         print('\nsummary (%s): kind, moves, seconds, completed/s, '
               'CPU ms/move all processes' % (
-                  'postgresql' if database_url else 'sqlite'))
+                  database_url.split(':')[0].split('+')[0]
+                  if database_url else 'sqlite'))
         for kind, n, elapsed, total in summary:
             print('  %-9s %4d %7.1f %7.1f %8.1f' % (kind, n, elapsed,
                                                      n / elapsed, total))
