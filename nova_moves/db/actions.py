@@ -6,6 +6,7 @@ from nova_moves import exception
 from nova_moves.db.session import (
     _parse_time,
     _session,
+    _tx,
     _to_dict,
     utcnow)
 
@@ -27,10 +28,16 @@ _TOUCH_ERROR = _ACTIONS.update().where(_ACTIONS.c.id == _bp('b_id')).values(
 _EVENT_START = _EVENTS.insert().values(
     action_id=_bp('v_action_id'), event=_bp('v_event'),
     start_time=_bp('v_now'), host=_bp('v_host'), created_at=_bp('v_now'))
-_EVENT_OPEN = (sa.select(sa.func.max(_EVENTS.c.id))
-               .where(_EVENTS.c.action_id == _bp('b_action_id'),
-                      _EVENTS.c.event == _bp('b_event'),
-                      _EVENTS.c.finish_time.is_(None)))
+# The request's action and its newest open ``b_event`` (NULL: none).
+_ACTION_AND_OPEN_EVENT = (
+    sa.select(_ACTIONS.c.id, sa.func.max(_EVENTS.c.id))
+    .select_from(_ACTIONS.outerjoin(_EVENTS, sa.and_(
+        _EVENTS.c.action_id == _ACTIONS.c.id,
+        _EVENTS.c.event == _bp('b_event'),
+        _EVENTS.c.finish_time.is_(None))))
+    .where(_ACTIONS.c.instance_uuid == _bp('b_uuid'),
+           _ACTIONS.c.request_id == _bp('b_request_id'))
+    .group_by(_ACTIONS.c.id).order_by(_ACTIONS.c.id.desc()).limit(1))
 _EVENT_CLOSE = _EVENTS.update().where(_EVENTS.c.id == _bp('b_id')).values(
     finish_time=_bp('v_now'), result=_bp('v_result'),
     traceback=_bp('v_traceback'), details=_bp('v_details'),
@@ -43,7 +50,7 @@ _EVENT_WHOLE = _EVENTS.insert().values(
 
 
 def action_start(instance_uuid, action, request_id, user_id, project_id):
-    with _session() as session:
+    with _tx() as session:
         return _action_start_in(session, instance_uuid, action, request_id,
                                 user_id, project_id)
 
@@ -125,7 +132,7 @@ def _event_start_in(session, instance_uuid, request_id, event, host=None):
 
 
 def action_event_start(instance_uuid, request_id, event, host=None):
-    with _session() as session:
+    with _tx() as session:
         _event_start_in(session, instance_uuid, request_id, event, host)
 
 
@@ -135,13 +142,17 @@ def _event_finish_in(session, instance_uuid, request_id, event, result,
     unless the step failed before its start was recorded: then the event
     is recorded whole)."""
     now = utcnow()
-    action_id = _action_id(session, instance_uuid, request_id)
+    # A read, then the UPDATE by id: MySQL refuses an UPDATE with a
+    # subquery on its own table.
+    row = session.execute(_ACTION_AND_OPEN_EVENT, {
+        'b_uuid': instance_uuid, 'b_request_id': request_id,
+        'b_event': event}).first()
+    if row is None:
+        raise exception.ActionNotFound(request_id=request_id,
+                                       instance_uuid=instance_uuid)
+    action_id, event_id = row
     done = {'v_now': now, 'v_result': result, 'v_traceback': traceback,
             'v_details': details}
-    # Two statements, not an UPDATE with a subquery on its own table,
-    # which MySQL refuses.
-    event_id = session.execute(_EVENT_OPEN, {
-        'b_action_id': action_id, 'b_event': event}).scalar()
     if event_id is not None:
         session.execute(_EVENT_CLOSE, dict(done, b_id=event_id))
     else:
@@ -152,7 +163,7 @@ def _event_finish_in(session, instance_uuid, request_id, event, result,
 
 def action_event_finish(instance_uuid, request_id, event, result,
                         traceback=None, details=None):
-    with _session() as session:
+    with _tx() as session:
         _event_finish_in(session, instance_uuid, request_id, event, result,
                          traceback, details)
 

@@ -9,7 +9,7 @@ from nova_moves.db import models
 from nova_moves import exception
 from nova_moves import states
 from nova_moves.db.candidates import _capacity, _load_placement
-from nova_moves.db.session import _session
+from nova_moves.db.session import _session, _tx
 
 
 _CAS_RETRIES = 20
@@ -66,7 +66,7 @@ _PROVIDER_CAS = _PROVIDERS.update().where(
 
 def allocations_get(consumer_id):
     """{provider_uuid: {resource_class: used}} held by a consumer."""
-    with _session(writer=False) as session:
+    with _tx(writer=False) as session:
         return _allocations_of(session, consumer_id)
 
 
@@ -147,7 +147,7 @@ def _bump_consumers(session, consumers, expected=None):
 
 def consumer_generation_get(consumer_id):
     """The consumer's generation now (None: never held anything)."""
-    with _session(writer=False) as session:
+    with _tx(writer=False) as session:
         return session.execute(_CONSUMER_GENERATION,
                                {'b_uuid': consumer_id}).scalar()
 
@@ -155,7 +155,7 @@ def consumer_generation_get(consumer_id):
 def consumer_generations_all():
     """{consumer: generation} for the invariant checks."""
     table = models.Consumer.__table__
-    with _session(writer=False) as session:
+    with _tx(writer=False) as session:
         return dict(session.execute(sa.select(table.c.uuid,
                                               table.c.generation)).all())
 
@@ -222,7 +222,7 @@ def allocations_replace(consumer_id, allocations, from_consumer=None,
     consumer must still be at that generation (a claim for a move that
     was rolled back meanwhile fails with ConsumerGenerationConflict).
     Raises AllocationFailed when a provider cannot fit the request."""
-    with _session() as session:
+    with _tx() as session:
         _replace_in(session, consumer_id, allocations, from_consumer,
                     consumer_generation)
     return True
@@ -250,7 +250,7 @@ def _move_in(session, from_consumer, to_consumer):
 def allocations_move(from_consumer, to_consumer):
     """Hand everything ``from_consumer`` holds to ``to_consumer``, which
     must hold nothing. Returns what moved."""
-    with _session() as session:
+    with _tx() as session:
         return _move_in(session, from_consumer, to_consumer)
 
 
@@ -279,7 +279,7 @@ def _delete_in(session, consumer_id, root_host=None):
 def allocations_delete(consumer_id, root_host=None):
     """Drop what a consumer holds; with ``root_host`` only its allocations
     in that host's provider tree (the source half after an evacuation)."""
-    with _session() as session:
+    with _tx() as session:
         return _delete_in(session, consumer_id, root_host)
 
 

@@ -12,6 +12,7 @@ from nova_moves.db.session import (
     _retry_on_deadlock,
     _row_dict,
     _session,
+    _tx,
     _to_dict,
     utcnow)
 
@@ -63,7 +64,7 @@ _LIVE_BY_UUID = _BY_UUID.where(models.Instance.__table__.c.deleted == 0)
 
 
 def instance_get(instance_uuid, read_deleted=False):
-    with _session(writer=False) as session:
+    with _tx(writer=False) as session:
         row = session.execute(_BY_UUID if read_deleted else _LIVE_BY_UUID,
                               {'b_uuid': instance_uuid}).first()
         if row is None:

@@ -18,7 +18,7 @@ from nova_moves import exception
 from nova_moves import states
 from nova_moves.db import models
 from nova_moves.db import phases
-from nova_moves.db.session import _row_dict, _session, _to_dict, utcnow
+from nova_moves.db.session import _row_dict, _session, _to_dict, _tx, utcnow
 
 __all__ = ['move_queue_enter', 'move_queue_admit', 'move_queue_get_all',
            'move_queue_waiting']
@@ -73,8 +73,7 @@ def _lock(session):
     """Serialise gate decisions: the row lock is held to commit."""
     if session.execute(_LOCK).rowcount == 0:
         # A schema made without the migration's row.
-        session.add(models.MoveLimitLock(id=1, ticks=1))
-        session.flush()
+        session.execute(_LOCK_ROW.insert().values(id=1, ticks=1))
 
 
 def _flip(session, migration_uuid, expected, new):
@@ -136,7 +135,7 @@ def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
     queued in the same transaction (MoveConflict, nothing written, when
     it moved on). A repeated delivery finds its row and is admitted
     only if the row already was."""
-    with _session() as session:
+    with _tx() as session:
         _lock(session)
         state = session.execute(_STATE_OF,
                                 {'b_migration': migration_uuid}).scalar()
@@ -163,11 +162,11 @@ def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
 def move_queue_admit(cluster_limit, host_limit, me):
     """The periodic pass of a conductor: the rows it admitted (and must
     now run)."""
-    with _session(writer=False) as session:
+    with _tx(writer=False) as session:
         # An idle cluster costs a read per pass, not a write lock.
         if session.execute(_ANY_QUEUED).first() is None:
             return []
-    with _session() as session:
+    with _tx() as session:
         _lock(session)
         return _admit_pass(session, cluster_limit, host_limit, me)
 

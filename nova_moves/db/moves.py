@@ -18,6 +18,7 @@ from nova_moves.db.session import (
     _row_by_id_or_uuid,
     _row_dict,
     _session,
+    _tx,
     _to_dict,
     utcnow)
 
@@ -51,7 +52,7 @@ def migration_update(migration_id, values, expected_status=None,
     arguments as a dict) is recorded only when the update is. One
     transaction, Core."""
     table = _MIGRATIONS
-    with _session() as session:
+    with _tx() as session:
         current = _row_by_id_or_uuid(
             session, table, migration_id,
             lambda: exception.MigrationNotFound(migration_id=migration_id))
@@ -82,7 +83,7 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
                       user_id=None, project_id=None, changes_since=None,
                       changes_before=None, limit=None, marker=None,
                       newest_first=True, uuids=None):
-    with _session(writer=False) as session:
+    with _tx(writer=False) as session:
         if newest_first:
             order = (_MIGRATIONS.c.created_at.desc(),
                      _MIGRATIONS.c.id.desc())
@@ -157,7 +158,7 @@ def migration_start(instance_uuid, values, old_flavor, new_flavor,
     values.setdefault('uuid', str(uuidlib.uuid4()))
     values['phases'] = phases.stamp(None, values['status'], utcnow())
     instances = models.Instance.__table__
-    with _session() as session:
+    with _tx() as session:
         result = session.execute(
             instances.update()
             .where(instances.c.uuid == instance_uuid,

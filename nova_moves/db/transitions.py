@@ -32,7 +32,7 @@ from nova_moves.db.allocations import (_allocations_of, _delete_in, _move_in,
 from nova_moves.db.instances import (_encode_instance_values,
                                      _instance_row_dict)
 from nova_moves.db import phases
-from nova_moves.db.session import _row_dict, _session, utcnow
+from nova_moves.db.session import _dialect, _row_dict, _tx, utcnow
 
 # Core tables: every move step runs these statements, and ORM objects
 # (identity map, attribute instrumentation, flush) cost more CPU than
@@ -42,6 +42,7 @@ from nova_moves.db.session import _row_dict, _session, utcnow
 _MIGRATIONS = models.Migration.__table__
 _INSTANCES = models.Instance.__table__
 _ACTIONS = models.InstanceAction.__table__
+_FAULTS = models.InstanceFault.__table__
 _bp = sa.bindparam
 
 _MIGRATION_BY_ID = sa.select(_MIGRATIONS).where(
@@ -222,7 +223,7 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
     Raises UnexpectedTaskState / InstanceInvalidState (409) with nothing
     written when another request got there first."""
     now = utcnow()
-    with _session() as session:
+    with _tx() as session:
         query = (_INSTANCES.update()
                  .where(_INSTANCES.c.uuid == instance_uuid,
                         _INSTANCES.c.deleted == 0,
@@ -282,7 +283,7 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
     migration's updated_at moves on every step (the stuck-move sweep
     measures from it). Returns {'instance', 'migration'} as they are now;
     raises MoveConflict, writing nothing, when either row moved on."""
-    with _session() as session:
+    with _tx() as session:
         migration = _migration_row(session, migration_id)
         if status is not None and migration.status not in _as_list(
                 status[0]):
@@ -318,7 +319,7 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
 
 def _add_fault(session, instance_uuid, fault):
     if fault:
-        session.add(models.InstanceFault(
+        session.execute(_FAULTS.insert().values(
             instance_uuid=instance_uuid, code=fault.get('code') or 500,
             message=(fault.get('message') or 'move failed')[:255],
             details=fault.get('details'), host=fault.get('host')))
@@ -340,7 +341,7 @@ def _advance_instance(session, migration, task_state, instance_values,
     params['b_ts'] = [e for e in expected if e is not None]
     if expected_vm_state:
         params['b_vm'] = _as_list(expected_vm_state)
-    returning = session.get_bind().dialect.update_returning
+    returning = _dialect(session).update_returning
     query = _instance_update(tuple(sorted(inst_values)),
                              bool(params['b_ts']), None in expected,
                              bool(expected_vm_state), returning)
@@ -388,7 +389,7 @@ def move_failed(migration_id=None, expected_status=None, status=states.M_ERROR,
     failed before its migration row existed names ``instance_uuid`` and
     the ``task_states`` it may clear instead. Returns {'instance',
     'migration'}."""
-    with _session() as session:
+    with _tx() as session:
         migration = None
         if migration_id is not None:
             migration = _migration_row(session, migration_id)
