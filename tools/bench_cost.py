@@ -55,7 +55,7 @@ FAILED = ('error', 'failed', 'cancelled')
 
 
 # -- the stack ----------------------------------------------------------
-def make_stack(database_url, rpc_dir, keep, limits=None):
+def make_stack(database_url, rpc_dir, keep, limits=None, api_workers=1):
     conductor = {}
     if limits:
         conductor = {'max_concurrent_migrations_per_cluster': limits[0],
@@ -69,7 +69,8 @@ def make_stack(database_url, rpc_dir, keep, limits=None):
         service_down_time=60,
         extra_conf={'DEFAULT': {'debug': 'false', 'report_interval': 10,
                                 'rpc_stats_dir': rpc_dir},
-                    'conductor': conductor, 'quota': UNLIMITED})
+                    'conductor': conductor, 'quota': UNLIMITED,
+                    'api': {'workers': str(api_workers)}})
 
 
 def _procs(stack):
@@ -432,7 +433,7 @@ def run(args, database_url):
     rpc_dir = os.path.join('/tmp', 'bench-cost-%s' % uuid.uuid4().hex[:8])
     os.environ['NOVA_MOVES_SQL_STATS'] = 'trace' if args.trace else '1'
     stack = make_stack(database_url, rpc_dir, args.keep_logs,
-                       args.move_limits)
+                       args.move_limits, args.api_workers)
     stack.start(timeout=180)
     status = 0
     try:
@@ -516,6 +517,8 @@ def main(argv=None):
     parser.add_argument('--trace', action='store_true',
                         help='keep every SQL statement per process')
     parser.add_argument('--keep-logs', action='store_true')
+    parser.add_argument('--api-workers', type=int, default=1,
+                        help='[api] workers of the stack (default 1)')
     parser.add_argument(
         '--move-limits', metavar='CLUSTER,HOST', default=None,
         type=lambda v: [int(x) for x in v.split(',')],

@@ -52,6 +52,19 @@ _MIGRATION_BY_UUID = sa.select(_MIGRATIONS).where(
 _INSTANCE_BY_UUID = sa.select(_INSTANCES).where(
     _INSTANCES.c.uuid == _bp('b_uuid'))
 _LIVE_INSTANCE_BY_UUID = _INSTANCE_BY_UUID.where(_INSTANCES.c.deleted == 0)
+# move_start: the task_state CAS (also on the host, with b_host) and the
+# action.
+_START = _INSTANCES.update().where(
+    _INSTANCES.c.uuid == _bp('b_uuid'), _INSTANCES.c.deleted == 0,
+    _INSTANCES.c.task_state.is_(None),
+    _INSTANCES.c.vm_state.in_(_bp('b_vm', expanding=True))).values(
+    task_state=_bp('v_task_state'), updated_at=_bp('v_now'))
+_START_ON_HOST = _START.where(_INSTANCES.c.host == _bp('b_host'))
+_NEW_ACTION = _ACTIONS.insert().values(
+    instance_uuid=_bp('v_uuid'), action=_bp('v_action'),
+    request_id=_bp('v_request_id'), user_id=_bp('v_user_id'),
+    project_id=_bp('v_project_id'), start_time=_bp('v_now'),
+    created_at=_bp('v_now'), updated_at=_bp('v_now'))
 _NEWEST_REQUEST_ID = (
     sa.select(_ACTIONS.c.request_id)
     .where(_ACTIONS.c.instance_uuid == _bp('b_uuid'))
@@ -224,21 +237,17 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
     written when another request got there first."""
     now = utcnow()
     with _tx() as session:
-        query = (_INSTANCES.update()
-                 .where(_INSTANCES.c.uuid == instance_uuid,
-                        _INSTANCES.c.deleted == 0,
-                        _INSTANCES.c.task_state.is_(None),
-                        _INSTANCES.c.vm_state.in_(list(vm_states))))
+        params = {'b_uuid': instance_uuid, 'b_vm': list(vm_states),
+                  'v_task_state': task_state, 'v_now': now}
         if expected_host is not None:
-            query = query.where(_INSTANCES.c.host == expected_host)
-        result = session.execute(query.values(task_state=task_state,
-                                              updated_at=now))
+            params['b_host'] = expected_host
+        result = session.execute(
+            _START if expected_host is None else _START_ON_HOST, params)
         if result.rowcount == 1:
-            session.execute(_ACTIONS.insert().values(
-                instance_uuid=instance_uuid, action=action,
-                request_id=request_id, user_id=user_id,
-                project_id=project_id, start_time=now, created_at=now,
-                updated_at=now))
+            session.execute(_NEW_ACTION, {
+                'v_uuid': instance_uuid, 'v_action': action,
+                'v_request_id': request_id, 'v_user_id': user_id,
+                'v_project_id': project_id, 'v_now': now})
             row = None
             if migration is not None:
                 values = dict(migration, instance_uuid=instance_uuid)
