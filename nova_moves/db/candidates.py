@@ -5,7 +5,7 @@ import threading
 import sqlalchemy as sa
 
 from nova_moves.db import models
-from nova_moves.db.session import _session
+from nova_moves.db.session import _session, _tx
 
 
 RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
@@ -15,41 +15,60 @@ def _capacity(inv):
     return int((inv.total - inv.reserved) * inv.allocation_ratio)
 
 
-def _load_placement(session, provider_ids=None):
-    """Providers, inventories, usages and aggregates keyed by provider id;
-    only ``provider_ids`` when given. Plain Core rows (attribute access by
-    column name), not ORM objects: at 10,000 hosts that is 40,000 rows per
-    scheduling request, and building ORM objects for them dominated."""
+def _placement_queries(only):
+    """The four reads of _load_placement; with ``only``, of the providers
+    in the expanding parameter b_ids."""
     rp_t = models.ResourceProvider.__table__
     inv_t = models.Inventory.__table__
     alloc_t = models.Allocation.__table__
     agg_t = models.ProviderAggregate.__table__
 
-    def only(query, column):
-        if provider_ids is None:
-            return query
-        return query.where(column.in_(list(provider_ids)))
+    def of(query, column):
+        return query.where(column.in_(sa.bindparam('b_ids', expanding=True))
+                           ) if only else query
 
-    rps = {rp.id: rp for rp in session.execute(
-        only(sa.select(rp_t), rp_t.c.id))}
+    return (of(sa.select(rp_t), rp_t.c.id),
+            of(sa.select(inv_t), inv_t.c.resource_provider_id),
+            of(sa.select(alloc_t.c.resource_provider_id,
+                         alloc_t.c.resource_class,
+                         sa.func.sum(alloc_t.c.used)),
+               alloc_t.c.resource_provider_id)
+            .group_by(alloc_t.c.resource_provider_id,
+                      alloc_t.c.resource_class),
+            of(sa.select(agg_t.c.resource_provider_id,
+                         agg_t.c.aggregate_uuid),
+               agg_t.c.resource_provider_id))
+
+
+# Built once: every scheduling request and claim runs them.
+_ALL_PLACEMENT = _placement_queries(False)
+_SOME_PLACEMENT = _placement_queries(True)
+_GENERATIONS = sa.select(
+    models.ResourceProvider.__table__.c.id,
+    models.ResourceProvider.__table__.c.root_provider_id,
+    models.ResourceProvider.__table__.c.generation,
+    models.ResourceProvider.__table__.c.shares_via_aggregate)
+
+
+def _load_placement(session, provider_ids=None):
+    """Providers, inventories, usages and aggregates keyed by provider id;
+    only ``provider_ids`` when given. Plain Core rows (attribute access by
+    column name), not ORM objects: at 10,000 hosts that is 40,000 rows per
+    scheduling request, and building ORM objects for them dominated."""
+    if provider_ids is None:
+        queries, params = _ALL_PLACEMENT, {}
+    else:
+        queries, params = _SOME_PLACEMENT, {'b_ids': list(provider_ids)}
+    rp_q, inv_q, usage_q, agg_q = queries
+    rps = {rp.id: rp for rp in session.execute(rp_q, params)}
     invs = {}
-    for inv in session.execute(
-            only(sa.select(inv_t), inv_t.c.resource_provider_id)):
+    for inv in session.execute(inv_q, params):
         invs.setdefault(inv.resource_provider_id, {})[inv.resource_class] = inv
     usage = {}
-    for rp_id, rc, used in session.execute(
-            only(sa.select(alloc_t.c.resource_provider_id,
-                           alloc_t.c.resource_class,
-                           sa.func.sum(alloc_t.c.used)),
-                 alloc_t.c.resource_provider_id)
-            .group_by(alloc_t.c.resource_provider_id,
-                      alloc_t.c.resource_class)):
+    for rp_id, rc, used in session.execute(usage_q, params):
         usage[(rp_id, rc)] = int(used)
     aggs = {}
-    for rp_id, agg in session.execute(
-            only(sa.select(agg_t.c.resource_provider_id,
-                           agg_t.c.aggregate_uuid),
-                 agg_t.c.resource_provider_id)):
+    for rp_id, agg in session.execute(agg_q, params):
         aggs.setdefault(rp_id, set()).add(agg)
     return rps, invs, usage, aggs
 
@@ -141,10 +160,7 @@ class PlacementView:
         self._lock = threading.Lock()
 
     def _changed(self, session):
-        rp_t = models.ResourceProvider.__table__
-        rows = session.execute(sa.select(
-            rp_t.c.id, rp_t.c.root_provider_id, rp_t.c.generation,
-            rp_t.c.shares_via_aggregate)).all()
+        rows = session.execute(_GENERATIONS).all()
         fresh = {row.id: row.generation for row in rows}
         roots = {row.root_provider_id for row in rows
                  if self.generations.get(row.id) != row.generation}
@@ -161,7 +177,7 @@ class PlacementView:
             self._refresh()
 
     def _refresh(self):
-        with _session(writer=False) as session:
+        with _tx(writer=False) as session:
             fresh, changed, gone = self._changed(session)
             if not changed and not gone:
                 return

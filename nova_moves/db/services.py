@@ -1,4 +1,5 @@
 """Service records: registration, heartbeats, forced-down."""
+import functools
 import uuid as uuidlib
 
 import sqlalchemy as sa
@@ -12,6 +13,7 @@ from nova_moves.db.session import (
     _row_dict,
     _session,
     _to_dict,
+    _tx,
     utcnow)
 
 
@@ -36,16 +38,31 @@ def service_report(host, binary, topic, availability_zone=None):
 def service_get_all(binary=None, host=None, hosts=None):
     # Core rows: the scheduler reads the compute services of the hosts it
     # looks at (``hosts``) per request.
-    table = models.Service.__table__
-    with _session(writer=False) as session:
-        query = sa.select(table).order_by(table.c.id)
+    with _tx(writer=False) as session:
+        query, params = _services_query(bool(binary), bool(host),
+                                        hosts is not None), {}
         if binary:
-            query = query.where(table.c.binary == binary)
+            params['b_binary'] = binary
         if host:
-            query = query.where(table.c.host == host)
+            params['b_host'] = host
         if hosts is not None:
-            query = query.where(table.c.host.in_(list(hosts)))
-        return [_row_dict(row) for row in session.execute(query)]
+            params['b_hosts'] = list(hosts)
+        return [_row_dict(row) for row in session.execute(query, params)]
+
+
+@functools.lru_cache(maxsize=8)
+def _services_query(binary, host, hosts):
+    # Built once per shape: the scheduler runs it on every request.
+    table = models.Service.__table__
+    query = sa.select(table).order_by(table.c.id)
+    if binary:
+        query = query.where(table.c.binary == sa.bindparam('b_binary'))
+    if host:
+        query = query.where(table.c.host == sa.bindparam('b_host'))
+    if hosts:
+        query = query.where(table.c.host.in_(
+            sa.bindparam('b_hosts', expanding=True)))
+    return query
 
 
 def service_get(service_id):
