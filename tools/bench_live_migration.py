@@ -30,8 +30,11 @@ def main(argv=None):
                              'stack (default: a SQLite file)')
     args = parser.parse_args(argv)
 
+    # 2 x requests servers: more than the default quota of 10 instances.
     stack = nm_stack.Stack(computes=args.computes,
-                           database_url=args.database_url)
+                           database_url=args.database_url,
+                           extra_conf={'quota': {'instances': -1,
+                                                 'cores': -1, 'ram': -1}})
     stack.start()
     try:
         admin = stack.client()
