@@ -3,6 +3,7 @@ step of a flow, named like Nova's (conductor_migrate_server,
 compute_prep_resize, ...). The API records the action itself before any
 RPC; these record the events under it, keyed by the request id."""
 import contextlib
+import datetime
 import functools
 import traceback as tb
 
@@ -12,11 +13,30 @@ LOG = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def event(backend, ctxt, instance_uuid, name, host=None):
+def event(backend, ctxt, instance_uuid, name, host=None, whole=False):
     """Record ``name`` around a block. ``backend`` has action_event_start
     and action_event_finish with the conductor DB API signatures. The
-    exception still propagates: recording never swallows a failure."""
+    exception still propagates: recording never swallows a failure.
+
+    ``whole``: a short step (a pre-check) is recorded in one call at its
+    end, with the time it started, when the backend can (conductor RPC
+    1.2): nobody watches a step of milliseconds start, and it saves a
+    round trip. A step whose start others wait for is not whole."""
     request_id = ctxt.request_id
+    if whole and getattr(backend, 'can_record_whole_events',
+                         lambda: False)():
+        started_at = datetime.datetime.now(
+            datetime.timezone.utc).replace(tzinfo=None).isoformat()
+        try:
+            yield
+        except Exception as exc:
+            _safe(backend.action_event_finish, ctxt, instance_uuid,
+                  request_id, name, 'Error', traceback=_format(exc),
+                  host=host, start_time=started_at)
+            raise
+        _safe(backend.action_event_finish, ctxt, instance_uuid, request_id,
+              name, 'Success', host=host, start_time=started_at)
+        return
     started = _safe(backend.action_event_start, ctxt, instance_uuid,
                     request_id, name, host=host)
     try:
@@ -48,16 +68,17 @@ def _safe(fn, *args, **kwargs):
         return False
 
 
-def wrap_instance_event(prefix):
+def wrap_instance_event(prefix, whole=False):
     """Decorate a manager method taking (self, ctxt, instance_uuid=...);
-    the manager provides ``event_backend`` and ``host``."""
+    the manager provides ``event_backend`` and ``host``. ``whole``: see
+    event()."""
     def decorator(fn):
         @functools.wraps(fn)
         def wrapper(self, ctxt, *args, **kwargs):
             instance_uuid = kwargs.get('instance_uuid') or args[0]
             name = '%s_%s' % (prefix, fn.__name__)
             with event(self.event_backend, ctxt, instance_uuid, name,
-                       host=getattr(self, 'host', None)):
+                       host=getattr(self, 'host', None), whole=whole):
                 return fn(self, ctxt, *args, **kwargs)
         return wrapper
     return decorator

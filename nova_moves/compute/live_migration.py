@@ -82,7 +82,7 @@ class LiveMigrationMixin:
         self._lm_early_aborts = set()  # aborts that beat the transfer cast
 
     # -- pre-checks -----------------------------------------------------------
-    @wrap_instance_event('compute')
+    @wrap_instance_event('compute', whole=True)
     def check_can_live_migrate_destination(self, ctxt, instance_uuid,
                                            block_migration, migration_uuid):
         instance = self._instance(ctxt, instance_uuid)
@@ -109,7 +109,7 @@ class LiveMigrationMixin:
                        '<= instance:%d)' % (instance['uuid'], self.host,
                                             avail, wanted))
 
-    @wrap_instance_event('compute')
+    @wrap_instance_event('compute', whole=True)
     def check_can_live_migrate_source(self, ctxt, instance_uuid,
                                       dest_check_data):
         info = self.driver.node_info()
@@ -132,7 +132,7 @@ class LiveMigrationMixin:
         return dict(dest_check_data, source_host=self.host)
 
     # -- destination steps ----------------------------------------------------
-    @wrap_instance_event('compute')
+    @wrap_instance_event('compute', whole=True)
     @notify_action('live_migration_pre')
     def pre_live_migration(self, ctxt, instance_uuid, migration_uuid,
                            migrate_data):
@@ -192,7 +192,7 @@ class LiveMigrationMixin:
             return True
         return False
 
-    @wrap_instance_event('compute')
+    @wrap_instance_event('compute', whole=True)
     @notify_action('live_migration_rollback_dest')
     def rollback_live_migration_at_destination(self, ctxt, instance_uuid,
                                                migration_uuid):

@@ -12,7 +12,7 @@ CONDUCTOR = 'nova-moves-conductor'
 
 class ComputeDBProxy:
     """Version history: see conductor/rpcapi.py ConductorDBAPI."""
-    target = messaging.Target(namespace='compute_db', version='1.1')
+    target = messaging.Target(namespace='compute_db', version='1.2')
 
     def __init__(self, on_settled=None):
         # Called when a step settles its migration (the conductor's gate
@@ -92,9 +92,16 @@ class ComputeDBProxy:
 
     @messaging.expected_exceptions(exception.ActionNotFound)
     def action_event_finish(self, ctxt, instance_uuid, request_id, event,
-                            result, traceback=None, details=None):
-        return db_api.action_event_finish(instance_uuid, request_id, event,
-                                          result, traceback, details)
+                            result, traceback=None, details=None, host=None,
+                            start_time=None):
+        """1.2: ``host`` and ``start_time`` record a step whole at its end
+        (instance_actions.event(whole=True))."""
+        return db_api.action_event_finish(
+            instance_uuid, request_id, event, result, traceback, details,
+            host=host, start_time=start_time)
+
+    def can_record_whole_events(self):
+        return True
 
     # -- 1.1: the guarded move steps ---------------------------------------
     # A stale step is the caller's to drop: no traceback in our log.

@@ -83,11 +83,14 @@ class ConductorDBAPI:
           allocations_*, action_event_*
     1.1 - move_advance, move_failed: one guarded transaction per move
           step (a stale step raises MoveConflict and changes nothing)
+    1.2 - action_event_finish takes host and start_time: a short step's
+          event recorded whole at its end, one call instead of two
 
     Capped by [upgrade_levels] conductor; below 1.1 the two are made of
-    1.0 calls (conductor/compat.py).
+    1.0 calls (conductor/compat.py); below 1.2 events take a start and a
+    finish call.
     """
-    VERSION = '1.1'
+    VERSION = '1.2'
 
     def __init__(self):
         self.client = rpc.get_client(
@@ -167,11 +170,20 @@ class ConductorDBAPI:
                           event=event, host=host)
 
     def action_event_finish(self, ctxt, instance_uuid, request_id, event,
-                            result, traceback=None, details=None):
-        return self._call(ctxt, 'action_event_finish',
-                          instance_uuid=instance_uuid, request_id=request_id,
-                          event=event, result=result, traceback=traceback,
-                          details=details)
+                            result, traceback=None, details=None, host=None,
+                            start_time=None):
+        kwargs = dict(instance_uuid=instance_uuid, request_id=request_id,
+                      event=event, result=result, traceback=traceback,
+                      details=details)
+        if start_time is None:
+            return self._call(ctxt, 'action_event_finish', **kwargs)
+        # 1.2 only: callers ask can_record_whole_events() first.
+        return self.client.prepare(version='1.2').call(
+            ctxt, 'action_event_finish', host=host, start_time=start_time,
+            **kwargs)
+
+    def can_record_whole_events(self):
+        return self.client.can_send_version('1.2')
 
     # -- 1.1 ---------------------------------------------------------------
     def move_advance(self, ctxt, migration_id, **kwargs):

@@ -44,7 +44,7 @@ _EVENT_CLOSE = _EVENTS.update().where(_EVENTS.c.id == _bp('b_id')).values(
     updated_at=_bp('v_now'))
 _EVENT_WHOLE = _EVENTS.insert().values(
     action_id=_bp('v_action_id'), event=_bp('v_event'),
-    start_time=_bp('v_now'), host=_bp('v_host'), created_at=_bp('v_now'),
+    start_time=_bp('v_start'), host=_bp('v_host'), created_at=_bp('v_now'),
     finish_time=_bp('v_now'), result=_bp('v_result'),
     traceback=_bp('v_traceback'), details=_bp('v_details'))
 
@@ -137,10 +137,11 @@ def action_event_start(instance_uuid, request_id, event, host=None):
 
 
 def _event_finish_in(session, instance_uuid, request_id, event, result,
-                     traceback=None, details=None, host=None):
-    """Close the newest open ``event`` of the action (one was started
-    unless the step failed before its start was recorded: then the event
-    is recorded whole)."""
+                     traceback=None, details=None, host=None,
+                     start_time=None):
+    """Close the newest open ``event`` of the action; without one (a
+    short step recorded whole at its end, or one that failed before its
+    start was recorded) record it whole, started at ``start_time``."""
     now = utcnow()
     # A read, then the UPDATE by id: MySQL refuses an UPDATE with a
     # subquery on its own table.
@@ -157,15 +158,18 @@ def _event_finish_in(session, instance_uuid, request_id, event, result,
         session.execute(_EVENT_CLOSE, dict(done, b_id=event_id))
     else:
         session.execute(_EVENT_WHOLE, dict(
-            done, v_action_id=action_id, v_event=event, v_host=host))
+            done, v_action_id=action_id, v_event=event, v_host=host,
+            v_start=_parse_time(start_time) or now))
     _touch_action(session, action_id, now, error=result == 'Error')
 
 
 def action_event_finish(instance_uuid, request_id, event, result,
-                        traceback=None, details=None):
+                        traceback=None, details=None, host=None,
+                        start_time=None):
     with _tx() as session:
         _event_finish_in(session, instance_uuid, request_id, event, result,
-                         traceback, details)
+                         traceback, details, host=host,
+                         start_time=start_time)
 
 
 def action_events_get(action_id):
