@@ -261,8 +261,9 @@ class LiveMigrationMixin:
         dest_prepared = False
         try:
             try:
-                self._lm_set_status(ctxt, migration, states.M_PREPARING,
-                                    states.M_QUEUED)
+                rows = self._lm_set_status(ctxt, migration,
+                                           states.M_PREPARING,
+                                           states.M_QUEUED)
             except exception.MoveConflict:
                 # Another delivery of this cast won the first step and
                 # runs the migration: a rollback here would undo its move.
@@ -276,11 +277,14 @@ class LiveMigrationMixin:
                 ctxt, dest, instance_uuid, migration['uuid'], migrate_data)
             if control.abort.is_set():
                 raise LiveMigrationAborted(migration=migration['id'])
-            instance = self._instance(ctxt, instance_uuid)
-            self._lm_transfer(ctxt, instance, migration, migrate_data,
-                              control)
+            # The server as the guarded step above returned it (its
+            # flavor does not change while it migrates).
+            instance = rows['instance']
+            done = self._lm_transfer(ctxt, instance, migration,
+                                     migrate_data, control)
+            # The transfer's final progress goes with the status change.
             self._lm_set_status(ctxt, migration, states.M_POST_MIGRATING,
-                                states.M_RUNNING)
+                                states.M_RUNNING, **done)
             # Nova's instance.live_migration_post.* come from the source.
             self.notifier.run(
                 ctxt, instance_uuid, 'live_migration_post',
@@ -320,7 +324,9 @@ class LiveMigrationMixin:
     def _lm_transfer(self, ctxt, instance, migration, migrate_data,
                      control):
         """Copy memory (and disks for a block migration) over the
-        simulated duration; force-complete finishes now, abort stops."""
+        simulated duration; force-complete finishes now, abort stops.
+        Returns the migration's final progress values (for the caller's
+        next step to write)."""
         memory_total, disk_total = self._lm_totals(instance, migrate_data)
         duration = self.driver.duration('live_migration')
 
@@ -355,7 +361,7 @@ class LiveMigrationMixin:
         if self.driver.injected('live_migration'):
             raise exception.HypervisorOperationFailed(
                 operation='live_migration', host=self.host)
-        self.conductor.migration_update(ctxt, migration['id'], progress(1.0))
+        return progress(1.0)
 
     def _lm_rollback(self, ctxt, instance_uuid, migration, dest, exc,
                      status, dest_prepared, event=None):

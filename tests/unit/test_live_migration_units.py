@@ -274,8 +274,10 @@ class FakeConductor:
         self.migration_update(ctxt, mid, dict(
             values or {}, **({'status': status[1]} if status and
                              len(status) > 1 else {})))
+        # The server row as the real step returns it (with its flavor).
         return {'migration': self.migration_get(ctxt, mid),
-                'instance': {'uuid': 'inst'}}
+                'instance': {'uuid': 'inst',
+                             'flavor': {'memory_mb': 1, 'root_gb': 1}}}
 
     def move_failed(self, ctxt, mid, status='error', fault=None, **kwargs):
         with self.lock:
