@@ -24,11 +24,18 @@ def get_instance(server_id, rule='os_compute_api:servers:show'):
     return instance
 
 
+def action_of(instance, action):
+    """The instance action of this request (db action_start's
+    arguments)."""
+    ctxt = api_app.context()
+    return {'instance_uuid': instance['uuid'], 'action': action,
+            'request_id': ctxt.request_id, 'user_id': ctxt.user_id,
+            'project_id': ctxt.project_id}
+
+
 def record_action(instance, action):
     """Record the instance action before any RPC, keyed by request id."""
-    ctxt = api_app.context()
-    return db_api.action_start(instance['uuid'], action, ctxt.request_id,
-                               ctxt.user_id, ctxt.project_id)
+    return db_api.action_start(**action_of(instance, action))
 
 
 def check_state(instance, method, vm_states, task_states=(None,)):

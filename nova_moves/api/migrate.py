@@ -182,14 +182,10 @@ def confirm_resize(server_id, value):
     migration = _finished_migration(instance)
     # The compare-and-swap that makes a second confirm (or a revert) lose,
     # with the action in the same transaction.
-    ctxt = api_app.context()
     db_api.migration_update(migration['id'], {'status': 'confirming'},
-                            expected_status=['finished'], action={
-                                'instance_uuid': instance['uuid'],
-                                'action': 'confirmResize',
-                                'request_id': ctxt.request_id,
-                                'user_id': ctxt.user_id,
-                                'project_id': ctxt.project_id})
+                            expected_status=['finished'],
+                            action=common.action_of(instance,
+                                                    'confirmResize'))
     try:
         api_app.services().compute.confirm_resize(
             api_app.context(), migration['source_compute'], instance['uuid'],

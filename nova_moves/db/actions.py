@@ -25,6 +25,11 @@ _TOUCH = _ACTIONS.update().where(_ACTIONS.c.id == _bp('b_id')).values(
     updated_at=_bp('v_updated_at'))
 _TOUCH_ERROR = _ACTIONS.update().where(_ACTIONS.c.id == _bp('b_id')).values(
     updated_at=_bp('v_updated_at'), message='Error')
+_NEW_ACTION = _ACTIONS.insert().values(
+    instance_uuid=_bp('instance_uuid'), action=_bp('action'),
+    request_id=_bp('request_id'), user_id=_bp('user_id'),
+    project_id=_bp('project_id'), start_time=_bp('start_time'),
+    created_at=_bp('created_at'), updated_at=_bp('updated_at'))
 _EVENT_START = _EVENTS.insert().values(
     action_id=_bp('v_action_id'), event=_bp('v_event'),
     start_time=_bp('v_now'), host=_bp('v_host'), created_at=_bp('v_now'))
@@ -62,8 +67,8 @@ def _action_start_in(session, instance_uuid, action, request_id, user_id,
                   request_id=request_id, user_id=user_id,
                   project_id=project_id, start_time=now, created_at=now,
                   updated_at=now)
-    action_id = session.execute(
-        _ACTIONS.insert().values(**values)).inserted_primary_key[0]
+    action_id = session.execute(_NEW_ACTION,
+                                values).inserted_primary_key[0]
     # The row as written, without reading it back.
     row = dict.fromkeys(_ACTIONS.c.keys())
     row.update({k: v.isoformat() if hasattr(v, 'isoformat') else v

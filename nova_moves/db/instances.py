@@ -57,16 +57,22 @@ def instance_create(values):
         return _instance_dict(row)
 
 
-# Core, built once: every API action and move flow starts with this read.
+# Core, built once: every API action and move step reads a server.
 _BY_UUID = sa.select(models.Instance.__table__).where(
     models.Instance.__table__.c.uuid == sa.bindparam('b_uuid'))
 _LIVE_BY_UUID = _BY_UUID.where(models.Instance.__table__.c.deleted == 0)
 
 
+def _instance_row(session, instance_uuid, live_only=False):
+    """The Core row of a server (not deleted with ``live_only``)."""
+    return session.execute(_LIVE_BY_UUID if live_only else _BY_UUID,
+                           {'b_uuid': instance_uuid}).first()
+
+
 def instance_get(instance_uuid, read_deleted=False):
     with _tx(writer=False) as session:
-        row = session.execute(_BY_UUID if read_deleted else _LIVE_BY_UUID,
-                              {'b_uuid': instance_uuid}).first()
+        row = _instance_row(session, instance_uuid,
+                            live_only=not read_deleted)
         if row is None:
             raise exception.InstanceNotFound(instance_id=instance_uuid)
         return _instance_row_dict(row)

@@ -159,11 +159,6 @@ def _tx(writer=True):
         yield conn
 
 
-def _dialect(session_or_conn):
-    bind = getattr(session_or_conn, 'dialect', None)
-    return bind if bind is not None else session_or_conn.get_bind().dialect
-
-
 def _retry_on_deadlock(fn):
     def wrapper(*args, **kwargs):
         for attempt in range(10):
@@ -202,16 +197,16 @@ def _parse_time(value):
     return datetime.datetime.fromisoformat(value)
 
 
-def _where_id_or_uuid(table, ident, not_found):
-    """The WHERE clause for a row by integer id or by uuid."""
+def _id_or_uuid(ident, not_found):
+    """('id', int) or ('uuid', str): the column a row is looked up by."""
     ident = str(ident)
     # ASCII digits only ('²'.isdigit() is true) and within the Integer
     # column: anything else is no row, not a database error.
     if re.fullmatch(r'[0-9]{1,10}', ident):
         if int(ident) > 2 ** 31 - 1:
             raise not_found()
-        return table.c.id == int(ident)
-    return table.c.uuid == ident
+        return 'id', int(ident)
+    return 'uuid', ident
 
 
 @functools.lru_cache(maxsize=64)
@@ -222,9 +217,9 @@ def _select_by(table, column):
 
 def _row_by_id_or_uuid(session, table, ident, not_found):
     """A Core row by integer id or uuid; ``not_found()`` raises."""
-    clause = _where_id_or_uuid(table, ident, not_found)
-    row = session.execute(_select_by(table, clause.left.name),
-                          {'ident': clause.right.effective_value}).first()
+    column, value = _id_or_uuid(ident, not_found)
+    row = session.execute(_select_by(table, column),
+                          {'ident': value}).first()
     if row is None:
         raise not_found()
     return row

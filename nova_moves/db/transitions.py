@@ -18,7 +18,6 @@ duplicate or late message meets a row that has moved on and is refused
 instead of acting on what the message said.
 """
 import functools
-import re
 import uuid as uuidlib
 
 import sqlalchemy as sa
@@ -26,13 +25,15 @@ import sqlalchemy as sa
 from nova_moves import exception
 from nova_moves import states
 from nova_moves.db import models
-from nova_moves.db.actions import _event_finish_in, _event_start_in
+from nova_moves.db.actions import (_action_start_in, _event_finish_in,
+                                   _event_start_in)
 from nova_moves.db.allocations import (_allocations_of, _delete_in, _move_in,
                                        _replace_in, _with_cas_retry)
 from nova_moves.db.instances import (_encode_instance_values,
-                                     _instance_row_dict)
+                                     _instance_row, _instance_row_dict)
 from nova_moves.db import phases
-from nova_moves.db.session import _dialect, _row_dict, _tx, utcnow
+from nova_moves.db.session import (_row_by_id_or_uuid, _row_dict, _tx,
+                                   utcnow)
 
 # Core tables: every move step runs these statements, and ORM objects
 # (identity map, attribute instrumentation, flush) cost more CPU than
@@ -45,26 +46,13 @@ _ACTIONS = models.InstanceAction.__table__
 _FAULTS = models.InstanceFault.__table__
 _bp = sa.bindparam
 
-_MIGRATION_BY_ID = sa.select(_MIGRATIONS).where(
-    _MIGRATIONS.c.id == _bp('ident'))
-_MIGRATION_BY_UUID = sa.select(_MIGRATIONS).where(
-    _MIGRATIONS.c.uuid == _bp('ident'))
-_INSTANCE_BY_UUID = sa.select(_INSTANCES).where(
-    _INSTANCES.c.uuid == _bp('b_uuid'))
-_LIVE_INSTANCE_BY_UUID = _INSTANCE_BY_UUID.where(_INSTANCES.c.deleted == 0)
-# move_start: the task_state CAS (also on the host, with b_host) and the
-# action.
+# move_start: the task_state CAS (also on the host, with b_host).
 _START = _INSTANCES.update().where(
     _INSTANCES.c.uuid == _bp('b_uuid'), _INSTANCES.c.deleted == 0,
     _INSTANCES.c.task_state.is_(None),
     _INSTANCES.c.vm_state.in_(_bp('b_vm', expanding=True))).values(
     task_state=_bp('v_task_state'), updated_at=_bp('v_now'))
 _START_ON_HOST = _START.where(_INSTANCES.c.host == _bp('b_host'))
-_NEW_ACTION = _ACTIONS.insert().values(
-    instance_uuid=_bp('v_uuid'), action=_bp('v_action'),
-    request_id=_bp('v_request_id'), user_id=_bp('v_user_id'),
-    project_id=_bp('v_project_id'), start_time=_bp('v_now'),
-    created_at=_bp('v_now'), updated_at=_bp('v_now'))
 _NEWEST_REQUEST_ID = (
     sa.select(_ACTIONS.c.request_id)
     .where(_ACTIONS.c.instance_uuid == _bp('b_uuid'))
@@ -130,23 +118,9 @@ def _bound(values):
 
 
 def _migration_row(session, migration_id):
-    ident = str(migration_id)
-    # ASCII digits within the Integer column are an id, anything else a
-    # uuid (no row: not found, never a database error).
-    if re.fullmatch(r'[0-9]{1,10}', ident) and int(ident) < 2 ** 31:
-        row = session.execute(_MIGRATION_BY_ID,
-                              {'ident': int(ident)}).first()
-    else:
-        row = session.execute(_MIGRATION_BY_UUID, {'ident': ident}).first()
-    if row is None:
-        raise exception.MigrationNotFound(migration_id=migration_id)
-    return row
-
-
-def _instance_row(session, instance_uuid, live_only=False):
-    return session.execute(
-        _LIVE_INSTANCE_BY_UUID if live_only else _INSTANCE_BY_UUID,
-        {'b_uuid': instance_uuid}).first()
+    return _row_by_id_or_uuid(
+        session, _MIGRATIONS, migration_id,
+        lambda: exception.MigrationNotFound(migration_id=migration_id))
 
 
 def _conflict(migration, reason):
@@ -244,10 +218,8 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
         result = session.execute(
             _START if expected_host is None else _START_ON_HOST, params)
         if result.rowcount == 1:
-            session.execute(_NEW_ACTION, {
-                'v_uuid': instance_uuid, 'v_action': action,
-                'v_request_id': request_id, 'v_user_id': user_id,
-                'v_project_id': project_id, 'v_now': now})
+            _action_start_in(session, instance_uuid, action, request_id,
+                             user_id, project_id)
             row = None
             if migration is not None:
                 values = dict(migration, instance_uuid=instance_uuid)
@@ -350,7 +322,7 @@ def _advance_instance(session, migration, task_state, instance_values,
     params['b_ts'] = [e for e in expected if e is not None]
     if expected_vm_state:
         params['b_vm'] = _as_list(expected_vm_state)
-    returning = _dialect(session).update_returning
+    returning = session.dialect.update_returning
     query = _instance_update(tuple(sorted(inst_values)),
                              bool(params['b_ts']), None in expected,
                              bool(expected_vm_state), returning)
