@@ -16,7 +16,12 @@ For each kind it prints, per process: CPU ms per move (read from /proc,
 the process's idle rate measured before the run subtracted), RPC calls,
 casts and handled messages per move by method (rpcstats), SQL statements
 and transactions per move (NOVA_MOVES_SQL_STATS, nova_moves/db/sqlstats),
-and the ceiling of moves/s this machine's cores allow at that cost. The
+and the ceiling of moves/s this machine's cores allow at that cost.
+Counting costs CPU the product does not spend (a timer and a lock per
+message and per statement, a file rewritten five times a second), so by
+default the stack runs twice on fresh databases: CPU and completed/s come
+from a pass without counters, the counts (and the CPU with counters, for
+comparison) from a second pass (--counters bare|counted: one of them). The
 benchmark waits by reading the database itself, so API polling is not
 counted as move cost. It exits non-zero when the invariant checks fail.
 
@@ -398,44 +403,66 @@ def print_profiles(files):
 
 # -- report -------------------------------------------------------------
 
-def report(kind, moves, elapsed, cpu, rpc, cores):
-    print('\n== %s: %d moves in %.1f s (%.1f completed/s)' % (
-        kind, moves, elapsed, moves / elapsed))
-    print('%-12s %9s %8s %8s %8s %8s %8s' % (
-        'process', 'cpu ms', 'calls', 'casts', 'handled', 'sql', 'tx'))
+def report(kind, bare, counted, cores):
+    """One kind's table. ``bare``/``counted``: (moves, elapsed, cpu, rpc)
+    of the pass without and with the counters (either may be None)."""
+    first = bare or counted
+    moves, elapsed = first[0], first[1]
+    print('\n== %s: %d moves in %.1f s (%.1f completed/s)%s' % (
+        kind, moves, elapsed, moves / elapsed,
+        '' if bare else ' [counters on: CPU includes them]'))
+    rpc_moves = counted[0] if counted else moves
+    rpc = counted[3] if counted else {}
+    print('%-12s %9s %9s %8s %8s %8s %8s %8s' % (
+        'process', 'cpu ms', '+counters', 'calls', 'casts', 'handled',
+        'sql', 'tx'))
     total_cpu = 0.0
-    for name in sorted(cpu):
+    names = sorted(set(first[2]) | set(counted[2] if counted else ()))
+    for name in names:
         counts = rpc.get(name, collections.Counter())
 
         def per(k, _counts=counts):
             # BEGIN/COMMIT are statements on SQLite only: the
             # transactions column counts them for both databases.
-            return sum(n for (kk, m), n in _counts.items()
-                       if kk == k and m not in TX_VERBS) / moves
-        total_cpu += cpu[name]
-        print('%-12s %9.1f %8.1f %8.1f %8.1f %8.1f %8.1f' % (
-            name, cpu[name], per('call'), per('cast'), per('handle'),
-            per('sql'), per('sqltx')))
-    print('%-12s %9.1f' % ('total', total_cpu))
+            if not counted:
+                return '-'
+            return '%.1f' % (sum(n for (kk, m), n in _counts.items()
+                                 if kk == k and m not in TX_VERBS)
+                             / rpc_moves)
+        cpu = first[2].get(name, 0.0)
+        total_cpu += cpu
+        print('%-12s %9.1f %9s %8s %8s %8s %8s %8s' % (
+            name, cpu,
+            '%.1f' % counted[2].get(name, 0.0) if counted and bare else '-',
+            per('call'), per('cast'), per('handle'), per('sql'),
+            per('sqltx')))
+    print('%-12s %9.1f %9s' % ('total', total_cpu, '%.1f' % sum(
+        counted[2].values()) if counted and bare else '-'))
     print('ceiling on %d cores at this cost: %.1f moves/s' % (
         cores, 1000.0 * cores / total_cpu if total_cpu > 0 else 0))
-    print('per move, by process and method:')
+    if rpc:
+        print('per move, by process and method:')
     for name in sorted(rpc):
         items = sorted(rpc[name].items())
         if not items:
             continue
         print('  %s: %s' % (name, ', '.join(
-            '%s %s %.2g' % (k, m, n / moves) for (k, m), n in items)))
+            '%s %s %.2g' % (k, m, n / rpc_moves) for (k, m), n in items)))
     return total_cpu
 
 
-def run(args, database_url):
+def run(args, database_url, counted):
+    """One stack, every kind. ``counted``: the processes count their
+    RPCs (rpcstats) and SQL statements (sqlstats); both cost CPU the
+    product does not spend, so CPU is measured in a pass without them.
+    Returns ({kind: (moves, elapsed, cpu, rpc)}, problems)."""
     rpc_dir = os.path.join('/tmp', 'bench-cost-%s' % uuid.uuid4().hex[:8])
-    os.environ['NOVA_MOVES_SQL_STATS'] = 'trace' if args.trace else '1'
-    stack = make_stack(database_url, rpc_dir, args.keep_logs,
-                       args.move_limits, args.api_workers)
+    os.environ['NOVA_MOVES_SQL_STATS'] = (
+        ('trace' if args.trace else '1') if counted else '0')
+    stack = make_stack(database_url, rpc_dir if counted else '',
+                       args.keep_logs, args.move_limits, args.api_workers)
     stack.start(timeout=180)
-    status = 0
+    results = {}
     try:
         db = DB(database_url or 'sqlite:///%s/state/nova_moves.sqlite'
                 % stack.workdir)
@@ -450,11 +477,11 @@ def run(args, database_url):
         time.sleep(args.idle)
         idle = {k: (v - before[k]) / args.idle
                 for k, v in cpu_by_process(stack).items()}
-        summary = []
         for kind in args.kinds.split(','):
             names = pid_names(stack)
-            settle_files()
-            rpc_before = counters(rpc_dir, names)
+            if counted:
+                settle_files()
+            rpc_before = counters(rpc_dir, names) if counted else {}
             cpu_before = cpu_by_process(stack)
             profilers = (start_profilers(stack, args.profile)
                          if args.profile and kind == 'cold' else None)
@@ -463,39 +490,60 @@ def run(args, database_url):
             elapsed = time.monotonic() - start
             cpu_after = cpu_by_process(stack)
             files = stop_profilers(profilers) if profilers else None
-            settle_files()
-            rpc_after = counters(rpc_dir, names)
+            rpc = {}
+            if counted:
+                settle_files()
+                rpc_after = counters(rpc_dir, names)
+                rpc = {k: rpc_after[k] - rpc_before.get(
+                    k, collections.Counter()) for k in rpc_after}
             cpu = {k: 1000.0 * (cpu_after[k] - cpu_before[k]
                                 - idle.get(k, 0.0) * elapsed) / len(moved)
                    for k in cpu_after if k in cpu_before}
-            rpc = {k: rpc_after[k] - rpc_before.get(k, collections.Counter())
-                   for k in rpc_after}
-            total = report(kind, len(moved), elapsed, cpu, rpc,
-                           os.cpu_count())
-            summary.append((kind, len(moved), elapsed, total))
+            results[kind] = (len(moved), elapsed, cpu, rpc)
+            print('%s pass, %s: %d moves in %.1f s, %.1f CPU ms/move' % (
+                'counted' if counted else 'bare', kind, len(moved), elapsed,
+                sum(cpu.values())), flush=True)
             if files:
                 print_profiles(files)
             if kind == 'evacuate':
                 restore_evacuated(stack, db, moved)
         problems = invariants.check(admin)
-        print('\ninvariants: %s' % ('ok' if not problems else problems))
-        status = 1 if problems else 0
-        print('\nsummary (%s): kind, moves, seconds, completed/s, '
-              'CPU ms/move all processes' % (
-                  database_url.split(':')[0].split('+')[0]
-                  if database_url else 'sqlite'))
-        for kind, n, elapsed, total in summary:
-            print('  %-9s %4d %7.1f %7.1f %8.1f' % (kind, n, elapsed,
-                                                     n / elapsed, total))
         if args.keep_logs:
             print('logs in %s' % stack.workdir)
     finally:
         stack.stop()
-        if args.trace:
+        if args.trace and counted:
             print('SQL traces in %s' % rpc_dir)
         else:
             shutil.rmtree(rpc_dir, ignore_errors=True)
-    return status
+    return results, problems
+
+
+def run_passes(args, databases):
+    """The bare pass (CPU, moves/s), then the counted one (RPCs and SQL
+    per move), each on its own fresh database from ``databases()``."""
+    passes = {'bare': (False,), 'counted': (True,),
+              'both': (False, True)}[args.counters]
+    results, problems = {}, []
+    for counted in passes:
+        results[counted], found = run(args, databases(), counted)
+        problems.extend(found or [])
+    print('\ninvariants: %s' % ('ok' if not problems else problems))
+    summary = []
+    for kind in args.kinds.split(','):
+        bare, count = results.get(False, {}).get(kind), \
+            results.get(True, {}).get(kind)
+        total = report(kind, bare, count, os.cpu_count())
+        moves, elapsed = (bare or count)[:2]
+        summary.append((kind, moves, elapsed, total))
+    print('\nsummary (%s%s): kind, moves, seconds, completed/s, '
+          'CPU ms/move all processes' % (
+              args.database_kind,
+              '' if False in results else ', counters on'))
+    for kind, n, elapsed, total in summary:
+        print('  %-9s %4d %7.1f %7.1f %8.1f' % (kind, n, elapsed,
+                                                 n / elapsed, total))
+    return 1 if problems else 0
 
 
 def main(argv=None):
@@ -517,6 +565,11 @@ def main(argv=None):
     parser.add_argument('--trace', action='store_true',
                         help='keep every SQL statement per process')
     parser.add_argument('--keep-logs', action='store_true')
+    parser.add_argument(
+        '--counters', choices=('both', 'bare', 'counted'), default='both',
+        help='both (default): CPU from a pass without the RPC/SQL counters '
+             '(what the product spends), counts from a second pass with them; '
+             'bare or counted: only that pass')
     parser.add_argument('--api-workers', type=int, default=1,
                         help='[api] workers of the stack (default 1)')
     parser.add_argument(
@@ -535,13 +588,23 @@ def main(argv=None):
     print('machine: %d CPUs, load %s' % (os.cpu_count(), ' '.join(
         '%.1f' % x for x in os.getloadavg())), flush=True)
     if args.postgres:
+        args.database_kind = 'postgresql'
         postgres = pg_cluster.PostgresCluster().start()
         try:
-            return run(args, postgres.create_database(
+            return run_passes(args, lambda: postgres.create_database(
                 'cost_%s' % uuid.uuid4().hex[:8]))
         finally:
             postgres.destroy()
-    return run(args, args.database_url)
+    if args.database_url:
+        args.database_kind = args.database_url.split(':')[0].split('+')[0]
+        if args.counters == 'both':
+            # Only one empty database to run in.
+            args.counters = 'bare'
+            print('--database-url: one pass, without counters (--counters '
+                  'counted for the RPC and SQL counts)')
+        return run_passes(args, lambda: args.database_url)
+    args.database_kind = 'sqlite'
+    return run_passes(args, lambda: None)
 
 
 if __name__ == '__main__':
