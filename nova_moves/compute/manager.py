@@ -116,15 +116,18 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         return instance
 
     def _advance(self, ctxt, migration_uuid, event, result=None,
-                 **kwargs):
+                 start_time=None, **kwargs):
         """One guarded move step through the conductor (move_advance),
-        recording ``event`` (start, or ``result``). None when the message
+        recording ``event`` (start, or ``result``; with ``start_time`` a
+        step that made no start call, recorded whole). None when the message
         that asked for it is stale: the migration or the server moved on
         (a rollback, a reschedule, a duplicate delivery); then nothing was
         written and the caller drops the message, touching nothing."""
         name = event
-        event = event and {'name': event, 'host': self.host,
-                           'result': result}
+        event = event and dict({'name': event, 'host': self.host,
+                                'result': result},
+                               **({'start_time': start_time}
+                                  if start_time else {}))
         try:
             rows = self.conductor.move_advance(ctxt, migration_uuid,
                                                event=event, **kwargs)

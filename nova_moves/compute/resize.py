@@ -30,6 +30,7 @@ from nova_moves import context as nm_context
 from nova_moves import exception
 from nova_moves import notifications
 from nova_moves import states
+from nova_moves import timeutil
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -55,7 +56,9 @@ class ResizeMixin:
     # the message assumed; a stale or duplicate message is dropped there,
     # touching nothing. Each handler makes two conductor calls: its start
     # (with the event's start) and its end (state, allocations and the
-    # event's result in one transaction).
+    # event's result in one transaction). prep_resize changes nothing
+    # before its end (the claim is the conductor's), so from conductor
+    # RPC 1.3 its guard and its whole event are one call at its end.
 
     # -- destination: prep_resize ------------------------------------------
     @inflight.tracked
@@ -66,11 +69,13 @@ class ResizeMixin:
         ready; on failure ask the conductor (a call) for the next
         alternate, which it claims in place of this host's claim."""
         here = {'dest_compute': self.host}
-        rows = self._advance(ctxt, migration_uuid, 'compute_prep_resize',
-                             status=[states.M_PRE_MIGRATING],
-                             task_state=[states.RESIZE_PREP],
-                             expected_values=here)
-        if rows is None:
+        started = None
+        if self.conductor.can_record_whole_steps():
+            started = timeutil.utcnow_iso()
+        elif self._advance(ctxt, migration_uuid, 'compute_prep_resize',
+                           status=[states.M_PRE_MIGRATING],
+                           task_state=[states.RESIZE_PREP],
+                           expected_values=here) is None:
             return
         try:
             self.driver.operate('prep_resize')
@@ -78,26 +83,28 @@ class ResizeMixin:
             LOG.warning('prep_resize of %s failed on %s: %s', instance_uuid,
                         self.host, exc)
             self._reschedule_resize(ctxt, instance_uuid, migration_uuid,
-                                    flavor, alternates, exc)
+                                    flavor, alternates, exc, started)
             return
-        if self._advance(ctxt, migration_uuid, 'compute_prep_resize',
-                         'Success', status=[states.M_PRE_MIGRATING],
-                         task_state=[states.RESIZE_PREP],
-                         expected_values=here) is None:
+        rows = self._advance(ctxt, migration_uuid, 'compute_prep_resize',
+                             'Success', start_time=started,
+                             status=[states.M_PRE_MIGRATING],
+                             task_state=[states.RESIZE_PREP],
+                             expected_values=here)
+        if rows is None:
             return
         self.compute_rpcapi.resize_instance(
             ctxt, rows['migration']['source_compute'], instance_uuid,
             migration_uuid)
 
     def _reschedule_resize(self, ctxt, instance_uuid, migration_uuid, flavor,
-                           alternates, exc):
+                           alternates, exc, started=None):
         """Close the event (the next host's compute_prep_resize is its
         own), then ask the conductor to move the claim to an alternate.
         This host's claim is replaced by the conductor in the same
         transaction, only while the migration still names this host."""
         if self._advance(
                 ctxt, migration_uuid, 'compute_prep_resize', 'Error',
-                status=[states.M_PRE_MIGRATING],
+                start_time=started, status=[states.M_PRE_MIGRATING],
                 task_state=[states.RESIZE_PREP],
                 expected_values={'dest_compute': self.host}) is None:
             return

@@ -12,7 +12,7 @@ CONDUCTOR = 'nova-moves-conductor'
 
 class ComputeDBProxy:
     """Version history: see conductor/rpcapi.py ConductorDBAPI."""
-    target = messaging.Target(namespace='compute_db', version='1.2')
+    target = messaging.Target(namespace='compute_db', version='1.3')
 
     def __init__(self, on_settled=None):
         # Called when a step settles its migration (the conductor's gate
@@ -101,6 +101,9 @@ class ComputeDBProxy:
             host=host, start_time=start_time)
 
     def can_record_whole_events(self):
+        return True
+
+    def can_record_whole_steps(self):
         return True
 
     # -- 1.1: the guarded move steps ---------------------------------------

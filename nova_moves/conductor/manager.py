@@ -24,6 +24,9 @@ from nova_moves import states
 
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
+# The conductor records its own events whole at their end: one
+# transaction instead of two, and its steps take milliseconds unless the
+# scheduler is slow (the events list in start order either way).
 
 
 class ConductorManager:
@@ -114,7 +117,7 @@ class ConductorManager:
         """A move that waited in the queue got its slot."""
         with instance_actions.event(self.event_backend, ctxt, instance_uuid,
                                     'conductor_start_queued_move',
-                                    host=self.host):
+                                    host=self.host, whole=True):
             if kind == admission.COLD:
                 return self._cold(ctxt, instance_uuid, migration_uuid,
                                   resume=True, **kwargs)
@@ -139,7 +142,7 @@ class ConductorManager:
             except Exception as exc:
                 LOG.warning('Build of %s failed: %s', instance_uuid, exc)
 
-    @wrap_instance_event('conductor')
+    @wrap_instance_event('conductor', whole=True)
     def migrate_server(self, ctxt, instance_uuid, live=False, flavor=None,
                        host=None, force=False, block_migration=None,
                        migration_uuid=None, alternates=None, failed_host=None):
@@ -154,13 +157,13 @@ class ConductorManager:
             migration_uuid=migration_uuid, alternates=alternates,
             failed_host=failed_host, **self._task_kwargs()).run()
 
-    @wrap_instance_event('conductor')
+    @wrap_instance_event('conductor', whole=True)
     def live_migrate_instance(self, ctxt, instance_uuid, migration_uuid,
                               host=None, force=False, block_migration=None):
         return self._live(ctxt, instance_uuid, migration_uuid, host=host,
                           force=force, block_migration=block_migration)
 
-    @wrap_instance_event('conductor')
+    @wrap_instance_event('conductor', whole=True)
     def rebuild_instance(self, ctxt, instance_uuid, migration_uuid,
                          host=None, force=False, stop_after=False):
         return self._evacuate(ctxt, instance_uuid, migration_uuid, host=host,

@@ -85,12 +85,16 @@ class ConductorDBAPI:
           step (a stale step raises MoveConflict and changes nothing)
     1.2 - action_event_finish takes host and start_time: a short step's
           event recorded whole at its end, one call instead of two
+    1.3 - the event of move_advance and move_failed may carry start_time:
+          a guarded step whose only call is at its end (prep_resize, which
+          changes nothing a stale message could harm) records its event
+          whole there
 
     Capped by [upgrade_levels] conductor; below 1.1 the two are made of
     1.0 calls (conductor/compat.py); below 1.2 events take a start and a
-    finish call.
+    finish call; below 1.3 prep_resize makes its start call.
     """
-    VERSION = '1.2'
+    VERSION = '1.3'
 
     def __init__(self):
         self.client = rpc.get_client(
@@ -185,18 +189,28 @@ class ConductorDBAPI:
     def can_record_whole_events(self):
         return self.client.can_send_version('1.2')
 
+    def can_record_whole_steps(self):
+        return self.client.can_send_version('1.3')
+
+    @staticmethod
+    def _step_version(kwargs):
+        # 1.3 only for an event with its start time: callers ask
+        # can_record_whole_steps() first.
+        event = kwargs.get('event') or {}
+        return '1.3' if event.get('start_time') else '1.1'
+
     # -- 1.1 ---------------------------------------------------------------
     def move_advance(self, ctxt, migration_id, **kwargs):
         """db_api.move_advance: one step, both rows compare-and-swapped;
         returns {'instance', 'migration'}; MoveConflict when stale."""
         if not self.client.can_send_version('1.1'):
             return compat.move_advance(self, ctxt, migration_id, **kwargs)
-        return self.client.prepare(version='1.1').call(
+        return self.client.prepare(version=self._step_version(kwargs)).call(
             ctxt, 'move_advance', migration_id=migration_id, **kwargs)
 
     def move_failed(self, ctxt, migration_id=None, **kwargs):
         """db_api.move_failed: the one undo of a move."""
         if not self.client.can_send_version('1.1'):
             return compat.move_failed(self, ctxt, migration_id, **kwargs)
-        return self.client.prepare(version='1.1').call(
+        return self.client.prepare(version=self._step_version(kwargs)).call(
             ctxt, 'move_failed', migration_id=migration_id, **kwargs)

@@ -178,8 +178,11 @@ def action_event_finish(instance_uuid, request_id, event, result,
 
 
 def action_events_get(action_id):
+    """In the order the events started: a short step is recorded whole
+    at its end, after steps that started later."""
     with _session(writer=False) as session:
         return [_to_dict(r) for r in session.scalars(
             sa.select(models.InstanceActionEvent)
             .where(models.InstanceActionEvent.action_id == action_id)
-            .order_by(models.InstanceActionEvent.id))]
+            .order_by(models.InstanceActionEvent.start_time,
+                      models.InstanceActionEvent.id))]

@@ -8,9 +8,10 @@ from nova_moves.db import models
 from nova_moves.db import phases
 from nova_moves import exception
 from nova_moves import states
-from nova_moves.db.allocations import _move_in, _with_cas_retry
+from nova_moves.db.allocations import (_CONSUMER_GENERATION, _move_in,
+                                       _with_cas_retry)
 from nova_moves.db.instances import (
-    _encode_instance_values)
+    _encode_instance_values, _instance_row, _instance_row_dict)
 from nova_moves.db.session import (
     _get_by_id_or_uuid,
     _parse_time,
@@ -42,6 +43,20 @@ def migration_get(migration_id):
     return _get_by_id_or_uuid(
         models.Migration, migration_id,
         lambda: exception.MigrationNotFound(migration_id=migration_id))
+
+
+def move_resume_rows(migration_id, instance_uuid):
+    """What a queued cold move reads when it gets its slot, in one
+    transaction: (migration, server, the server's consumer generation)."""
+    with _tx(writer=False) as session:
+        migration = _row_dict(_row_by_id_or_uuid(
+            session, _MIGRATIONS, migration_id,
+            lambda: exception.MigrationNotFound(migration_id=migration_id)))
+        row = _instance_row(session, instance_uuid, live_only=True)
+        if row is None:
+            raise exception.InstanceNotFound(instance_id=instance_uuid)
+        return migration, _instance_row_dict(row), session.execute(
+            _CONSUMER_GENERATION, {'b_uuid': instance_uuid}).scalar()
 
 
 @_retry_on_deadlock
@@ -146,6 +161,29 @@ def migrations_unsettled():
 MIGRATION_TERMINAL_STATUSES = states.MIGRATION_TERMINAL_STATUSES
 
 
+def _migration_start_in(session, instance_uuid, values, old_flavor,
+                        new_flavor, expected_task_state):
+    values = dict(values)
+    values.setdefault('uuid', str(uuidlib.uuid4()))
+    values['phases'] = phases.stamp(None, values['status'], utcnow())
+    instances = models.Instance.__table__
+    result = session.execute(
+        instances.update()
+        .where(instances.c.uuid == instance_uuid,
+               instances.c.deleted == 0,
+               instances.c.task_state == expected_task_state)
+        .values(**_encode_instance_values(
+            {'old_flavor': old_flavor, 'new_flavor': new_flavor})))
+    if result.rowcount != 1:
+        raise exception.UnexpectedTaskState(
+            instance_uuid=instance_uuid, expected=expected_task_state,
+            actual='(changed)')
+    session.execute(_MIGRATIONS.insert().values(**values))
+    _move_in(session, instance_uuid, values['uuid'])
+    return _row_dict(session.execute(sa.select(_MIGRATIONS).where(
+        _MIGRATIONS.c.uuid == values['uuid'])).first())
+
+
 @_with_cas_retry
 def migration_start(instance_uuid, values, old_flavor, new_flavor,
                     expected_task_state=states.RESIZE_PREP):
@@ -154,23 +192,28 @@ def migration_start(instance_uuid, values, old_flavor, new_flavor,
     the server (only while it still has ``expected_task_state``) and hand
     the server's current allocation to the migration's uuid. Returns the
     migration. Raises UnexpectedTaskState with nothing written."""
-    values = dict(values)
-    values.setdefault('uuid', str(uuidlib.uuid4()))
-    values['phases'] = phases.stamp(None, values['status'], utcnow())
-    instances = models.Instance.__table__
     with _tx() as session:
-        result = session.execute(
-            instances.update()
-            .where(instances.c.uuid == instance_uuid,
-                   instances.c.deleted == 0,
-                   instances.c.task_state == expected_task_state)
-            .values(**_encode_instance_values(
-                {'old_flavor': old_flavor, 'new_flavor': new_flavor})))
-        if result.rowcount != 1:
-            raise exception.UnexpectedTaskState(
-                instance_uuid=instance_uuid, expected=expected_task_state,
-                actual='(changed)')
-        session.execute(_MIGRATIONS.insert().values(**values))
-        _move_in(session, instance_uuid, values['uuid'])
-        return _row_dict(session.execute(sa.select(_MIGRATIONS).where(
-            _MIGRATIONS.c.uuid == values['uuid'])).first())
+        return _migration_start_in(session, instance_uuid, values,
+                                   old_flavor, new_flavor,
+                                   expected_task_state)
+
+
+@_with_cas_retry
+def cold_move_start(instance_uuid, describe,
+                    expected_task_state=states.RESIZE_PREP):
+    """migration_start with the server read in the same transaction:
+    ``describe(server)`` returns (values, old_flavor, new_flavor).
+    Returns (migration, server as now, the server's consumer generation
+    as this left it, which the scheduler's claim states)."""
+    with _tx() as session:
+        row = _instance_row(session, instance_uuid, live_only=True)
+        if row is None:
+            raise exception.InstanceNotFound(instance_id=instance_uuid)
+        server = _instance_row_dict(row)
+        values, old_flavor, new_flavor = describe(server)
+        migration = _migration_start_in(session, instance_uuid, values,
+                                        old_flavor, new_flavor,
+                                        expected_task_state)
+        return migration, dict(server, old_flavor=old_flavor,
+                               new_flavor=new_flavor), session.execute(
+            _CONSUMER_GENERATION, {'b_uuid': instance_uuid}).scalar()

@@ -56,18 +56,28 @@ class MigrationTask(base.TaskBase):
         if self.rescheduling:
             return self._reschedule()
         if self.resume:
-            self.migration = self.db.migration_get(self.ctxt,
-                                                   self.migration_uuid)
-            return self._schedule()
-        instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+            self.migration, instance, generation = db_api.move_resume_rows(
+                self.migration_uuid, self.instance_uuid)
+            return self._schedule(instance, generation)
+        # One transaction: the server read, the migration row, old/new
+        # flavor on the server and the source allocation parked on the
+        # migration's uuid.
+        self.migration, instance, generation = db_api.cold_move_start(
+            self.instance_uuid, self._describe)
+        if self.gate is not None and not self.gate.enter(
+                self.ctxt, 'cold', self.instance_uuid, self.migration['uuid'],
+                instance['host'], states.M_PRE_MIGRATING,
+                {'flavor': self.flavor, 'host': self.host,
+                 'force': self.force, 'target_hosts': self.target_hosts}):
+            return None  # queued: run again with resume=True
+        return self._schedule(instance, generation)
+
+    def _describe(self, instance):
+        """The new migration's values and flavors, from its server."""
         old_flavor = instance['flavor']
         new_flavor = self.flavor or old_flavor
         is_resize = new_flavor['flavorid'] != old_flavor['flavorid']
-        # One transaction: the migration row, old/new flavor on the server
-        # and the source allocation parked on the migration's uuid.
-        values = {'uuid': self.new_migration_uuid} \
-            if self.new_migration_uuid else {}
-        self.migration = db_api.migration_start(self.instance_uuid, dict({
+        values = dict({
             'instance_uuid': self.instance_uuid,
             'migration_type': states.RESIZE if is_resize else states.MIGRATION,
             'status': states.M_PRE_MIGRATING,
@@ -78,26 +88,17 @@ class MigrationTask(base.TaskBase):
             'new_flavor_id': str(new_flavor['id']),
             'user_id': self.ctxt.user_id,
             'project_id': self.ctxt.project_id,
-        }, **values), old_flavor, new_flavor)
-        if self.gate is not None and not self.gate.enter(
-                self.ctxt, 'cold', self.instance_uuid, self.migration['uuid'],
-                instance['host'], states.M_PRE_MIGRATING,
-                {'flavor': self.flavor, 'host': self.host,
-                 'force': self.force, 'target_hosts': self.target_hosts}):
-            return None  # queued: run again with resume=True
-        # As migration_start left it (no need to read it back).
-        return self._schedule(dict(instance, old_flavor=old_flavor,
-                                   new_flavor=new_flavor))
+        }, **({'uuid': self.new_migration_uuid}
+              if self.new_migration_uuid else {}))
+        return values, old_flavor, new_flavor
 
-    def _schedule(self, instance=None):
-        if instance is None:
-            instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+    def _schedule(self, instance, generation):
         new_flavor = instance['new_flavor'] or instance['flavor']
         is_resize = self.migration['migration_type'] == states.RESIZE
-        # The scheduler's claim states the generation read here: if this
-        # move is rolled back before it claims, the claim fails.
-        self.generation = self.db.consumer_generation_get(
-            self.ctxt, self.instance_uuid)
+        # The scheduler's claim states the server's consumer generation
+        # as the move's start (or its resume) read it: if this move is
+        # rolled back before it claims, the claim fails.
+        self.generation = generation
         spec = self._request_spec(instance, new_flavor, is_resize)
         spec['consumer_generation'] = self.generation
         if self.force:

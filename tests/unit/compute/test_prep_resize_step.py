@@ -1,0 +1,123 @@
+"""prep_resize's guarded step on a real (SQLite) database through the
+conductor's compute_db endpoint object: from conductor RPC 1.3 one call
+at its end (guard + whole event), below it a start and an end call; a
+stale message writes nothing and casts nothing."""
+import tempfile
+
+import oslo_messaging as messaging
+import testtools
+
+from nova_moves.compute import manager as compute_manager
+from nova_moves.conductor import db_proxy
+from nova_moves import context as nm_context
+from nova_moves.db import api as db_api
+from nova_moves import states
+from tests.unit.compute.test_build_fake_transport import Override
+from tests.unit import fixtures as nm_fixtures
+
+
+class RecordingConductor:
+    """The conductor's endpoint object, capped at RPC 1.3 or below it."""
+
+    def __init__(self, whole_steps):
+        self.proxy = db_proxy.ComputeDBProxy()
+        self.whole_steps = whole_steps
+        self.advances = []
+
+    def can_record_whole_steps(self):
+        return self.whole_steps
+
+    def move_advance(self, ctxt, migration_id, **kwargs):
+        self.advances.append(kwargs.get('event'))
+        try:
+            return self.proxy.move_advance(ctxt, migration_id, **kwargs)
+        except messaging.ExpectedException as exc:
+            # What the RPC layer would raise at the caller.
+            raise exc.exc_info[1]
+
+    def __getattr__(self, name):
+        return getattr(self.proxy, name)
+
+
+class RecordingCasts:
+    def __init__(self):
+        self.sent = []
+
+    def resize_instance(self, ctxt, host, instance_uuid, migration_uuid):
+        self.sent.append(('resize_instance', host, migration_uuid))
+
+
+class PrepResizeStepTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(nm_fixtures.Database())
+        self.useFixture(Override('state_path', tempfile.mkdtemp(
+            prefix='nm-unit-state-')))
+        self.useFixture(Override('default_operation_seconds', 0.0,
+                                 'compute'))
+        self.ctxt = nm_context.RequestContext(user_id='u', project_id='p')
+        flavor = nm_fixtures.flavor()
+        self.server = db_api.instance_create({
+            'display_name': 'vm', 'project_id': 'p', 'user_id': 'u',
+            'host': 'h1', 'node': 'h1', 'flavor': flavor,
+            'vm_state': states.ACTIVE, 'power_state': 1,
+            'task_state': states.RESIZE_PREP})['uuid']
+        self.action = db_api.action_start(self.server, 'migrate',
+                                          self.ctxt.request_id, 'u', 'p')
+        self.migration = db_api.migration_start(self.server, {
+            'instance_uuid': self.server, 'migration_type': 'migration',
+            'status': states.M_PRE_MIGRATING, 'source_compute': 'h1',
+            'source_node': 'h1', 'dest_compute': 'h2', 'dest_node': 'h2',
+            'old_flavor_id': '1', 'new_flavor_id': '1'}, flavor, flavor)
+        self.flavor = flavor
+
+    def _compute(self, whole_steps):
+        compute = compute_manager.ComputeManager('h2')
+        compute.conductor = RecordingConductor(whole_steps)
+        compute.compute_rpcapi = RecordingCasts()
+        return compute
+
+    def _prep(self, compute):
+        compute.prep_resize(self.ctxt, self.server, self.migration['uuid'],
+                            self.flavor, {}, [])
+
+    def _events(self):
+        return [(e['event'], e['result'], e['host'])
+                for e in db_api.action_events_get(self.action['id'])]
+
+    def test_rpc_13_one_call_at_the_end_with_the_whole_event(self):
+        compute = self._compute(whole_steps=True)
+        self._prep(compute)
+        [event] = compute.conductor.advances
+        self.assertEqual('Success', event['result'])
+        self.assertIn('start_time', event)
+        self.assertEqual([('compute_prep_resize', 'Success', 'h2')],
+                         self._events())
+        [row] = db_api.action_events_get(self.action['id'])
+        self.assertLessEqual(row['start_time'], row['finish_time'])
+        self.assertEqual(
+            [('resize_instance', 'h1', self.migration['uuid'])],
+            compute.compute_rpcapi.sent)
+
+    def test_below_rpc_13_a_start_and_an_end_call(self):
+        compute = self._compute(whole_steps=False)
+        self._prep(compute)
+        self.assertEqual([None, 'Success'], [
+            e['result'] for e in compute.conductor.advances])
+        self.assertNotIn('start_time', compute.conductor.advances[1])
+        self.assertEqual([('compute_prep_resize', 'Success', 'h2')],
+                         self._events())
+        self.assertEqual(1, len(compute.compute_rpcapi.sent))
+
+    def test_stale_message_writes_and_casts_nothing(self):
+        db_api.move_failed(self.migration['uuid'],
+                           expected_status=[states.M_PRE_MIGRATING])
+        before = db_api.migration_get(self.migration['uuid'])
+        compute = self._compute(whole_steps=True)
+        self._prep(compute)
+        self.assertEqual([], self._events())
+        self.assertEqual([], compute.compute_rpcapi.sent)
+        after = db_api.migration_get(self.migration['uuid'])
+        self.assertEqual((states.M_ERROR, before['updated_at']),
+                         (after['status'], after['updated_at']))
