@@ -179,13 +179,11 @@ def confirm_resize(server_id, value):
                                    'os_compute_api:servers:confirm_resize')
     _validate('confirmResize', value)
     common.check_state(instance, 'confirmResize', ['resized'])
-    migration = _finished_migration(instance)
     # The compare-and-swap that makes a second confirm (or a revert) lose,
     # with the action in the same transaction.
-    db_api.migration_update(migration['id'], {'status': 'confirming'},
-                            expected_status=['finished'],
-                            action=common.action_of(instance,
-                                                    'confirmResize'))
+    migration = db_api.migration_finished_to(
+        instance['uuid'], 'confirming',
+        common.action_of(instance, 'confirmResize'))
     try:
         api_app.services().compute.confirm_resize(
             api_app.context(), migration['source_compute'], instance['uuid'],

@@ -24,6 +24,21 @@ from nova_moves.db.session import (
     utcnow)
 
 _MIGRATIONS = models.Migration.__table__
+_bp = sa.bindparam
+
+# confirmResize's statements, built once (it runs once per cold move).
+_NEWEST_FINISHED = (
+    sa.select(_MIGRATIONS)
+    .where(_MIGRATIONS.c.instance_uuid == _bp('b_uuid'),
+           _MIGRATIONS.c.status == states.M_FINISHED,
+           _MIGRATIONS.c.migration_type.in_(list(states.COLD_MIGRATION_TYPES)))
+    .order_by(_MIGRATIONS.c.created_at.desc(), _MIGRATIONS.c.id.desc())
+    .limit(1))
+_FINISHED_TO = _MIGRATIONS.update().where(
+    _MIGRATIONS.c.id == _bp('b_id'),
+    _MIGRATIONS.c.status == states.M_FINISHED).values(
+    status=_bp('v_status'), phases=_bp('v_phases'),
+    updated_at=_bp('v_now'))
 
 
 def migration_create(values):
@@ -60,12 +75,9 @@ def move_resume_rows(migration_id, instance_uuid):
 
 
 @_retry_on_deadlock
-def migration_update(migration_id, values, expected_status=None,
-                     action=None):
+def migration_update(migration_id, values, expected_status=None):
     """Update a migration; with ``expected_status`` (a list) only if it is
-    still in one of them, else Conflict. ``action`` (action_start's
-    arguments as a dict) is recorded only when the update is. One
-    transaction, Core."""
+    still in one of them, else Conflict. One transaction, Core."""
     table = _MIGRATIONS
     with _tx() as session:
         current = _row_by_id_or_uuid(
@@ -82,8 +94,6 @@ def migration_update(migration_id, values, expected_status=None,
         if expected_status:
             query = query.where(table.c.status.in_(list(expected_status)))
         if session.execute(query.values(**values)).rowcount == 1:
-            if action:
-                _action_start_in(session, **action)
             return _row_dict(session.execute(sa.select(table).where(
                 table.c.id == current.id)).first())
         status = session.execute(sa.select(table.c.status).where(
@@ -91,6 +101,30 @@ def migration_update(migration_id, values, expected_status=None,
     raise exception.Conflict(
         reason='migration %s is %s, expected %s'
         % (migration_id, status, expected_status))
+
+
+@_retry_on_deadlock
+def migration_finished_to(instance_uuid, status, action):
+    """The server's newest finished resize or cold migration moves to
+    ``status`` by compare-and-swap, and ``action`` (action_start's
+    arguments) is recorded, in one transaction. Returns the migration as
+    it was; Invalid when the server has none (it was not resized),
+    Conflict when another request moved it on first."""
+    with _tx() as session:
+        row = session.execute(_NEWEST_FINISHED,
+                              {'b_uuid': instance_uuid}).first()
+        if row is None:
+            raise exception.Invalid(reason='Instance has not been resized.')
+        now = utcnow()
+        if session.execute(_FINISHED_TO, {
+                'b_id': row.id, 'v_status': status, 'v_now': now,
+                'v_phases': phases.stamp(row.phases, status, now),
+        }).rowcount != 1:
+            raise exception.Conflict(
+                reason='migration %s is no longer %s'
+                % (row.id, states.M_FINISHED))
+        _action_start_in(session, **action)
+        return _row_dict(row)
 
 
 def migration_get_all(instance_uuid=None, host=None, status=None,
