@@ -11,13 +11,18 @@ fresh oslo id, so only the handler can tell it is stale) and asserts that
 the server, its migrations, its allocations and the hypervisors' guests
 stay exactly as they were."""
 import os
+import shutil
+import tempfile
 import time
 
+from nova_moves import rpcstats
 from tests.functional import rpc_injector
 from tests.functional import test_evacuate
 
 # How long a resent step is given to do harm: the fake operations take
-# 0.05 s, a whole cascade of steps well under a second.
+# 0.05 s, a whole cascade of steps well under a second. A step whose
+# resent copies were all handled (the processes' rpcstats counters) and
+# changed nothing is not waited for further.
 SETTLE = float(os.environ.get('NOVA_MOVES_REPLAY_SETTLE', '2.5'))
 
 RESIZE_STEPS = ('conductor.migrate_server', 'scheduler.select_destinations',
@@ -37,8 +42,28 @@ EVACUATE_STEPS = ('conductor.rebuild_instance',
 class DuplicateBase(test_evacuate.EvacuateBase):
     """The tap, the snapshot and the moves; no tests of its own."""
     COMPUTES = 2
-    # A server per test: more than the default per-project quota of 10.
-    EXTRA_CONF = {'quota': {'instances': -1, 'cores': -1, 'ram': -1}}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.stats_dir = tempfile.mkdtemp(prefix='nm-rpc-stats-')
+        # A server per test: more than the default per-project quota of
+        # 10. The counters tell when a resent step has been handled.
+        cls.EXTRA_CONF = {
+            'quota': {'instances': -1, 'cores': -1, 'ram': -1},
+            'DEFAULT': {'rpc_stats_dir': cls.stats_dir}}
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.stats_dir, ignore_errors=True)
+
+    def handled(self, step):
+        """(messages of ``step`` handled, in flight) over every process."""
+        _merged, processes = rpcstats.merge_dir(self.stats_dir)
+        return (sum(p['counts'].get('handle', {}).get(step, 0)
+                    for p in processes),
+                sum(p['in_flight'].get(step, 0) for p in processes))
 
     def setUp(self):
         super().setUp()
@@ -82,16 +107,20 @@ class DuplicateBase(test_evacuate.EvacuateBase):
             self.assertTrue(found, '%s of %s never crossed the bus; seen %s'
                             % (step, server_id, self.tap.captured))
             before = self.snapshot(server_id)
+            done = self.handled(step)[0] + len(found)
             for captured in found:
                 self.tap.resend(captured)
-            diff = self._settle(server_id, before)
+            diff = self._settle(server_id, before, step, done)
             if diff:
                 changed[step] = diff
         return changed
 
-    def _settle(self, server_id, before):
+    def _settle(self, server_id, before, step, done):
         deadline = time.monotonic() + SETTLE
         while True:
+            # Counters first: a snapshot taken after every copy was
+            # handled sees whatever those handlers wrote.
+            handled, in_flight = self.handled(step)
             after = self.snapshot(server_id)
             if after != before:
                 # Give a cascade its time, then report where it ended.
@@ -99,9 +128,10 @@ class DuplicateBase(test_evacuate.EvacuateBase):
                 after = self.snapshot(server_id)
                 return {k: (before[k], after[k]) for k in before
                         if before[k] != after[k]}
-            if time.monotonic() > deadline:
+            if (handled >= done and not in_flight) or \
+                    time.monotonic() > deadline:
                 return None
-            time.sleep(0.25)
+            time.sleep(0.1)
 
     # -- the moves ------------------------------------------------------
     def start_resize(self, server, flavor=None):
