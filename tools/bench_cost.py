@@ -38,16 +38,14 @@ import collections
 import concurrent.futures
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import threading
 import time
 import uuid
 
-import psutil
 import sqlalchemy as sa
 
+import benchlib
 from nova_moves import rpcstats
 from nova_moves.harness import invariants
 from nova_moves.harness import pg_cluster
@@ -76,39 +74,6 @@ def make_stack(database_url, rpc_dir, keep, limits=None, api_workers=1):
                                 'rpc_stats_dir': rpc_dir},
                     'conductor': conductor, 'quota': UNLIMITED,
                     'api': {'workers': str(api_workers)}})
-
-
-def _procs(stack):
-    """{name: [psutil.Process]} with API workers under the API."""
-    out = {}
-    for name, proc in stack.processes.items():
-        if not proc.alive():
-            continue
-        try:
-            top = psutil.Process(proc.popen.pid)
-            out[name] = [top] + top.children(recursive=True)
-        except psutil.NoSuchProcess:
-            pass
-    return out
-
-
-def cpu_by_process(stack):
-    out = {}
-    for name, procs in _procs(stack).items():
-        total = 0.0
-        for p in procs:
-            try:
-                t = p.cpu_times()
-                total += t.user + t.system
-            except psutil.NoSuchProcess:
-                pass
-        out[name] = total
-    return out
-
-
-def pid_names(stack):
-    return {p.pid: name for name, procs in _procs(stack).items()
-            for p in procs}
 
 
 # -- counters from the rpcstats files -------------------------------------
@@ -293,114 +258,6 @@ PHASES = {'cold': phase_cold, 'resize': phase_resize, 'live': phase_live,
           'evacuate': phase_evacuate}
 
 
-# -- profiling ------------------------------------------------------------
-def start_profilers(stack, directory):
-    pyspy = shutil.which('py-spy') or os.path.join(
-        os.path.dirname(sys.executable), 'py-spy')
-    os.makedirs(directory, exist_ok=True)
-    profilers = []
-    for name, procs in _procs(stack).items():
-        for p in procs:
-            out = os.path.join(directory, '%s-%d.txt' % (name, p.pid))
-            profilers.append((name, out, subprocess.Popen(
-                [pyspy, 'record', '--pid', str(p.pid), '--format', 'raw',
-                 '--rate', '200', '--nonblocking', '--gil', '-o', out],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
-    time.sleep(1)
-    return profilers
-
-
-def stop_profilers(profilers):
-    for _name, _out, proc in profilers:
-        proc.send_signal(signal.SIGINT)
-    for _name, _out, proc in profilers:
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    return [(name, out) for name, out, _ in profilers]
-
-
-# Leaves where a thread waits (py-spy counts some native waits as busy):
-# the broker socket, a queue, the SQLite write-lock flock, gunicorn's
-# arbiter.
-IDLE_LEAVES = ('wait (threading', 'select (selectors', 'poll (selectors',
-               '_wait_for_tstate_lock', 'sleep (', 'accept (socket',
-               'recv_into (', 'epoll', 'drain_events', 'read (ssl',
-               'TCPTransport._read', '_fair_write_lock (', 'Queue.get (',
-               '_worker (concurrent', 'wait_for_signals (',
-               'Condition.__enter__ (')
-PACKAGES = ('sqlalchemy', 'oslo_messaging', 'kombu', 'amqp', 'oslo_db',
-            'oslo_log', 'oslo_policy', 'oslo_config', 'oslo_context',
-            'jsonschema', 'werkzeug', 'flask', 'gunicorn', 'logging',
-            'json', 'nova_moves', 'futurist', 'psycopg2', 'sqlite3',
-            'webob')
-
-
-def _frame_package(frame):
-    # py-spy raw frames look like "func (path/to/module.py:123)", the
-    # path relative to site-packages or the standard library.
-    path = '/' + frame.rsplit('(', 1)[-1]
-    for key in PACKAGES:
-        if '/%s/' % key in path or '/%s.py' % key in path:
-            return key
-    return 'other'
-
-
-def summarize_profile(path, top=12):
-    """(busy samples, [(share, leaf frame)], [(share, package)],
-    [(share, innermost nova_moves frame)])."""
-    leaves, packages, busy = collections.Counter(), collections.Counter(), 0
-    mine = collections.Counter()
-    with open(path, errors='replace') as f:
-        for line in f:
-            stack, _, count = line.rstrip('\n').rpartition(' ')
-            if not stack or not count.isdigit():
-                continue
-            frames = stack.split(';')
-            leaf = frames[-1]
-            if any(idle in leaf for idle in IDLE_LEAVES):
-                continue
-            n = int(count)
-            busy += n
-            leaves[leaf] += n
-            ours = [fr for fr in frames if '(nova_moves/' in fr]
-            if ours:
-                # The innermost frame of ours: where our code spends it.
-                mine[ours[-1]] += n
-            for package in {_frame_package(fr) for fr in frames[1:]} - {
-                    'other'}:
-                packages[package] += n
-    if not busy:
-        return 0, [], [], []
-
-    def shares(counter):
-        return [(100.0 * n / busy, k) for k, n in counter.most_common(top)]
-    return busy, shares(leaves), shares(packages), shares(mine)
-
-
-def print_profiles(files):
-    by_name = collections.defaultdict(list)
-    for name, out in files:
-        if os.path.exists(out):
-            by_name[name].append(out)
-    for name in sorted(by_name):
-        for out in by_name[name]:
-            busy, leaves, packages, mine = summarize_profile(out)
-            if busy < 20:
-                continue  # gunicorn's arbiter, an idle thread
-            print('\nprofile %s (%s, %d busy samples)' % (
-                name, os.path.basename(out), busy))
-            print('  inclusive by package: ' + ', '.join(
-                '%s %.0f%%' % (p, s) for s, p in packages))
-            print('  top frames (self):')
-            for share, leaf in leaves:
-                print('  %5.1f%%  %s' % (share, leaf[:110]))
-            print('  innermost nova_moves frame (inclusive):')
-            for share, frame in mine:
-                print('  %5.1f%%  %s' % (share, frame[:110]))
-
-
 # -- report -------------------------------------------------------------
 
 def report(kind, bare, counted, cores):
@@ -473,23 +330,23 @@ def run(args, database_url, counted):
         # Idle: what every process burns doing nothing (heartbeats,
         # periodic tasks, the rpcstats flush), per second.
         time.sleep(2)
-        before = cpu_by_process(stack)
+        before = benchlib.cpu_by_process(stack)
         time.sleep(args.idle)
         idle = {k: (v - before[k]) / args.idle
-                for k, v in cpu_by_process(stack).items()}
+                for k, v in benchlib.cpu_by_process(stack).items()}
         for kind in args.kinds.split(','):
-            names = pid_names(stack)
+            names = benchlib.pid_names(stack)
             if counted:
                 settle_files()
             rpc_before = counters(rpc_dir, names) if counted else {}
-            cpu_before = cpu_by_process(stack)
-            profilers = (start_profilers(stack, args.profile)
+            cpu_before = benchlib.cpu_by_process(stack)
+            profilers = (benchlib.start_profilers(stack, args.profile)
                          if args.profile and kind == 'cold' else None)
             start = time.monotonic()
             moved = PHASES[kind](stack, db, ids, args, flavors)
             elapsed = time.monotonic() - start
-            cpu_after = cpu_by_process(stack)
-            files = stop_profilers(profilers) if profilers else None
+            cpu_after = benchlib.cpu_by_process(stack)
+            files = benchlib.stop_profilers(profilers) if profilers else None
             rpc = {}
             if counted:
                 settle_files()
@@ -504,7 +361,7 @@ def run(args, database_url, counted):
                 'counted' if counted else 'bare', kind, len(moved), elapsed,
                 sum(cpu.values())), flush=True)
             if files:
-                print_profiles(files)
+                benchlib.print_profiles(files)
             if kind == 'evacuate':
                 restore_evacuated(stack, db, moved)
         problems = invariants.check(admin)
@@ -582,7 +439,7 @@ def main(argv=None):
                         help='only print the profiles already in DIR')
     args = parser.parse_args(argv)
     if args.summarize:
-        print_profiles([(f.rsplit('-', 1)[0], os.path.join(
+        benchlib.print_profiles([(f.rsplit('-', 1)[0], os.path.join(
             args.summarize, f)) for f in sorted(os.listdir(args.summarize))])
         return 0
     print('machine: %d CPUs, load %s' % (os.cpu_count(), ' '.join(

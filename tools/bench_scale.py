@@ -24,8 +24,7 @@ import threading
 import time
 import uuid
 
-import psutil
-
+import benchlib
 from nova_moves.harness import pg_cluster
 from nova_moves.harness import rabbit_cluster
 from nova_moves.harness import stack as nm_stack
@@ -39,24 +38,11 @@ def percentile(values, fraction):
                              int(round(fraction * len(values))) - 1))]
 
 
-def _cpu_seconds(pid):
-    """CPU of a process and every process below it (API workers)."""
-    try:
-        proc = psutil.Process(pid)
-        total = 0.0
-        for p in [proc] + proc.children(recursive=True):
-            times = p.cpu_times()
-            total += times.user + times.system
-        return total
-    except psutil.NoSuchProcess:
-        return 0.0
-
-
 def _cpu_by_kind(stack):
     out = {}
-    for name, proc in stack.processes.items():
+    for name, seconds in benchlib.cpu_by_process(stack).items():
         kind = name.rstrip('0123456789ABCD')
-        out[kind] = out.get(kind, 0.0) + _cpu_seconds(proc.popen.pid)
+        out[kind] = out.get(kind, 0.0) + seconds
     return out
 
 
