@@ -11,6 +11,9 @@ kind after the other:
   live      os-migrateLive at microversion 2.34 (scheduler picks)
   evacuate  computeA is killed and forced down, its servers evacuated;
             then it comes back and cleans up (not counted)
+  steady    (only when named) cold migrate + confirm, each of --clients
+            clients moving its servers one after the other: the rate a
+            steady stream of moves completes at
 
 For each kind it prints, per process: CPU ms per move (read from /proc,
 the process's idle rate measured before the run subtracted), RPC calls,
@@ -148,6 +151,45 @@ class DB:
         raise TimeoutError('%d servers not %s' % (len(ids - done), vm_state))
 
 
+class Watch:
+    """Every server's state, read by one thread every 50 ms for clients
+    that each wait on one server (one reader instead of one per client)."""
+
+    def __init__(self, db, ids):
+        self._db, self._ids = db, set(ids)
+        self._states = {}
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            states = self._db.states(self._ids)
+            with self._cond:
+                self._states = states
+                self._cond.notify_all()
+            self._stop.wait(0.05)
+
+    def until(self, server_id, vm_state, timeout=120):
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                state = self._states.get(server_id)
+                if state and state[0] == 'error':
+                    raise RuntimeError('%s in ERROR' % server_id)
+                if state and state[0] == vm_state and state[1] is None:
+                    # Not this state again at the next read.
+                    self._states.pop(server_id)
+                    return
+                if not self._cond.wait(deadline - time.monotonic()):
+                    raise TimeoutError('%s not %s' % (server_id, vm_state))
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+
 # -- driving the API ---------------------------------------------------
 _local = threading.local()
 
@@ -206,6 +248,33 @@ def phase_cold(stack, db, ids, args, flavors):
     return ids
 
 
+def phase_steady(stack, db, ids, args, flavors):
+    """Cold migrate + confirm with each client moving its own servers
+    one after the other (migrate, until resized, confirm, until active):
+    the rate a steady stream of moves completes at, without the cold
+    phase's barriers (every 202 before any wait, every resize before any
+    confirm), which leave cores idle while the last moves finish."""
+    watch = Watch(db, ids)
+
+    def client(mine):
+        api = _client(stack)
+        for server_id in mine:
+            api.action(server_id, {'migrate': None}, expect=202)
+            watch.until(server_id, 'resized')
+            api.action(server_id, {'confirmResize': None}, expect=204)
+            watch.until(server_id, 'active')
+    try:
+        with concurrent.futures.ThreadPoolExecutor(args.clients) as pool:
+            for f in [pool.submit(client, ids[i::args.clients])
+                      for i in range(args.clients)]:
+                f.result()
+    finally:
+        watch.stop()
+    note_failed('steady', db.wait(ids, 'active', ('migration',
+                                                  ('confirmed',))), ids)
+    return ids
+
+
 def phase_resize(stack, db, ids, args, flavors):
     post_all(stack, ids, {'resize': {'flavorRef': flavors[1]['id']}},
              args.clients)
@@ -255,7 +324,7 @@ def restore_evacuated(stack, db, moved):
 
 
 PHASES = {'cold': phase_cold, 'resize': phase_resize, 'live': phase_live,
-          'evacuate': phase_evacuate}
+          'evacuate': phase_evacuate, 'steady': phase_steady}
 
 
 # -- report -------------------------------------------------------------
