@@ -136,7 +136,8 @@ class ConductorManager:
             try:
                 with instance_actions.event(
                         self.event_backend, ctxt, instance_uuid,
-                        'conductor_schedule_and_build_instances'):
+                        'conductor_schedule_and_build_instances',
+                        host=self.host, whole=True):
                     build.BuildTask(ctxt, instance_uuid, dict(request_spec),
                                     **self._task_kwargs()).run()
             except Exception as exc:
