@@ -103,9 +103,6 @@ class ComputeDBProxy:
     def can_record_whole_events(self):
         return True
 
-    def can_record_whole_steps(self):
-        return True
-
     # -- 1.1: the guarded move steps ---------------------------------------
     # A stale step is the caller's to drop: no traceback in our log.
     @messaging.expected_exceptions(exception.MoveConflict)

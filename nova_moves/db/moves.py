@@ -195,59 +195,50 @@ def migrations_unsettled():
 MIGRATION_TERMINAL_STATUSES = states.MIGRATION_TERMINAL_STATUSES
 
 
-def _migration_start_in(session, instance_uuid, values, old_flavor,
-                        new_flavor, expected_task_state):
-    values = dict(values)
-    values.setdefault('uuid', str(uuidlib.uuid4()))
-    values['phases'] = phases.stamp(None, values['status'], utcnow())
-    instances = models.Instance.__table__
-    result = session.execute(
-        instances.update()
-        .where(instances.c.uuid == instance_uuid,
-               instances.c.deleted == 0,
-               instances.c.task_state == expected_task_state)
-        .values(**_encode_instance_values(
-            {'old_flavor': old_flavor, 'new_flavor': new_flavor})))
-    if result.rowcount != 1:
-        raise exception.UnexpectedTaskState(
-            instance_uuid=instance_uuid, expected=expected_task_state,
-            actual='(changed)')
-    session.execute(_MIGRATIONS.insert().values(**values))
-    _move_in(session, instance_uuid, values['uuid'])
-    return _row_dict(session.execute(sa.select(_MIGRATIONS).where(
-        _MIGRATIONS.c.uuid == values['uuid'])).first())
-
-
-@_with_cas_retry
-def migration_start(instance_uuid, values, old_flavor, new_flavor,
-                    expected_task_state=states.RESIZE_PREP):
-    """The conductor's start of a resize/cold migration, all or nothing:
-    create the migration row from ``values``, record old/new flavor on
-    the server (only while it still has ``expected_task_state``) and hand
-    the server's current allocation to the migration's uuid. Returns the
-    migration. Raises UnexpectedTaskState with nothing written."""
-    with _tx() as session:
-        return _migration_start_in(session, instance_uuid, values,
-                                   old_flavor, new_flavor,
-                                   expected_task_state)
-
-
 @_with_cas_retry
 def cold_move_start(instance_uuid, describe,
                     expected_task_state=states.RESIZE_PREP):
-    """migration_start with the server read in the same transaction:
-    ``describe(server)`` returns (values, old_flavor, new_flavor).
+    """The conductor's start of a resize/cold migration, all or nothing,
+    in one transaction: read the server, create the migration row from
+    ``describe(server)`` = (values, old_flavor, new_flavor), record old/new
+    flavor on the server (only while it still has ``expected_task_state``)
+    and hand the server's current allocation to the migration's uuid.
     Returns (migration, server as now, the server's consumer generation
-    as this left it, which the scheduler's claim states)."""
+    as this left it, which the scheduler's claim states). Raises
+    UnexpectedTaskState with nothing written."""
     with _tx() as session:
         row = _instance_row(session, instance_uuid, live_only=True)
         if row is None:
             raise exception.InstanceNotFound(instance_id=instance_uuid)
         server = _instance_row_dict(row)
         values, old_flavor, new_flavor = describe(server)
-        migration = _migration_start_in(session, instance_uuid, values,
-                                        old_flavor, new_flavor,
-                                        expected_task_state)
+        values = dict(values)
+        values.setdefault('uuid', str(uuidlib.uuid4()))
+        values['phases'] = phases.stamp(None, values['status'], utcnow())
+        instances = models.Instance.__table__
+        result = session.execute(
+            instances.update()
+            .where(instances.c.uuid == instance_uuid,
+                   instances.c.deleted == 0,
+                   instances.c.task_state == expected_task_state)
+            .values(**_encode_instance_values(
+                {'old_flavor': old_flavor, 'new_flavor': new_flavor})))
+        if result.rowcount != 1:
+            raise exception.UnexpectedTaskState(
+                instance_uuid=instance_uuid, expected=expected_task_state,
+                actual='(changed)')
+        session.execute(_MIGRATIONS.insert().values(**values))
+        _move_in(session, instance_uuid, values['uuid'])
+        migration = _row_dict(session.execute(sa.select(_MIGRATIONS).where(
+            _MIGRATIONS.c.uuid == values['uuid'])).first())
         return migration, dict(server, old_flavor=old_flavor,
                                new_flavor=new_flavor), session.execute(
             _CONSUMER_GENERATION, {'b_uuid': instance_uuid}).scalar()
+
+
+def migration_start(instance_uuid, values, old_flavor, new_flavor,
+                    expected_task_state=states.RESIZE_PREP):
+    """cold_move_start with the migration's values given: the migration."""
+    return cold_move_start(
+        instance_uuid, lambda _server: (values, old_flavor, new_flavor),
+        expected_task_state)[0]

@@ -27,6 +27,31 @@ class Database(fixtures.Fixture):
         migration.db_sync()
 
 
+class Override(fixtures.Fixture):
+    """One config option set for the duration of a test."""
+
+    def __init__(self, name, value, group=None):
+        super().__init__()
+        self.args = name, value, group
+
+    def _setUp(self):
+        name, value, group = self.args
+        CONF.set_override(name, value, group=group)
+        self.addCleanup(CONF.clear_override, name, group=group)
+
+
+class FakeHosts(fixtures.Fixture):
+    """Fake hypervisors for in-process compute managers: their state
+    files in a temporary state_path, their operations instant."""
+
+    def _setUp(self):
+        path = tempfile.mkdtemp(prefix='nm-unit-state-')
+        self.addCleanup(_rmtree, path)
+        self.useFixture(Override('state_path', path))
+        self.useFixture(Override('default_operation_seconds', 0.0,
+                                 'compute'))
+
+
 def _rmtree(path):
     import shutil
     shutil.rmtree(path, ignore_errors=True)

@@ -3,7 +3,6 @@ transport (in-process, no broker): API-side cast -> conductor ->
 scheduler (call) -> compute build_and_run_instance (cast) -> conductor DB
 API (calls) -> ACTIVE, with the instance action's events recorded; and a
 spawn failure on every host ends in ERROR with a fault and no allocation."""
-import tempfile
 import time
 
 import fixtures
@@ -34,17 +33,6 @@ class FakeTransport(fixtures.Fixture):
         self.addCleanup(rpc.cleanup)
 
 
-class Override(fixtures.Fixture):
-    def __init__(self, name, value, group=None):
-        super().__init__()
-        self.args = name, value, group
-
-    def _setUp(self):
-        name, value, group = self.args
-        CONF.set_override(name, value, group=group)
-        self.addCleanup(CONF.clear_override, name, group=group)
-
-
 def _report_db(ctxt, host, binary, topic):
     db_api.service_report(host, binary, topic)
 
@@ -54,10 +42,7 @@ class BuildOverFakeTransportTest(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.useFixture(nm_fixtures.Database())
-        self.useFixture(Override('state_path', tempfile.mkdtemp(
-            prefix='nm-unit-state-')))
-        self.useFixture(Override('default_operation_seconds', 0.0,
-                                 'compute'))
+        self.useFixture(nm_fixtures.FakeHosts())
         self.useFixture(FakeTransport())
         self.services = []
         self.start(service.Service(

@@ -2,8 +2,6 @@
 conductor's compute_db endpoint object: from conductor RPC 1.3 one call
 at its end (guard + whole event), below it a start and an end call; a
 stale message writes nothing and casts nothing."""
-import tempfile
-
 import oslo_messaging as messaging
 import testtools
 
@@ -12,7 +10,6 @@ from nova_moves.conductor import db_proxy
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import states
-from tests.unit.compute.test_build_fake_transport import Override
 from tests.unit import fixtures as nm_fixtures
 
 
@@ -52,10 +49,7 @@ class PrepResizeStepTest(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.useFixture(nm_fixtures.Database())
-        self.useFixture(Override('state_path', tempfile.mkdtemp(
-            prefix='nm-unit-state-')))
-        self.useFixture(Override('default_operation_seconds', 0.0,
-                                 'compute'))
+        self.useFixture(nm_fixtures.FakeHosts())
         self.ctxt = nm_context.RequestContext(user_id='u', project_id='p')
         flavor = nm_fixtures.flavor()
         self.server = db_api.instance_create({

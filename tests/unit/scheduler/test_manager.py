@@ -1,16 +1,13 @@
 """The scheduler in-process against a temporary SQLite database: filters,
 the weigher, the atomic claim and alternates, check_destination."""
-import fixtures
 import testtools
 
-from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves.scheduler import filters as scheduler_filters
 from nova_moves.scheduler import manager as scheduler_manager
 from tests.unit import fixtures as nm_fixtures
 
-CONF = conf.CONF
 
 
 class FakeServiceGroup:
@@ -60,9 +57,9 @@ class SchedulerTest(testtools.TestCase):
         self.assertEqual({}, db_api.allocations_get('other'))
 
     def test_alternates_limited_by_max_attempts(self):
-        self.useFixture(_Override('max_attempts', 2, 'scheduler'))
+        self.useFixture(nm_fixtures.Override('max_attempts', 2, 'scheduler'))
         self.assertEqual(2, len(self.select()))
-        self.useFixture(_Override('max_attempts', 1, 'scheduler'))
+        self.useFixture(nm_fixtures.Override('max_attempts', 1, 'scheduler'))
         self.assertEqual(1, len(self.select('vm2')))
 
     def test_disabled_and_down_hosts_are_filtered(self):
@@ -136,14 +133,3 @@ class FiltersTest(testtools.TestCase):
     def test_unknown_filter_is_refused(self):
         self.assertRaises(ValueError, scheduler_filters.get_filters,
                           ['ComputeFilter', 'NoSuchFilter'])
-
-
-class _Override(fixtures.Fixture):
-    def __init__(self, name, value, group):
-        super().__init__()
-        self.args = (name, value, group)
-
-    def _setUp(self):
-        name, value, group = self.args
-        CONF.set_override(name, value, group=group)
-        self.addCleanup(CONF.clear_override, name, group=group)
