@@ -34,6 +34,15 @@ _NEWEST_FINISHED = (
            _MIGRATIONS.c.migration_type.in_(list(states.COLD_MIGRATION_TYPES)))
     .order_by(_MIGRATIONS.c.created_at.desc(), _MIGRATIONS.c.id.desc())
     .limit(1))
+# A cold move of the server that still runs (any status a move may
+# still change).
+_COLD_IN_FLIGHT = (
+    sa.select(_MIGRATIONS.c.uuid, _MIGRATIONS.c.status)
+    .where(_MIGRATIONS.c.instance_uuid == _bp('b_uuid'),
+           _MIGRATIONS.c.migration_type.in_(list(states.COLD_MIGRATION_TYPES)),
+           _MIGRATIONS.c.status.notin_(
+               list(states.MIGRATION_TERMINAL_STATUSES)))
+    .limit(1))
 _FINISHED_TO = _MIGRATIONS.update().where(
     _MIGRATIONS.c.id == _bp('b_id'),
     _MIGRATIONS.c.status == states.M_FINISHED).values(
@@ -205,11 +214,21 @@ def cold_move_start(instance_uuid, describe,
     and hand the server's current allocation to the migration's uuid.
     Returns (migration, server as now, the server's consumer generation
     as this left it, which the scheduler's claim states). Raises
-    UnexpectedTaskState with nothing written."""
+    UnexpectedTaskState with nothing written, and MoveConflict when the
+    server already has a cold move in flight: a repeated migrate_server
+    arriving while the first is still preparing (task_state still
+    resize_prep) would otherwise start a second move of the same server."""
     with _tx() as session:
         row = _instance_row(session, instance_uuid, live_only=True)
         if row is None:
             raise exception.InstanceNotFound(instance_id=instance_uuid)
+        running = session.execute(_COLD_IN_FLIGHT,
+                                  {'b_uuid': instance_uuid}).first()
+        if running is not None:
+            raise exception.MoveConflict(
+                migration=running.uuid, instance_uuid=instance_uuid,
+                reason='it is %s; not starting another move of the '
+                       'server' % running.status)
         server = _instance_row_dict(row)
         values, old_flavor, new_flavor = describe(server)
         values = dict(values)

@@ -62,8 +62,15 @@ class MigrationTask(base.TaskBase):
         # One transaction: the server read, the migration row, old/new
         # flavor on the server and the source allocation parked on the
         # migration's uuid.
-        self.migration, instance, generation = db_api.cold_move_start(
-            self.instance_uuid, self._describe)
+        try:
+            self.migration, instance, generation = db_api.cold_move_start(
+                self.instance_uuid, self._describe)
+        except exception.MoveConflict as exc:
+            # A repeated request (the broker delivered it twice): the
+            # first one's move is the server's; nothing to undo.
+            LOG.info('Not starting a second move of %s: %s',
+                     self.instance_uuid, exc)
+            return None
         if self.gate is not None and not self.gate.enter(
                 self.ctxt, 'cold', self.instance_uuid, self.migration['uuid'],
                 instance['host'], states.M_PRE_MIGRATING,

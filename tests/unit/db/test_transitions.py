@@ -58,6 +58,26 @@ class TransitionsTest(testtools.TestCase):
             instance_uuid=self.uuid)))
         self.assertEqual(1, len(db_api.actions_get(self.uuid)))
 
+    def test_a_second_cold_move_start_while_one_runs_writes_nothing(self):
+        # A repeated migrate_server while the first is still preparing:
+        # the task_state compare-and-swap alone would let it through.
+        first = self._start_resize()
+        before = (db_api.allocations_get(self.uuid),
+                  db_api.allocations_get(first['uuid']),
+                  db_api.instance_get(self.uuid))
+        self.assertRaises(
+            exception.MoveConflict, db_api.cold_move_start, self.uuid,
+            lambda server: ({'instance_uuid': self.uuid,
+                             'migration_type': states.MIGRATION,
+                             'status': states.M_PRE_MIGRATING,
+                             'source_compute': 'h1'}, SMALL, SMALL))
+        self.assertEqual([first['uuid']], [
+            m['uuid'] for m in db_api.migration_get_all(
+                instance_uuid=self.uuid)])
+        self.assertEqual(before, (db_api.allocations_get(self.uuid),
+                                  db_api.allocations_get(first['uuid']),
+                                  db_api.instance_get(self.uuid)))
+
     def test_advance_compares_both_rows_and_refuses_stale_steps(self):
         migration = self._start_resize()
         rows = db_api.move_advance(
