@@ -18,6 +18,11 @@ import subunit, testtools
 stream = subunit.ByteStreamToStreamResult(__import__('io').BytesIO(out))
 summary = testtools.StreamSummary()
 summary.startTestRun(); stream.run(summary); summary.stopTestRun()
+# CI keeps only the tail of this output: name what failed, and the end
+# of each traceback, right above the totals.
+for test, detail in summary.errors + summary.failures:
+    print('FAILED: %s' % test.id())
+    print('\n'.join('    ' + l for l in detail.splitlines()[-25:]))
 failed = len(summary.errors) + len(summary.failures)
 skipped = len(summary.skipped) if hasattr(summary, 'skipped') else 0
 passed = summary.testsRun - failed - skipped
