@@ -366,6 +366,17 @@ def report(kind, bare, counted, cores):
         counted[2].values()) if counted and bare else '-'))
     print('ceiling on %d cores at this cost: %.1f moves/s' % (
         cores, 1000.0 * cores / total_cpu if total_cpu > 0 else 0))
+    # Not subtracted for idle, and the machine's figure includes the
+    # benchmark's own clients: what the cores had left to give.
+    servers = first[4]
+    print('whole machine: %.1f CPU ms busy per move (%.0f%% of %d cores '
+          'for %.1f s): RabbitMQ %.1f, database server %.1f, interrupts '
+          '%.1f, the rest (benchmark clients, others) %.1f' % (
+              servers['machine'], 100.0 * servers['machine'] * moves /
+              (1000.0 * cores * elapsed), cores, elapsed,
+              servers['broker'], servers['database'], servers['irq'],
+              servers['machine'] - total_cpu - servers['broker'] -
+              servers['database'] - servers['irq']))
     if rpc:
         print('per move, by process and method:')
     for name in sorted(rpc):
@@ -409,12 +420,15 @@ def run(args, database_url, counted):
                 settle_files()
             rpc_before = counters(rpc_dir, names) if counted else {}
             cpu_before = benchlib.cpu_by_process(stack)
+            servers_before = benchlib.machine_cpu()
             profilers = (benchlib.start_profilers(stack, args.profile)
                          if args.profile and kind == 'cold' else None)
             start = time.monotonic()
             moved = PHASES[kind](stack, db, ids, args, flavors)
             elapsed = time.monotonic() - start
             cpu_after = benchlib.cpu_by_process(stack)
+            servers = {k: 1000.0 * (v - servers_before[k]) / len(moved)
+                       for k, v in benchlib.machine_cpu().items()}
             files = benchlib.stop_profilers(profilers) if profilers else None
             rpc = {}
             if counted:
@@ -425,7 +439,7 @@ def run(args, database_url, counted):
             cpu = {k: 1000.0 * (cpu_after[k] - cpu_before[k]
                                 - idle.get(k, 0.0) * elapsed) / len(moved)
                    for k in cpu_after if k in cpu_before}
-            results[kind] = (len(moved), elapsed, cpu, rpc)
+            results[kind] = (len(moved), elapsed, cpu, rpc, servers)
             print('%s pass, %s: %d moves in %.1f s, %.1f CPU ms/move' % (
                 'counted' if counted else 'bare', kind, len(moved), elapsed,
                 sum(cpu.values())), flush=True)

@@ -2,6 +2,12 @@ from oslo_config import cfg
 from oslo_db import options as db_options
 
 DEFAULT_SQL_CONNECTION = 'sqlite:///$state_path/nova_moves.sqlite'
+# oslo.db's 5 is below a conductor's concurrent handlers under load: a
+# connection opened past the pool is closed when given back, so every
+# transaction beyond the fifth started a PostgreSQL backend (fork and
+# authentication) and ended it. 20 keeps them open (pool + the
+# unchanged max_overflow still bounds the total).
+MAX_POOL_SIZE = 20
 
 
 def register_opts(conf):
@@ -18,6 +24,7 @@ def set_defaults(conf):
     # bounded backoff instead of failing the moves they are running
     # (nova_moves.db.retry); the API answers 503 instead of waiting.
     conf.set_default('use_db_reconnect', True, group='database')
+    conf.set_default('max_pool_size', MAX_POOL_SIZE, group='database')
 
 
 __all__ = ['cfg', 'register_opts', 'list_opts']

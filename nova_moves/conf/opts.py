@@ -28,6 +28,7 @@ def set_defaults(conf=None):
         # point with no argument and then prints the opts' own defaults.
         cfg.set_defaults(db_options.database_opts,
                          connection=database.DEFAULT_SQL_CONNECTION,
-                         use_db_reconnect=True)
+                         use_db_reconnect=True,
+                         max_pool_size=database.MAX_POOL_SIZE)
         return
     database.set_defaults(conf)
