@@ -61,7 +61,8 @@ FAILED = ('error', 'failed', 'cancelled')
 
 
 # -- the stack ----------------------------------------------------------
-def make_stack(database_url, rpc_dir, keep, limits=None, api_workers=1):
+def make_stack(database_url, rpc_dir, keep, limits=None, api_workers=1,
+               conductors=1):
     conductor = {}
     if limits:
         conductor = {'max_concurrent_migrations_per_cluster': limits[0],
@@ -71,7 +72,8 @@ def make_stack(database_url, rpc_dir, keep, limits=None, api_workers=1):
         'h%s%d' % (c.lower(), i) for i in range(2)], 'compute': fast}
         for c in 'AB']
     return nm_stack.Stack(
-        computes=computes, database_url=database_url, keep_workdir=keep,
+        computes=computes, conductors=conductors,
+        database_url=database_url, keep_workdir=keep,
         service_down_time=60,
         extra_conf={'DEFAULT': {'debug': 'false', 'report_interval': 10,
                                 'rpc_stats_dir': rpc_dir},
@@ -397,7 +399,8 @@ def run(args, database_url, counted):
     os.environ['NOVA_MOVES_SQL_STATS'] = (
         ('trace' if args.trace else '1') if counted else '0')
     stack = make_stack(database_url, rpc_dir if counted else '',
-                       args.keep_logs, args.move_limits, args.api_workers)
+                       args.keep_logs, args.move_limits, args.api_workers,
+                       args.conductors)
     stack.start(timeout=180)
     results = {}
     try:
@@ -510,6 +513,8 @@ def main(argv=None):
         help='both (default): CPU from a pass without the RPC/SQL counters '
              '(what the product spends), counts from a second pass with them; '
              'bare or counted: only that pass')
+    parser.add_argument('--conductors', type=int, default=1,
+                        help='conductor processes (default 1)')
     parser.add_argument('--api-workers', type=int, default=1,
                         help='[api] workers of the stack (default 1)')
     parser.add_argument(
