@@ -1,0 +1,121 @@
+"""Benchmark (not a test): before/after of bench_cost.py, interleaved.
+
+Runs ``bench_cost.py --counters bare`` alternately on a git ref (checked
+out into a temporary worktree and put first on PYTHONPATH, so the stack's
+console scripts import its nova_moves) and on this checkout, N times
+each, and prints every run and the medians: CPU ms per move of our
+processes, completed/s, and what the whole machine spent per move. One
+machine, one session, interleaved: the only comparison this VM's noise
+allows (the same code measured ±10 ms per move an hour apart).
+
+    .venv/bin/python tools/bench_ab.py 64967f5 --runs 5
+    .venv/bin/python tools/bench_ab.py 64967f5 --runs 3 -- --postgres
+
+Arguments after ``--`` go to bench_cost.py (default ``--kinds cold``).
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SUMMARY = re.compile(r'^  (\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$')
+WHOLE = re.compile(r'^whole machine: ([\d.]+) CPU ms busy per move')
+
+
+def run_once(pythonpath, bench_args):
+    """{kind: (cpu ms/move, completed/s, whole machine ms/move or None)}
+    from one bench_cost run; pythonpath None: this checkout."""
+    env = dict(os.environ)
+    if pythonpath:
+        env['PYTHONPATH'] = pythonpath
+    out = subprocess.run(
+        [sys.executable, os.path.join(HERE, 'bench_cost.py'),
+         '--counters', 'bare'] + bench_args,
+        env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.stderr.write(out.stdout[-3000:] + out.stderr[-3000:])
+        raise SystemExit('bench_cost.py failed (exit %d)' % out.returncode)
+    results, whole = {}, []
+    for line in out.stdout.splitlines():
+        m = WHOLE.match(line)
+        if m:
+            whole.append(float(m.group(1)))
+        m = SUMMARY.match(line)
+        if m:
+            results[m.group(1)] = (float(m.group(5)), float(m.group(4)))
+    # "whole machine" lines come one per kind, in the summary's order.
+    return {kind: value + ((whole[i],) if i < len(whole) else (None,))
+            for i, (kind, value) in enumerate(results.items())}
+
+
+def worktree(ref):
+    path = tempfile.mkdtemp(prefix='bench-ab-')
+    subprocess.run(['git', '-C', ROOT, 'worktree', 'add', '--detach', path,
+                    ref], check=True, capture_output=True)
+    return path
+
+
+def _fmt(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return '-'
+    return '%s | median %.1f' % (' / '.join('%.1f' % v for v in values),
+                                 statistics.median(values))
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    bench_args = ['--kinds', 'cold']
+    if '--' in argv:
+        i = argv.index('--')
+        argv, bench_args = argv[:i], argv[i + 1:] or bench_args
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('before', help='git ref of the "before" code')
+    parser.add_argument('--runs', type=int, default=3,
+                        help='runs of each side (default 3)')
+    args = parser.parse_args(argv)
+    path = worktree(args.before)
+    runs = {'before': [], 'after': []}
+    try:
+        # The stack's processes must import the worktree's code (asked
+        # from '/': ``-c`` puts the current directory first on sys.path,
+        # console scripts do not).
+        where = subprocess.run(
+            [sys.executable, '-c', 'import nova_moves; '
+             'print(nova_moves.__file__)'], capture_output=True, text=True,
+            cwd='/', env=dict(os.environ, PYTHONPATH=path)).stdout.strip()
+        if not where.startswith(path):
+            raise SystemExit('PYTHONPATH=%s imports %s' % (path, where))
+        print('before: nova_moves from %s' % os.path.dirname(where))
+        for i in range(args.runs):
+            for side, pythonpath in (('before', path), ('after', None)):
+                result = run_once(pythonpath, bench_args)
+                runs[side].append(result)
+                print('run %d %-6s %s' % (i + 1, side, '  '.join(
+                    '%s %.1f ms/move %.1f/s whole %s' % (
+                        k, v[0], v[1], '-' if v[2] is None else
+                        '%.1f' % v[2]) for k, v in result.items())),
+                    flush=True)
+    finally:
+        subprocess.run(['git', '-C', ROOT, 'worktree', 'remove', '--force',
+                        path], capture_output=True)
+        shutil.rmtree(path, ignore_errors=True)
+    print('\nbefore = %s, after = this checkout; %s' % (
+        args.before, ' '.join(bench_args)))
+    for kind in runs['after'][0]:
+        for label, idx in (('CPU ms/move, ours', 0), ('completed/s', 1),
+                           ('whole machine ms/move', 2)):
+            for side in ('before', 'after'):
+                print('%-9s %-22s %-6s %s' % (kind, label, side, _fmt(
+                    [r[kind][idx] for r in runs[side] if kind in r])))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
