@@ -46,8 +46,7 @@ import threading
 import time
 import uuid
 
-import sqlalchemy as sa
-
+import benchdb
 import benchlib
 from nova_moves import rpcstats
 from nova_moves.harness import invariants
@@ -57,7 +56,6 @@ from nova_moves.harness import stack as nm_stack
 UNLIMITED = {'instances': -1, 'cores': -1, 'ram': -1}
 KINDS = ('cold', 'resize', 'live', 'evacuate')
 TX_VERBS = ('BEGIN', 'COMMIT', 'ROLLBACK')
-FAILED = ('error', 'failed', 'cancelled')
 
 
 # -- the stack ----------------------------------------------------------
@@ -100,96 +98,6 @@ def counters(rpc_dir, names):
 def settle_files():
     # rpcstats files are rewritten every 0.2 s while busy.
     time.sleep(3 * rpcstats.FLUSH_INTERVAL + 0.2)
-
-
-# -- waiting on the database ----------------------------------------------
-class DB:
-    def __init__(self, url):
-        self.engine = sa.create_engine(url)
-        meta = sa.MetaData()
-        self.instances = sa.Table('instances', meta,
-                                  autoload_with=self.engine)
-        self.migrations = sa.Table('migrations', meta,
-                                   autoload_with=self.engine)
-
-    def states(self, ids):
-        i = self.instances
-        with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(i.c.uuid, i.c.vm_state,
-                                          i.c.task_state, i.c.host))
-            return {r.uuid: (r.vm_state, r.task_state, r.host)
-                    for r in rows if r.uuid in ids}
-
-    def migration_statuses(self, ids, migration_type):
-        m = self.migrations
-        with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(
-                m.c.instance_uuid, m.c.status, m.c.id).where(
-                m.c.migration_type == migration_type).order_by(m.c.id))
-            return {r.instance_uuid: r.status for r in rows
-                    if r.instance_uuid in ids}
-
-    def wait(self, ids, vm_state, migration=None, timeout=600):
-        """Until every server is ``vm_state`` with no task_state and its
-        latest ``migration`` = (type, statuses) in statuses or failed.
-        Returns the servers whose migration failed."""
-        ids = set(ids)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            states = self.states(ids)
-            errors = {k for k, v in states.items() if v[0] == 'error'}
-            if errors:
-                raise RuntimeError('servers in ERROR: %s' % sorted(errors))
-            done = {k for k, v in states.items()
-                    if v[0] == vm_state and v[1] is None}
-            failed = set()
-            if migration and done == ids:
-                statuses = self.migration_statuses(ids, migration[0])
-                failed = {k for k in done if statuses.get(k) in FAILED}
-                done = {k for k in done if statuses.get(k) in migration[1]}
-            if done | failed == ids:
-                return failed
-            time.sleep(0.2)
-        raise TimeoutError('%d servers not %s' % (len(ids - done), vm_state))
-
-
-class Watch:
-    """Every server's state, read by one thread every 50 ms for clients
-    that each wait on one server (one reader instead of one per client)."""
-
-    def __init__(self, db, ids):
-        self._db, self._ids = db, set(ids)
-        self._states = {}
-        self._cond = threading.Condition()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self):
-        while not self._stop.is_set():
-            states = self._db.states(self._ids)
-            with self._cond:
-                self._states = states
-                self._cond.notify_all()
-            self._stop.wait(0.05)
-
-    def until(self, server_id, vm_state, timeout=120):
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                state = self._states.get(server_id)
-                if state and state[0] == 'error':
-                    raise RuntimeError('%s in ERROR' % server_id)
-                if state and state[0] == vm_state and state[1] is None:
-                    # Not this state again at the next read.
-                    self._states.pop(server_id)
-                    return
-                if not self._cond.wait(deadline - time.monotonic()):
-                    raise TimeoutError('%s not %s' % (server_id, vm_state))
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join()
 
 
 # -- driving the API ---------------------------------------------------
@@ -256,7 +164,7 @@ def phase_steady(stack, db, ids, args, flavors):
     the rate a steady stream of moves completes at, without the cold
     phase's barriers (every 202 before any wait, every resize before any
     confirm), which leave cores idle while the last moves finish."""
-    watch = Watch(db, ids)
+    watch = benchdb.Watch(db, ids)
 
     def client(mine):
         api = _client(stack)
@@ -404,7 +312,7 @@ def run(args, database_url, counted):
     stack.start(timeout=180)
     results = {}
     try:
-        db = DB(database_url or 'sqlite:///%s/state/nova_moves.sqlite'
+        db = benchdb.DB(database_url or 'sqlite:///%s/state/nova_moves.sqlite'
                 % stack.workdir)
         admin = stack.client()
         flavors = [admin.create_flavor('cost-small', 1, 256, 1),
