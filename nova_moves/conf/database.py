@@ -3,8 +3,8 @@ from oslo_db import options as db_options
 
 DEFAULT_SQL_CONNECTION = 'sqlite:///$state_path/nova_moves.sqlite'
 # oslo.db's 5 is below a conductor's concurrent handlers under load: a
-# connection opened past the pool is closed when given back, so every
-# transaction beyond the fifth started a PostgreSQL backend (fork and
+# connection opened past the pool is closed when given back, so under
+# load nearly every transaction started a PostgreSQL backend (fork and
 # authentication) and ended it. 20 keeps them open (pool + the
 # unchanged max_overflow still bounds the total).
 MAX_POOL_SIZE = 20

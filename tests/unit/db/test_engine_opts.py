@@ -1,14 +1,18 @@
 """Every [database] option oslo.db documents takes effect: passed to
 create_engine, used by nova_moves.db.retry, or named as unsupported."""
 import inspect
+import threading
 
 from oslo_config import cfg
 from oslo_db import options as db_options
 from oslo_db.sqlalchemy import engines
+import sqlalchemy as sa
 import testtools
 
 from nova_moves.conf import database as database_conf
 from nova_moves.db import engine_opts
+from nova_moves.db import session
+from tests.unit import fixtures as nm_fixtures
 
 
 class EngineOptsTest(testtools.TestCase):
@@ -52,18 +56,11 @@ class BusyPoolTest(testtools.TestCase):
     started and ended a PostgreSQL backend per transaction."""
 
     def test_a_busy_process_keeps_its_connections(self):
-        import threading
-
-        import sqlalchemy as sa
-
-        from nova_moves.db import session
-        from tests.unit import fixtures as nm_fixtures
         self.useFixture(nm_fixtures.Database())
         busy = 12
         # The reader: SQLite's writer serializes its transactions.
         engine = session.get_engine(writer=False)
         barrier = threading.Barrier(busy)
-
         errors = []
 
         def hold():
