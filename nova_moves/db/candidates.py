@@ -5,6 +5,7 @@ import threading
 import sqlalchemy as sa
 
 from nova_moves.db import models
+from nova_moves.db import retry
 from nova_moves.db.session import _session, _tx
 
 
@@ -176,6 +177,10 @@ class PlacementView:
         with self._lock:
             self._refresh()
 
+    # A class, so db/api.py's wrapping does not reach it: the scheduler's
+    # refresh rides out a restarting database like every db call does
+    # (it fails before changing the view, so running it again is safe).
+    @retry.retrying
     def _refresh(self):
         with _tx(writer=False) as session:
             fresh, changed, gone = self._changed(session)

@@ -1,6 +1,7 @@
 """Which database errors mean "unreachable", oslo.db's retry around the
 db api, and the API's 503 + Retry-After for a database that is not there
 (a PostgreSQL URL on a port nothing listens on)."""
+import fixtures
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 import testtools
@@ -8,8 +9,10 @@ import testtools
 from nova_moves.api import app as api_app
 from nova_moves import conf
 from nova_moves.db import api as db_api
+from nova_moves.db import candidates
 from nova_moves.db import retry
 from tests.unit.compute import test_build_fake_transport as fake_rpc
+from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF
 REFUSED = ('connection to server at "127.0.0.1", port 1 failed: '
@@ -97,6 +100,27 @@ class RetryingTest(testtools.TestCase):
             fn = retry.retrying(self._flaky(2, db_exc.DBDeadlock()))
             self.assertEqual('ok', fn('ok'))
             self.assertEqual(3, self.calls)
+
+    def test_the_schedulers_placement_view_rides_it_out(self):
+        # A class is not wrapped by db/api.py: without its own retry a
+        # select_destinations during a database restart failed the move
+        # (functional test_database_outage, now and then).
+        self._reconnect(True)
+        self.useFixture(nm_fixtures.Database())
+        nm_fixtures.node('h1')
+        view = db_api.PlacementView()
+        real = candidates._tx
+
+        def flaky(*args, **kwargs):
+            self.calls += 1
+            if self.calls <= 2:
+                raise _operational(REFUSED)
+            return real(*args, **kwargs)
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_moves.db.candidates._tx', flaky))
+        found = view.candidates({'VCPU': 1})
+        self.assertEqual(['h1'], [c['host'] for c in found])
+        self.assertEqual(3, self.calls)
 
     def test_the_db_api_functions_are_wrapped(self):
         self.assertTrue(db_api.instance_get_all.retrying)
