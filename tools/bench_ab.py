@@ -14,8 +14,8 @@ allows (the same code measured ±10 ms per move an hour apart).
 Arguments after ``--`` go to bench_cost.py (default ``--kinds cold``).
 """
 import argparse
+import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -24,34 +24,27 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SUMMARY = re.compile(r'^  (\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$')
-WHOLE = re.compile(r'^whole machine: ([\d.]+) CPU ms busy per move')
 
 
 def run_once(pythonpath, bench_args):
-    """{kind: (cpu ms/move, completed/s, whole machine ms/move or None)}
-    from one bench_cost run; pythonpath None: this checkout."""
+    """{kind: (cpu ms/move, completed/s, whole machine ms/move)} from one
+    bench_cost run (its --json summary); pythonpath None: this
+    checkout."""
     env = dict(os.environ)
     if pythonpath:
         env['PYTHONPATH'] = pythonpath
-    out = subprocess.run(
-        [sys.executable, os.path.join(HERE, 'bench_cost.py'),
-         '--counters', 'bare'] + bench_args,
-        env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.stderr.write(out.stdout[-3000:] + out.stderr[-3000:])
-        raise SystemExit('bench_cost.py failed (exit %d)' % out.returncode)
-    results, whole = {}, []
-    for line in out.stdout.splitlines():
-        m = WHOLE.match(line)
-        if m:
-            whole.append(float(m.group(1)))
-        m = SUMMARY.match(line)
-        if m:
-            results[m.group(1)] = (float(m.group(5)), float(m.group(4)))
-    # "whole machine" lines come one per kind, in the summary's order.
-    return {kind: value + ((whole[i],) if i < len(whole) else (None,))
-            for i, (kind, value) in enumerate(results.items())}
+    with tempfile.NamedTemporaryFile(suffix='.json') as result:
+        out = subprocess.run(
+            [sys.executable, os.path.join(HERE, 'bench_cost.py'),
+             '--counters', 'bare', '--json', result.name] + bench_args,
+            env=env, capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.stderr.write(out.stdout[-3000:] + out.stderr[-3000:])
+            raise SystemExit('bench_cost.py failed (exit %d)'
+                             % out.returncode)
+        summary = json.load(result)
+    return {kind: (v['cpu_ms'], v['completed_per_s'], v['machine_ms'])
+            for kind, v in summary.items()}
 
 
 def worktree(ref):
@@ -62,9 +55,6 @@ def worktree(ref):
 
 
 def _fmt(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return '-'
     return '%s | median %.1f' % (' / '.join('%.1f' % v for v in values),
                                  statistics.median(values))
 
@@ -98,9 +88,8 @@ def main(argv=None):
                 result = run_once(pythonpath, bench_args)
                 runs[side].append(result)
                 print('run %d %-6s %s' % (i + 1, side, '  '.join(
-                    '%s %.1f ms/move %.1f/s whole %s' % (
-                        k, v[0], v[1], '-' if v[2] is None else
-                        '%.1f' % v[2]) for k, v in result.items())),
+                    '%s %.1f ms/move %.1f/s whole %.1f' % ((k,) + v)
+                    for k, v in result.items())),
                     flush=True)
     finally:
         subprocess.run(['git', '-C', ROOT, 'worktree', 'remove', '--force',

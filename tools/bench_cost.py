@@ -39,6 +39,7 @@ Results go in doc/performance.md.
 import argparse
 import collections
 import concurrent.futures
+import json
 import os
 import shutil
 import sys
@@ -385,15 +386,21 @@ def run_passes(args, databases):
         bare, count = results.get(False, {}).get(kind), \
             results.get(True, {}).get(kind)
         total = report(kind, bare, count, os.cpu_count())
-        moves, elapsed = (bare or count)[:2]
-        summary.append((kind, moves, elapsed, total))
+        moves, elapsed, _cpu, _rpc, servers = bare or count
+        summary.append((kind, moves, elapsed, total, servers['machine']))
     print('\nsummary (%s%s): kind, moves, seconds, completed/s, '
           'CPU ms/move all processes' % (
               args.database_kind,
               '' if False in results else ', counters on'))
-    for kind, n, elapsed, total in summary:
+    for kind, n, elapsed, total, _whole in summary:
         print('  %-9s %4d %7.1f %7.1f %8.1f' % (kind, n, elapsed,
                                                  n / elapsed, total))
+    if args.json:
+        # What tools/bench_ab.py reads back, per kind.
+        with open(args.json, 'w') as f:
+            json.dump({kind: {'cpu_ms': total, 'completed_per_s': n / elapsed,
+                              'machine_ms': whole}
+                       for kind, n, elapsed, total, whole in summary}, f)
     return 1 if problems else 0
 
 
@@ -431,6 +438,8 @@ def main(argv=None):
         help='[conductor] max_concurrent_migrations_per_cluster and '
              'max_outbound_migrations_per_host (default: the product '
              'defaults, 5 and 2)')
+    parser.add_argument('--json', metavar='FILE',
+                        help='also write the summary to FILE as JSON')
     parser.add_argument('--summarize', metavar='DIR',
                         help='only print the profiles already in DIR')
     args = parser.parse_args(argv)

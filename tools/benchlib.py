@@ -51,13 +51,12 @@ def machine_cpu():
     'broker': ..., 'database': ...} since boot, to be differenced."""
     with open('/proc/stat') as f:
         fields = [int(x) for x in f.readline().split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    tick = float(os.sysconf('SC_CLK_TCK'))
     # user nice system idle iowait irq softirq steal: steal is not ours.
-    out = {'machine': (sum(fields[:7]) - idle) /
-           float(os.sysconf('SC_CLK_TCK'))}
-    # Interrupt time is no process's: on loopback it is mostly the
-    # packets of every RPC and SQL round trip.
-    out['irq'] = (fields[5] + fields[6]) / float(os.sysconf('SC_CLK_TCK'))
+    out = {'machine': (sum(fields[:7]) - fields[3] - fields[4]) / tick,
+           # Interrupt time is no process's: on loopback it is mostly
+           # the packets of every RPC and SQL round trip.
+           'irq': (fields[5] + fields[6]) / tick}
     for key in SERVERS:
         out[key] = 0.0
     for p in psutil.process_iter(['name', 'cpu_times']):
