@@ -1,6 +1,7 @@
 """A process's RPC services: serve a topic, report liveness, stop
 gracefully on SIGTERM (stop consuming, finish in-flight handlers, exit 0)
 and re-read the mutable options on SIGHUP."""
+import gc
 import signal
 import sys
 import threading
@@ -43,6 +44,17 @@ def reload_config():
     # What the process now runs with, at DEBUG as oslo.service does
     # (secret options masked).
     CONF.log_opt_values(LOG, logging.DEBUG)
+
+
+def freeze_heap():
+    """Once a process has imported and built what it serves with, take
+    those objects out of the garbage collector's view: every full
+    collection otherwise walks them all again (~110,000-155,000 objects
+    here; measured up to 20% of a compute's CPU during a burst of
+    moves). What they refer to stays alive as before; only cycles among
+    them that become garbage later are never freed."""
+    gc.collect()
+    gc.freeze()
 
 
 class Service:
@@ -145,6 +157,7 @@ def run(services, coordinator=None):
     # A compute that never reached a conductor is not ready: no READY=1.
     if all(_start_with_retry(service, stop_event) for service in services):
         systemd.notify('READY=1')
+    freeze_heap()
     _main_loop(services, stop_event, reload_event)
     LOG.info('Caught SIGTERM or SIGINT, stopping')
     systemd.notify('STOPPING=1')

@@ -18,6 +18,7 @@ from oslo_log import log as logging
 
 from nova_moves.api import app as api_app
 from nova_moves import conf
+from nova_moves import service
 
 CONF = conf.CONF
 DEFAULT_CONFIG = '/etc/nova_moves/nova_moves.conf'
@@ -62,6 +63,7 @@ class LazyApplication:
             with self._lock:
                 if self._app is None:
                     self._app = self._build()
+                    service.freeze_heap()
                 app = self._app
         return app(environ, start_response)
 

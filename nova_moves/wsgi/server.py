@@ -64,7 +64,13 @@ def server_options():
         'forwarded_allow_ips': '',
         # No gunicornc control socket: systemd and signals manage us.
         'control_socket_disable': True,
+        'post_worker_init': _worker_ready,
     }
+
+
+def _worker_ready(worker):
+    # The app is built: what it holds stays out of every collection.
+    service.freeze_heap()
 
 
 class Logger(glogging.Logger):
