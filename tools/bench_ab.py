@@ -4,7 +4,8 @@ Runs ``bench_cost.py --counters bare`` alternately on a git ref (checked
 out into a temporary worktree and put first on PYTHONPATH, so the stack's
 console scripts import its nova_moves) and on this checkout, N times
 each, and prints every run and the medians: CPU ms per move of our
-processes, completed/s, and what the whole machine spent per move. One
+processes, completed/s, and what the whole machine and the database
+server spent per move. One
 machine, one session, interleaved: the only comparison this VM's noise
 allows (the same code measured ±10 ms per move an hour apart).
 
@@ -27,7 +28,8 @@ ROOT = os.path.dirname(HERE)
 
 
 def run_once(pythonpath, bench_args):
-    """{kind: (cpu ms/move, completed/s, whole machine ms/move)} from one
+    """{kind: (cpu ms/move, completed/s, whole machine ms/move, database
+    server ms/move)} from one
     bench_cost run (its --json summary); pythonpath None: this
     checkout."""
     env = dict(os.environ)
@@ -43,7 +45,8 @@ def run_once(pythonpath, bench_args):
             raise SystemExit('bench_cost.py failed (exit %d)'
                              % out.returncode)
         summary = json.load(result)
-    return {kind: (v['cpu_ms'], v['completed_per_s'], v['machine_ms'])
+    return {kind: (v['cpu_ms'], v['completed_per_s'], v['machine_ms'],
+                   v['database_ms'])
             for kind, v in summary.items()}
 
 
@@ -88,7 +91,8 @@ def main(argv=None):
                 result = run_once(pythonpath, bench_args)
                 runs[side].append(result)
                 print('run %d %-6s %s' % (i + 1, side, '  '.join(
-                    '%s %.1f ms/move %.1f/s whole %.1f' % ((k,) + v)
+                    '%s %.1f ms/move %.1f/s whole %.1f database %.1f'
+                    % ((k,) + v)
                     for k, v in result.items())),
                     flush=True)
     finally:
@@ -99,7 +103,8 @@ def main(argv=None):
         args.before, ' '.join(bench_args)))
     for kind in runs['after'][0]:
         for label, idx in (('CPU ms/move, ours', 0), ('completed/s', 1),
-                           ('whole machine ms/move', 2)):
+                           ('whole machine ms/move', 2),
+                           ('database server ms/move', 3)):
             for side in ('before', 'after'):
                 print('%-9s %-22s %-6s %s' % (kind, label, side, _fmt(
                     [r[kind][idx] for r in runs[side] if kind in r])))

@@ -387,20 +387,22 @@ def run_passes(args, databases):
             results.get(True, {}).get(kind)
         total = report(kind, bare, count, os.cpu_count())
         moves, elapsed, _cpu, _rpc, servers = bare or count
-        summary.append((kind, moves, elapsed, total, servers['machine']))
+        summary.append((kind, moves, elapsed, total, servers))
     print('\nsummary (%s%s): kind, moves, seconds, completed/s, '
           'CPU ms/move all processes' % (
               args.database_kind,
               '' if False in results else ', counters on'))
-    for kind, n, elapsed, total, _whole in summary:
+    for kind, n, elapsed, total, _servers in summary:
         print('  %-9s %4d %7.1f %7.1f %8.1f' % (kind, n, elapsed,
                                                  n / elapsed, total))
     if args.json:
         # What tools/bench_ab.py reads back, per kind.
         with open(args.json, 'w') as f:
             json.dump({kind: {'cpu_ms': total, 'completed_per_s': n / elapsed,
-                              'machine_ms': whole}
-                       for kind, n, elapsed, total, whole in summary}, f)
+                              'machine_ms': servers['machine'],
+                              'database_ms': servers['database'],
+                              'broker_ms': servers['broker']}
+                       for kind, n, elapsed, total, servers in summary}, f)
     return 1 if problems else 0
 
 
