@@ -5,9 +5,9 @@ out into a temporary worktree and put first on PYTHONPATH, so the stack's
 console scripts import its nova_moves) and on this checkout, N times
 each, and prints every run and the medians: CPU ms per move of our
 processes, completed/s, and what the whole machine and the database
-server spent per move. One
-machine, one session, interleaved: the only comparison this VM's noise
-allows (the same code measured ±10 ms per move an hour apart).
+server spent per move. One machine, one session, interleaved: the only
+comparison this VM's noise allows (the same code measured ±10 ms per
+move an hour apart).
 
     .venv/bin/python tools/bench_ab.py 64967f5 --runs 5
     .venv/bin/python tools/bench_ab.py 64967f5 --runs 3 -- --postgres
