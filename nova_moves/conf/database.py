@@ -2,12 +2,14 @@ from oslo_config import cfg
 from oslo_db import options as db_options
 
 DEFAULT_SQL_CONNECTION = 'sqlite:///$state_path/nova_moves.sqlite'
-# oslo.db's 5 is below a conductor's concurrent handlers under load: a
-# connection opened past the pool is closed when given back, so under
-# load nearly every transaction started a PostgreSQL backend (fork and
-# authentication) and ended it. 20 keeps them open (pool + the
-# unchanged max_overflow still bounds the total).
-MAX_POOL_SIZE = 20
+# A connection opened past the pool is closed when given back, so a
+# process busier than its pool starts and ends a PostgreSQL/MySQL server
+# backend (fork, authentication, cold catalog caches) for nearly every
+# transaction. A conductor or scheduler runs up to [DEFAULT]
+# executor_thread_pool_size (64) handlers at once and reaches it under a
+# burst of moves: the pool keeps that many. It only bounds what is kept:
+# a process opens no more connections than it runs transactions at once.
+MAX_POOL_SIZE = 64
 
 
 def register_opts(conf):
