@@ -28,9 +28,17 @@ class StatusPoller(threading.Thread):
         self._cond = threading.Condition()
         self._halt = threading.Event()
 
-    def track(self, server_ids):
+    def track(self, server_ids, status=None):
+        """Poll these servers from now on. ``status``: what the request
+        that created them says they are now (a 202 boot: BUILD), the
+        first entry of their history even if they leave it before the
+        next poll."""
         with self._cond:
             self.tracked.update(server_ids)
+            if status:
+                now = time.monotonic() - self.t0
+                for server_id in server_ids:
+                    self.history.setdefault(server_id, [(now, status)])
 
     def _list(self):
         servers, marker = [], None

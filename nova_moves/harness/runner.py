@@ -171,7 +171,9 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             return None
         server_id = response.json()['server']['id']
         record['server'] = server_id
-        self.poller.track([server_id])
+        # Accepted means BUILD (Nova's POST /servers answer carries no
+        # status); a fast build may be ACTIVE by the next poll.
+        self.poller.track([server_id], status='BUILD')
         with self._records_lock:
             self.servers.append({'id': server_id, 'name': name})
         return lambda v: v['status'] == 'ACTIVE'
