@@ -29,9 +29,8 @@ ROOT = os.path.dirname(HERE)
 
 def run_once(pythonpath, bench_args):
     """{kind: (cpu ms/move, completed/s, whole machine ms/move, database
-    server ms/move)} from one
-    bench_cost run (its --json summary); pythonpath None: this
-    checkout."""
+    server ms/move)} from one bench_cost run (its --json summary);
+    pythonpath None: this checkout."""
     env = dict(os.environ)
     if pythonpath:
         env['PYTHONPATH'] = pythonpath
