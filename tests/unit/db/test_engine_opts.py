@@ -37,6 +37,17 @@ class EngineOptsTest(testtools.TestCase):
         self.assertEqual(set(), set(engine_opts.engine_kwargs(
             self._conf())) - accepted)
 
+    def test_check_in_does_not_yield(self):
+        # oslo.db's eventlet courtesy (time.sleep(0) per check-in) is off:
+        # the engine it builds from our arguments has no such listener.
+        engine = engines.create_engine(
+            'sqlite://', **dict(engine_opts.engine_kwargs(self._conf()),
+                                max_pool_size=None, max_overflow=None,
+                                pool_timeout=None))
+        self.addCleanup(engine.dispose)
+        self.assertFalse(sa.event.contains(engine, 'checkin',
+                                           engines._thread_yield))
+
     def test_values_come_from_the_configuration(self):
         kwargs = engine_opts.engine_kwargs(self._conf(
             max_pool_size=17, mysql_sql_mode='ANSI', pool_timeout=7,
