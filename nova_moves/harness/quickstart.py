@@ -57,6 +57,17 @@ def _print_timeline(recorder, marks):
                                              host))
 
 
+def client_hint(endpoint):
+    """The openstack command lines to paste. ``server list`` (and ``flavor
+    create``) refuse to run unless the identity service looks like v3,
+    which the client takes from the endpoint's "/v2.1" otherwise (README,
+    "Using the OpenStack client"): the API serves that document on /v3."""
+    root = endpoint.rsplit('/v2.1', 1)[0]
+    return ('  export OS_IDENTITY_ENDPOINT_OVERRIDE=%s/v3\n'
+            '  openstack --os-auth-type admin_token --os-token admin:admin '
+            '--os-endpoint %s server list' % (root, endpoint))
+
+
 def run(args):
     computes = [{'name': 'compute1'}, {'name': 'compute2'}]
     stack = nm_stack.Stack(computes=computes, keep_workdir=args.keep)
@@ -114,11 +125,11 @@ def run(args):
             source, server['OS-EXT-SRV-ATTR:host'],
             'all hold' if not problems else problems))
         if args.keep:
-            print('\nThe stack keeps running (--keep). Try:\n  openstack '
-                  '--os-auth-type admin_token --os-token admin:admin '
-                  '--os-endpoint %s server list\nStop it with: kill %s'
-                  % (stack.endpoint, ' '.join(
-                      str(p.popen.pid) for p in stack.processes.values())))
+            pids = ' '.join(str(p.popen.pid)
+                            for p in stack.processes.values())
+            print('\nThe stack keeps running (--keep). Try:\n%s\n'
+                  'Stop it with: kill %s' % (client_hint(stack.endpoint),
+                                             pids))
         return 1 if problems or source == server[
             'OS-EXT-SRV-ATTR:host'] else 0
     finally:

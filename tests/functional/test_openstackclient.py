@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 
+from nova_moves.harness import quickstart
 from tests.functional import base
 
 
@@ -235,6 +236,20 @@ class OpenStackClientTest(base.StackTestCase):
         self.assertIn("API version '3'", proc.stderr)
         self.assertIsInstance(self.run_osc('server', 'list',
                                            identity_override=True), list)
+
+
+    def test_quickstart_hint_runs(self):
+        """The command lines quickstart --keep prints work as pasted."""
+        server = self.boot('hint-vm')
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith('OS_')}
+        env['PATH'] = os.path.dirname(openstack_binary()) + os.pathsep + \
+            env.get('PATH', '')
+        proc = subprocess.run(
+            ['bash', '-ec', quickstart.client_hint(self.stack.endpoint)],
+            env=env, capture_output=True, text=True, timeout=180)
+        self.assertEqual(0, proc.returncode, proc.stderr[-3000:])
+        self.assertIn(server['id'], proc.stdout)
 
 
 class OpenStackSDKTest(base.StackTestCase):
