@@ -1,15 +1,20 @@
 """What nova_moves adds to Nova's API inside Nova's microversions.
 
 Nova has nothing to signal such additions (they sit inside a microversion
-Nova already defines), so the version documents (GET / and GET /v2.1)
-list them under ``extensions``: a client checks for a name there before
-sending a field Nova would refuse. doc/api-ref/ describes each one.
+Nova already defines), so they are listed where Nova lists its own
+extensions, ``GET /v2.1/extensions`` (and ``/extensions/{alias}``), in
+Nova's format: a client checks for an alias there before sending a field
+Nova would refuse. The version documents stay exactly Nova's, since
+strict clients (tempest's response schemas) refuse any other key there.
+doc/api-ref/extensions.md describes each one.
 
 Response fields Nova does not have are off by default even then (a strict
 client validating Nova's schemas must not meet them): a request names the
 ones it wants in the ``Nova-Moves-Extensions`` header, comma-separated.
 """
 import flask
+
+from nova_moves import exception
 
 HEADER = 'Nova-Moves-Extensions'
 PHASES = 'nova_moves-migration-phases'
@@ -39,11 +44,44 @@ EXTENSIONS = [
 ]
 
 
+# When this list took its current form; Nova's extensions carry a date.
+UPDATED = '2026-11-25T00:00:00Z'
+NAMESPACE = 'https://docs.openstack.org/nova_moves/api-ref/extensions/%s'
+
+
+def _info(extension):
+    """Nova's extension_info entry (tempest's list_extensions schema)."""
+    name = extension['name']
+    return {'alias': name, 'name': name,
+            'description': 'From microversion %s: %s' % (
+                extension['min_version'], extension['description']),
+            'links': [], 'namespace': NAMESPACE % name,
+            'updated': UPDATED}
+
+
 def advertised():
-    return [dict(e) for e in EXTENSIONS]
+    return [_info(e) for e in EXTENSIONS]
+
+
+def index():
+    return flask.jsonify({'extensions': advertised()})
+
+
+def show(alias):
+    for extension in EXTENSIONS:
+        if extension['name'] == alias:
+            return flask.jsonify({'extension': _info(extension)})
+    raise exception.NotFound('Extension %s could not be found.' % alias)
 
 
 def requested(name):
     """Whether the request asked for response extension ``name``."""
     asked = flask.request.headers.get(HEADER, '')
     return name in {part.strip() for part in asked.split(',')}
+
+
+def register(app):
+    app.add_url_rule('/v2.1/extensions', 'extensions', index,
+                     methods=['GET'])
+    app.add_url_rule('/v2.1/extensions/<alias>', 'extension', show,
+                     methods=['GET'])

@@ -62,6 +62,11 @@ OPERATIONS = {
     'versions': ('List the API versions (no token).', [],
                  {'200': _ok('Versions')}),
     'v21': ('Show the v2.1 version (no token).', [], {'200': _ok('Version')}),
+    'extensions': ("List nova_moves' additions inside Nova's microversions.",
+                   [], {'200': _ok(wrap('extensions', {
+                       'type': 'array', 'items': ref('Extension')}))}),
+    'extension': ('Show one addition by its alias.', [],
+                  {'200': _ok(wrap('extension', ref('Extension')))}),
     'servers_index': (
         'List servers (id, name, links).',
         ['all_tenants', 'project_id', 'host', 'status', 'name', 'deleted']
@@ -69,7 +74,7 @@ OPERATIONS = {
     'servers_detail': (
         'List servers with details.',
         ['all_tenants', 'project_id', 'host', 'status', 'name', 'deleted']
-        + _PAGING, {'200': _ok(listing('servers', ref('Server')))}),
+        + _PAGING, {'200': _ok(listing('servers', ref('ServerInList')))}),
     'servers_create': ('Boot a server (202; scheduled in the background).',
                        [], {'202': _ok('ServerCreated', 'Accepted')}),
     'servers_show': ('Show a server.', [],

@@ -93,9 +93,12 @@ SCHEMAS = {
     'VersionItem': obj({
         'id': STR, 'status': STR, 'version': STR, 'min_version': STR,
         'updated': STR, 'links': LINKS,
-        'media-types': f({'type': 'array'}, optional=True),
-        'extensions': {'type': 'array', 'items': obj({
-            'name': STR, 'min_version': STR, 'description': STR})}}),
+        'media-types': f({'type': 'array'}, optional=True)}),
+    # nova_moves' additions, in Nova's extension_info format
+    # (api/extensions.py).
+    'Extension': obj({'alias': STR, 'name': STR, 'description': STR,
+                      'links': {'type': 'array'}, 'namespace': STR,
+                      'updated': STR}),
     'Versions': wrap('versions', {'type': 'array',
                                   'items': ref('VersionItem')}),
     'Version': wrap('version', ref('VersionItem')),
@@ -280,3 +283,8 @@ SCHEMAS['HostDrain'] = obj({
                    'done': INT, 'failed': INT, 'total': INT}),
     'servers': f({'type': 'array', 'items': ref('HostDrainServer')},
                  optional=True)})
+# GET /servers/detail: Nova shows server_groups (2.71) in GET
+# /servers/{id} only.
+SCHEMAS['ServerInList'] = obj({
+    name: schema for name, schema in SCHEMAS['Server']['properties'].items()
+    if name != 'server_groups'})

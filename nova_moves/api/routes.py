@@ -1,6 +1,7 @@
 """Every resource of the API, in one place."""
 from nova_moves.api import aggregates
 from nova_moves.api import evacuate
+from nova_moves.api import extensions
 from nova_moves.api import flavors
 from nova_moves.api import host_drains
 from nova_moves.api import hypervisors
@@ -22,7 +23,7 @@ from nova_moves.api import versions
 _MODULES = (versions, flavors, servers, server_actions, instance_actions,
             services, hypervisors, placement, test_hooks, migrations, migrate,
             live_migrate, evacuate, host_drains, identity, images,
-            aggregates, quotas, openapi)
+            aggregates, quotas, extensions, openapi)
 
 
 def register(app):

@@ -142,7 +142,8 @@ def show(server_id):
     instance = common.get_instance(server_id)
     fault = (db_api.instance_fault_get_latest(server_id)
              if instance['vm_state'] == 'error' else None)
-    return flask.jsonify({'server': views.server_detail(instance, fault)})
+    return flask.jsonify({'server': views.server_detail(instance, fault,
+                                                        show=True)})
 
 
 def delete(server_id):

@@ -13,12 +13,13 @@ keystoneauth takes each service's major version from the URL itself
   including Nova. The workaround is ``OS_IDENTITY_ENDPOINT_OVERRIDE=
   http://HOST:PORT/v3``, served by the minimal identity in api/identity.py.
 The root document lists only v2.1: listing an identity v3 there would make
-clients given the unversioned root pick v3 for compute too.
+clients given the unversioned root pick v3 for compute too. Both documents
+carry Nova's keys only (our additions are listed by GET /v2.1/extensions,
+api/extensions.py).
 """
 import flask
 
 from nova_moves.api import common
-from nova_moves.api import extensions
 from nova_moves.api import microversion
 
 UPDATED = '2013-07-23T11:33:21Z'
@@ -28,9 +29,7 @@ def _version(base):
     return {'id': 'v2.1', 'status': 'CURRENT',
             'version': microversion.MAX_VERSION,
             'min_version': microversion.MIN_VERSION, 'updated': UPDATED,
-            'links': [{'rel': 'self', 'href': base + '/v2.1/'}],
-            # nova_moves additions inside Nova's microversions.
-            'extensions': extensions.advertised()}
+            'links': [{'rel': 'self', 'href': base + '/v2.1/'}]}
 
 
 def root():

@@ -59,7 +59,9 @@ def server_brief(instance):
             'links': common.links('servers', instance['uuid'])}
 
 
-def server_detail(instance, fault=None):
+def server_detail(instance, fault=None, show=False):
+    """``show``: GET /servers/{id}, which alone carries server_groups
+    (2.71; Nova's /servers/detail does not)."""
     version = api_app.version()
     ctxt = api_app.context()
     status = server_status(instance)
@@ -128,7 +130,7 @@ def server_detail(instance, fault=None):
         body['locked_reason'] = None
     if version >= '2.63':
         body['trusted_image_certificates'] = None
-    if version >= '2.71':
+    if show and version >= '2.71':
         body['server_groups'] = []
     if version >= '2.96':
         body['pinned_availability_zone'] = None

@@ -103,13 +103,25 @@ class MicroversionAndErrorsTest(base.StackTestCase):
         self.assertEqual('2.95', root['versions'][0]['version'])
         doc = self.admin.session.get(self.stack.endpoint).json()
         self.assertEqual('2.1', doc['version']['min_version'])
-        # nova_moves additions inside Nova's microversions, advertised.
-        names = {e['name']: e['min_version']
-                 for e in doc['version']['extensions']}
-        self.assertEqual('2.56', names['nova_moves-migrate-force'])
+        # Exactly Nova's keys: strict clients refuse any other.
+        self.assertEqual({'id', 'status', 'version', 'min_version',
+                          'updated', 'links'},
+                         set(root['versions'][0]))
+        self.assertEqual({'id', 'status', 'version', 'min_version',
+                          'updated', 'links', 'media-types'},
+                         set(doc['version']))
+
+    def test_extensions_listed_where_nova_lists_extensions(self):
+        listed = self.admin.get('/extensions').json()['extensions']
+        names = {e['alias']: e for e in listed}
+        self.assertIn('From microversion 2.56:',
+                      names['nova_moves-migrate-force']['description'])
         self.assertIn('nova_moves-move-check', names)
-        self.assertEqual(doc['version']['extensions'],
-                         root['versions'][0]['extensions'])
+        one = self.admin.get('/extensions/nova_moves-move-check').json()
+        self.assertEqual(names['nova_moves-move-check'], one['extension'])
+        missing = self.admin.get('/extensions/os-nosuch')
+        self.assertEqual(404, missing.status_code)
+        self.assertIn('os-nosuch', missing.json()['itemNotFound']['message'])
 
     def test_version_negotiation(self):
         resp = self.admin.get('/flavors', version='2.60')

@@ -74,7 +74,8 @@ class HostDrainsAPITest(testtools.TestCase):
         self.assertEqual(403, self.client.get(
             '/v2.1/os-host-drains', headers=user).status_code)
 
-    def test_advertised_in_the_version_document(self):
-        doc = self.client.get('/v2.1').get_json()
+    def test_advertised_with_the_extensions(self):
+        doc = self.client.get('/v2.1/extensions',
+                              headers=ADMIN).get_json()
         self.assertIn('nova_moves-host-drains',
-                      [e['name'] for e in doc['version']['extensions']])
+                      [e['alias'] for e in doc['extensions']])
