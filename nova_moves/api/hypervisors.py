@@ -135,11 +135,30 @@ def uptime(hypervisor_id):
     return flask.jsonify({'hypervisor': body})
 
 
+_TOTALS = ('vcpus', 'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used',
+           'local_gb_used', 'free_ram_mb', 'free_disk_gb', 'current_workload',
+           'running_vms', 'disk_available_least')
+
+
+def statistics():
+    """Below 2.88 only, as in Nova: the sums over every hypervisor."""
+    if api_app.version() >= '2.88':
+        raise exception.NotFound('The statistics API is removed in 2.88; '
+                                 'sum GET /os-hypervisors/detail instead.')
+    api_app.authorize('os_compute_api:os-hypervisors:statistics')
+    rows = _render(db_api.compute_node_get_all(), True)
+    totals = {key: sum(row[key] for row in rows) for key in _TOTALS}
+    return flask.jsonify({'hypervisor_statistics': dict(totals,
+                                                        count=len(rows))})
+
+
 def register(app):
     app.add_url_rule('/v2.1/os-hypervisors', 'hypervisors_index', index,
                      methods=['GET'])
     app.add_url_rule('/v2.1/os-hypervisors/detail', 'hypervisors_detail',
                      detail, methods=['GET'])
+    app.add_url_rule('/v2.1/os-hypervisors/statistics',
+                     'hypervisors_statistics', statistics, methods=['GET'])
     app.add_url_rule('/v2.1/os-hypervisors/<hypervisor_id>',
                      'hypervisors_show', show, methods=['GET'])
     app.add_url_rule('/v2.1/os-hypervisors/<hypervisor_id>/uptime',

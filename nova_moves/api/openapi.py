@@ -32,6 +32,7 @@ import sys
 from nova_moves.api import microversion
 from nova_moves.api.openapi_schemas import (  # noqa: F401
     ANY_OBJ,
+    INT,
     LINKS,
     OPENAPI_VERSION,
     SCHEMAS,
@@ -140,6 +141,25 @@ OPERATIONS = {
     'hypervisors_uptime': ('Hypervisor uptime (admin; removed in 2.88).',
                            [], {'200': _ok('HypervisorUptime')},
                            {'x-max-version': '2.87'}),
+    'hypervisors_statistics': (
+        'Sums over every hypervisor (admin; removed in 2.88).', [],
+        {'200': _ok(wrap('hypervisor_statistics', obj({
+            key: INT for key in (
+                'count', 'vcpus', 'memory_mb', 'local_gb', 'vcpus_used',
+                'memory_mb_used', 'local_gb_used', 'free_ram_mb',
+                'free_disk_gb', 'current_workload', 'running_vms',
+                'disk_available_least')})))},
+        {'x-max-version': '2.87'}),
+    'availability_zones': (
+        'Availability zones of the compute services.', [],
+        {'200': _ok('AvailabilityZones')}),
+    'availability_zones_detail': (
+        'Availability zones with their hosts and services (admin; the '
+        'internal zone of conductors and schedulers too).', [],
+        {'200': _ok('AvailabilityZones')}),
+    'limits': ("The project's absolute limits and usage (tenant_id: "
+               "another project's, admin).", ['tenant_id'],
+               {'200': _ok('Limits')}),
     'aggregates_index': ('Host aggregates (always empty in nova_moves).',
                          [], {'200': _ok(wrap('aggregates', {
                              'type': 'array', 'maxItems': 0}))}),

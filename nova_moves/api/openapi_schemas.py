@@ -288,3 +288,27 @@ SCHEMAS['HostDrain'] = obj({
 SCHEMAS['ServerInList'] = obj({
     name: schema for name, schema in SCHEMAS['Server']['properties'].items()
     if name != 'server_groups'})
+# os-availability-zone: ``hosts`` is null in the list, a map of host ->
+# binary -> state in the detail.
+SCHEMAS['AvailabilityZones'] = wrap('availabilityZoneInfo', {
+    'type': 'array', 'items': obj({
+        'zoneName': STR, 'zoneState': obj({'available': BOOL}),
+        'hosts': {'type': ['object', 'null'], 'additionalProperties': {
+            'type': 'object', 'additionalProperties': obj({
+                'available': BOOL, 'active': BOOL, 'updated_at': NSTR})}}})})
+# GET /limits: quotas.limits() names, Nova's keys, per microversion.
+SCHEMAS['Limits'] = wrap('limits', obj({
+    'absolute': obj(dict(
+        {name: INT for name in (
+            'maxTotalRAMSize', 'maxTotalInstances', 'maxTotalCores',
+            'maxTotalKeypairs', 'maxServerMeta', 'maxServerGroups',
+            'maxServerGroupMembers', 'totalRAMUsed', 'totalInstancesUsed',
+            'totalCoresUsed', 'totalServerGroupsUsed')},
+        maxImageMeta=f(INT, until='2.38'),
+        maxPersonality=f(INT, until='2.56'),
+        maxPersonalitySize=f(INT, until='2.56'),
+        **{name: f(INT, until='2.35') for name in (
+            'maxTotalFloatingIps', 'maxSecurityGroups',
+            'maxSecurityGroupRules', 'totalFloatingIpsUsed',
+            'totalSecurityGroupsUsed')})),
+    'rate': {'type': 'array', 'maxItems': 0}}))

@@ -80,7 +80,7 @@ def flavor_deltas(flavor, old_flavor=None):
             'ram': flavor['memory_mb'] - old.get('memory_mb', 0)}
 
 
-def _project(project_id):
+def project(project_id):
     # The path segment is the project; ids longer than the column cannot
     # have a quota (and must not reach the database).
     if not project_id or len(project_id) > 255:
@@ -94,14 +94,14 @@ def _body(project_id, values):
 
 
 def show(project_id):
-    _project(project_id)
+    project(project_id)
     api_app.authorize('os_compute_api:os-quota-sets:show',
                       {'project_id': project_id})
     return _body(project_id, limits(project_id, api_app.version()))
 
 
 def detail(project_id):
-    _project(project_id)
+    project(project_id)
     api_app.authorize('os_compute_api:os-quota-sets:detail',
                       {'project_id': project_id})
     used = db_api.quota_usage(project_id)
@@ -111,7 +111,7 @@ def detail(project_id):
 
 
 def defaults(project_id):
-    _project(project_id)
+    project(project_id)
     api_app.authorize('os_compute_api:os-quota-sets:defaults',
                       {'project_id': project_id})
     return _body(project_id, _defaults(api_app.version()))
@@ -130,7 +130,7 @@ def _update_schema(version):
 
 
 def update(project_id):
-    _project(project_id)
+    project(project_id)
     api_app.authorize('os_compute_api:os-quota-sets:update',
                       {'project_id': project_id})
     version = api_app.version()
@@ -159,7 +159,7 @@ def update(project_id):
 
 
 def delete(project_id):
-    _project(project_id)
+    project(project_id)
     api_app.authorize('os_compute_api:os-quota-sets:delete',
                       {'project_id': project_id})
     db_api.quota_delete_project(project_id)

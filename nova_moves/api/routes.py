@@ -1,5 +1,6 @@
 """Every resource of the API, in one place."""
 from nova_moves.api import aggregates
+from nova_moves.api import availability_zones
 from nova_moves.api import evacuate
 from nova_moves.api import extensions
 from nova_moves.api import flavors
@@ -8,6 +9,7 @@ from nova_moves.api import hypervisors
 from nova_moves.api import identity
 from nova_moves.api import images
 from nova_moves.api import instance_actions
+from nova_moves.api import limits
 from nova_moves.api import live_migrate
 from nova_moves.api import migrate
 from nova_moves.api import migrations
@@ -23,7 +25,8 @@ from nova_moves.api import versions
 _MODULES = (versions, flavors, servers, server_actions, instance_actions,
             services, hypervisors, placement, test_hooks, migrations, migrate,
             live_migrate, evacuate, host_drains, identity, images,
-            aggregates, quotas, extensions, openapi)
+            aggregates, quotas, limits, availability_zones, extensions,
+            openapi)
 
 
 def register(app):

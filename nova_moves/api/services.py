@@ -27,13 +27,19 @@ _LEGACY_SCHEMA = {
                    'forced_down': validation.BOOLEAN}}
 
 
+def zone(service):
+    """A compute service's zone; every other service is 'internal'."""
+    if service['binary'] != 'nova-moves-compute':
+        return 'internal'
+    return service['availability_zone'] or 'nova'
+
+
 def view(service):
     version = api_app.version()
     up = servicegroup_cache.is_up(service)
     body = {'id': service['uuid'] if version >= '2.53' else service['id'],
             'binary': service['binary'], 'host': service['host'],
-            'zone': (service['availability_zone'] or 'nova')
-            if service['binary'] == 'nova-moves-compute' else 'internal',
+            'zone': zone(service),
             'status': 'disabled' if service['disabled'] else 'enabled',
             'state': 'up' if up else 'down',
             'updated_at': timeutil.api_time(service['updated_at']

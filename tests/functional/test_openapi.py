@@ -106,6 +106,14 @@ class OpenAPITest(base.StackTestCase):
                     self.admin, '/os-hypervisors/%s/uptime' % node_id,
                     version, template='/v2.1/os-hypervisors/'
                     '{hypervisor_id}/uptime')
+            limits = self.validate(self.admin, '/limits', version)
+            self.assertEqual(1, limits['limits']['absolute'][
+                'totalInstancesUsed'])
+            self.validate(self.admin, '/os-availability-zone', version)
+            self.validate(self.admin, '/os-availability-zone/detail', version)
+            if version < '2.88':
+                self.validate(self.admin, '/os-hypervisors/statistics',
+                              version)
             self.validate(self.admin, '/servers/%s/os-instance-actions' % sid,
                           version, template='/v2.1/servers/{server_id}/'
                           'os-instance-actions')

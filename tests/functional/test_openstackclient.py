@@ -227,6 +227,22 @@ class OpenStackClientTest(base.StackTestCase):
                              'hypervisor', 'show', 'compute1')
         self.assertIn('model', older['cpu_info'])
 
+    def test_limits_zones_and_hypervisor_stats(self):
+        server = self.boot('limits-vm')
+        limits = {row['Name']: row['Value'] for row in self.run_osc(
+            'limits', 'show', '--absolute', identity_override=True)}
+        # openstacksdk's names for Nova's totalInstancesUsed, maxTotalCores.
+        self.assertGreaterEqual(limits['instances_used'], 1)
+        self.assertIn('max_total_cores', limits)
+        zones = self.run_osc('availability', 'zone', 'list', '--compute',
+                             identity_override=True)
+        self.assertIn('nova', [z['Zone Name'] for z in zones])
+        stats = self.run_osc('--os-compute-api-version', '2.87',
+                             'hypervisor', 'stats', 'show')
+        self.assertEqual(self.COMPUTES, stats['count'])
+        self.assertGreaterEqual(stats['running_vms'], 1)
+        self.admin.delete('/servers/%s' % server['id'], expect=204)
+
     def test_identity_v3_needs_override(self):
         """Documents the client-side limit described in api/versions.py:
         without the identity override python-openstackclient refuses

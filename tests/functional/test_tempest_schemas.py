@@ -11,10 +11,12 @@ where Nova itself adds ``uptime`` to GET /os-hypervisors/detail and
 import time
 
 from tempest.lib.services.compute import aggregates_client
+from tempest.lib.services.compute import availability_zone_client
 from tempest.lib.services.compute import base_compute_client
 from tempest.lib.services.compute import extensions_client
 from tempest.lib.services.compute import flavors_client
 from tempest.lib.services.compute import hypervisor_client
+from tempest.lib.services.compute import limits_client
 from tempest.lib.services.compute import migrations_client
 from tempest.lib.services.compute import quotas_client
 from tempest.lib.services.compute import servers_client
@@ -68,6 +70,9 @@ class TempestSchemasTest(base.StackTestCase):
         self.quotas = quotas_client.QuotasClient(**kwargs)
         self.extensions = extensions_client.ExtensionsClient(**kwargs)
         self.versions = versions_client.VersionsClient(**kwargs)
+        self.limits = limits_client.LimitsClient(**kwargs)
+        self.zones = availability_zone_client.AvailabilityZoneClient(
+            **kwargs)
         # tempest selects a schema by this module-level microversion.
         self.addCleanup(setattr, base_compute_client,
                         'COMPUTE_MICROVERSION', None)
@@ -108,10 +113,20 @@ class TempestSchemasTest(base.StackTestCase):
             self.flavor_client.show_flavor(flavor)
             self.aggregates.list_aggregates()
             self.quotas.show_quota_set('admin')
+            absolute = self.limits.show_limits()['limits']['absolute']
+            self.assertGreaterEqual(absolute['totalInstancesUsed'], 1)
+            zones = self.zones.list_availability_zones()
+            self.assertEqual(['nova'], [
+                z['zoneName'] for z in zones['availabilityZoneInfo']])
+            self.zones.list_availability_zones(detail=True)
             if version is None or version < '2.88':
                 hypervisors = self.hypervisors.list_hypervisors(
                     detail=True)['hypervisors']
                 self.hypervisors.show_hypervisor(hypervisors[0]['id'])
+                self.hypervisors.show_hypervisor_uptime(
+                    hypervisors[0]['id'])
+                stats = self.hypervisors.show_hypervisor_statistics()
+                self.assertEqual(2, stats['hypervisor_statistics']['count'])
         self.at(None)
         self.versions.list_versions()
         self.versions.get_version_by_url(self.stack.endpoint)

@@ -12,16 +12,22 @@ CONF = conf.CONF
 ADMIN = {'X-Auth-Token': 'admin:admin'}
 
 
+def app_client(test, *hosts):
+    """The WSGI app's test client on a fresh SQLite database with a
+    compute service per host, for ``test``."""
+    CONF([], project='nova_moves', default_config_files=[])
+    test.useFixture(nm_fixtures.Database())
+    test.useFixture(fake_rpc.FakeTransport())
+    for host in hosts:
+        nm_fixtures.compute(host)
+    return api_app.create_app().test_client()
+
+
 class HostDrainsAPITest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        CONF([], project='nova_moves', default_config_files=[])
-        self.useFixture(nm_fixtures.Database())
-        self.useFixture(fake_rpc.FakeTransport())
-        nm_fixtures.compute('h1')
-        nm_fixtures.compute('h2')
-        self.client = api_app.create_app().test_client()
+        self.client = app_client(self, 'h1', 'h2')
 
     def post(self, body, headers=ADMIN):
         return self.client.post('/v2.1/os-host-drains', json=body,

@@ -1,0 +1,62 @@
+"""os-availability-zone: the zones of the compute services, as Nova lists
+them (``openstack availability zone list --compute``). A zone is
+available while one of its compute services is enabled; ``detail``
+(admin) adds each host's services, and the ``internal`` zone of the
+conductors and schedulers."""
+import collections
+
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import servicegroup_cache
+from nova_moves.api import services as services_api
+from nova_moves.db import api as db_api
+from nova_moves import timeutil
+
+INTERNAL = 'internal'
+
+
+def _zones():
+    """zone -> its services, zones in name order (Nova sorts them)."""
+    zones = collections.defaultdict(list)
+    for service in db_api.service_get_all():
+        zones[services_api.zone(service)].append(service)
+    return dict(sorted(zones.items()))
+
+
+def _state(services):
+    return {'available': any(not s['disabled'] for s in services)}
+
+
+def index():
+    api_app.authorize('os_compute_api:os-availability-zone:list')
+    return flask.jsonify({'availabilityZoneInfo': [
+        {'zoneName': zone, 'zoneState': _state(services), 'hosts': None}
+        for zone, services in _zones().items() if zone != INTERNAL]})
+
+
+def _hosts(services):
+    hosts = {}
+    for service in services:
+        up = servicegroup_cache.is_up(service)
+        hosts.setdefault(service['host'], {})[service['binary']] = {
+            'available': up and not service['disabled'],
+            'active': not service['disabled'],
+            'updated_at': timeutil.api_time(service['updated_at']
+                                            or service['last_seen_up'])}
+    return hosts
+
+
+def detail():
+    api_app.authorize('os_compute_api:os-availability-zone:detail')
+    return flask.jsonify({'availabilityZoneInfo': [
+        {'zoneName': zone, 'zoneState': _state(services),
+         'hosts': _hosts(services)}
+        for zone, services in _zones().items()]})
+
+
+def register(app):
+    app.add_url_rule('/v2.1/os-availability-zone', 'availability_zones',
+                     index, methods=['GET'])
+    app.add_url_rule('/v2.1/os-availability-zone/detail',
+                     'availability_zones_detail', detail, methods=['GET'])
