@@ -9,6 +9,7 @@ import json
 import math
 
 from nova_moves import rpcstats
+from nova_moves.harness import cost as nm_cost
 from nova_moves.harness import processes as nm_processes
 from nova_moves.harness import reconnects as nm_reconnects
 
@@ -79,6 +80,7 @@ def build(runner, problems, merged_rpc, processes, wall_start,
         'operations': operation_rows(runner.records),
         'rpc': rpcstats.summarize(merged_rpc),
         'rpc_processes': processes,
+        'cost': runner.cost,
         'faults': runner.faults,
         'reconnects': getattr(runner, 'reconnects', []),
         'cleanup': runner.cleanup_result,
@@ -174,6 +176,8 @@ def render(report):
     else:
         out.append('RPC: no per-process stats (attach with --rpc-stats-dir '
                    'to the directory set as [DEFAULT] rpc_stats_dir)')
+    out.append('')
+    out += nm_cost.render(report.get('cost'))
     out.append('')
     for fault in report['faults']:
         out.append('fault at %6.2fs: %s %s -> %s' % (

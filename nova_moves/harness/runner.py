@@ -16,6 +16,7 @@ import time
 from nova_moves import apiclient as api_client
 from nova_moves.harness import backends as nm_backends
 from nova_moves.harness import bodies as nm_bodies
+from nova_moves.harness import cost as nm_cost
 from nova_moves.harness import drain_phase
 from nova_moves.harness import faults as nm_faults
 from nova_moves.harness import invariants
@@ -55,6 +56,7 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         self.allow_faults = allow_faults
         self.created_flavors = []
         self.cleanup_result = None
+        self.cost = None  # report.json "cost" (harness/cost.py)
         self.log = log or (lambda msg: None)
         self.records = []
         self.faults = []
@@ -444,10 +446,14 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             self.create_flavors()
             self.boot_servers()
             workload_start = self.now()
+            cpu_before = nm_cost.snapshot(self.stack)
             for phase in self.scenario['phases']:
                 self.run_phase(phase)
             workload_end = self.now()
             self.settle()
+            self.cost = nm_cost.summarize(
+                cpu_before, nm_cost.snapshot(self.stack), self.records,
+                self.now() - workload_start)
             self.poller.stop()
             self.poller.join(5)
             self.poller.poll_once()

@@ -137,6 +137,16 @@ class HarnessOnStackTest(base.StackTestCase):
         self.assertIn('pre-migrating', nm_report.render(report))
         self.assertEqual(4, _rpc(report, 'conductor.migrate_server')
                          ['cast']['count'])
+        # What the moves cost, per process of the stack.
+        cost = report['cost']
+        self.assertEqual(4, cost['moves'])
+        self.assertEqual(set(self.stack.processes),
+                         {r['process'] for r in cost['processes']})
+        running = [r for r in cost['processes'] if r['cpu_s'] is not None]
+        self.assertIn('conductor1', [r['process'] for r in running])
+        self.assertTrue(all(r['cpu_s'] > 0 for r in running), running)
+        self.assertGreater(cost['ms_per_move'], 0)
+        self.assertIn('CPU ms per move', nm_report.render(report))
         self.assertTrue(report['invariants']['ok'], report['invariants'])
 
     def _migrate_missing(self):
