@@ -25,6 +25,7 @@ from nova_moves.harness import poller as nm_poller
 from nova_moves.harness import processes as nm_processes
 from nova_moves.harness import reconnects as nm_reconnects
 from nova_moves import rpcstats
+from nova_moves.harness import selection as nm_selection
 from nova_moves.harness import stack as nm_stack
 
 SETTLED = invariants.SERVER_SETTLED
@@ -182,29 +183,7 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
 
     # -- selections -----------------------------------------------------------
     def select(self, selection):
-        servers = []
-        for server in self.servers:
-            view = self.poller.view(server['id']) or {}
-            if view.get('status') == 'DELETED':
-                continue
-            servers.append((server, view))
-        if selection == 'all':
-            return [s for s, _ in servers]
-        out = []
-        for server, view in servers:
-            if 'name' in selection and not server['name'].startswith(
-                    selection['name']):
-                continue
-            if 'host' in selection and view.get(
-                    'OS-EXT-SRV-ATTR:host') != selection['host']:
-                continue
-            if 'status' in selection and view.get('status') != \
-                    selection['status']:
-                continue
-            out.append(server)
-        if 'first' in selection:
-            out = out[:selection['first']]
-        return out
+        return nm_selection.select(self.servers, self.poller.view, selection)
 
     # -- one operation on one server ------------------------------------------
     def _send(self, record, method, path, body, version):
