@@ -71,7 +71,7 @@ def show(alias):
     for extension in EXTENSIONS:
         if extension['name'] == alias:
             return flask.jsonify({'extension': _info(extension)})
-    raise exception.NotFound('Extension %s could not be found.' % alias)
+    raise exception.NotFound('Extension %s could not be found.' % alias[:64])
 
 
 def requested(name):
