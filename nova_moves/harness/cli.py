@@ -209,8 +209,9 @@ EXTRA_HINT = ("pip install 'nova_moves[harness]' (matplotlib for the "
 
 def _plot(report, out):
     """{kind: path} of the pictures of ``report`` drawn into ``out``."""
+    from nova_moves.harness import timeline
     try:
-        from nova_moves.harness import timeline
+        timeline.require()
     except ImportError as exc:
         print('nova-moves-harness: no pictures (%s): %s' % (exc, EXTRA_HINT),
               file=sys.stderr)

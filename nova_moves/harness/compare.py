@@ -215,6 +215,7 @@ def plot(names, reports_rows, path, limit=40):
     """Horizontal bars of the ratio to the baseline per metric (log
     scale), the noise band shaded, worse in red and better in green."""
     from nova_moves.harness import timeline  # matplotlib, Agg
+    timeline.require()
     pyplot = timeline.pyplot
     # The operations' own numbers first, then the RPC methods that moved
     # beyond the noise: a picture of every bucket of every method is noise.

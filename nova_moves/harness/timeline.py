@@ -10,12 +10,23 @@ the moves' breakdown."""
 import random
 import re
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:  # the nova_moves[harness] extra: require() says so
+    matplotlib = mlines = patches = pyplot = None
+else:
+    matplotlib.use('Agg')
+    from matplotlib import lines as mlines
+    from matplotlib import patches
+    from matplotlib import pyplot
 
-matplotlib.use('Agg')
-from matplotlib import lines as mlines  # noqa: E402
-from matplotlib import patches  # noqa: E402
-from matplotlib import pyplot  # noqa: E402
+
+def require():
+    """ImportError when matplotlib (the [harness] extra) is missing; the
+    callers print how to install it and go on without pictures."""
+    if matplotlib is None:
+        raise ImportError('matplotlib is not installed')
+
 
 COLOURS = {
     'BUILD': '#bdbdbd', 'ACTIVE': '#4caf50', 'RESIZE': '#ff9800',
@@ -77,6 +88,7 @@ def _stack_labels(items, width_per_char, start_level=0):
 
 
 def timeline(report, path, title=None):
+    require()
     history = report['timeline']
     names = report.get('server_names', {})
     moves = _moves_by_server(report)
@@ -235,6 +247,7 @@ def latency_histogram(report, path):
     """Per operation (a row of panels): API latency and end-to-end time
     per microversion, then the moves' phases side by side per
     microversion. Returns None when there is nothing to draw."""
+    require()
     from nova_moves.harness import phases as nm_phases
     groups = _groups(report)
     if not groups:
