@@ -1,5 +1,6 @@
 """What the benchmarks share: CPU read per process of a running stack
-(psutil, API workers counted under the API) and py-spy profiles of every
+(the harness's /proc reading, API workers counted under the API), the
+machine's and its servers' CPU (psutil) and py-spy profiles of every
 process, summarized by leaf frame, package and our innermost frame."""
 import collections
 import os
@@ -10,6 +11,8 @@ import sys
 import time
 
 import psutil
+
+from nova_moves.harness import cost
 
 
 def _procs(stack):
@@ -27,17 +30,10 @@ def _procs(stack):
 
 
 def cpu_by_process(stack):
-    out = {}
-    for name, procs in _procs(stack).items():
-        total = 0.0
-        for p in procs:
-            try:
-                t = p.cpu_times()
-                total += t.user + t.system
-            except psutil.NoSuchProcess:
-                pass
-        out[name] = total
-    return out
+    """{name: CPU seconds} of the stack's processes, API workers under the
+    API (the harness's reading, nova_moves/harness/cost.py)."""
+    return {name: seconds for name, (_pid, seconds) in
+            cost.snapshot(stack).items()}
 
 
 # The servers every move also runs on the same cores: RabbitMQ and the

@@ -28,7 +28,8 @@ def _stat(pid):
             (int(fields[13]) + int(fields[14])) / tick)
 
 
-def _descendants(pid):
+def _children():
+    """{ppid: [pid]} of every process now (one pass over /proc)."""
     children = {}
     for entry in os.listdir('/proc'):
         if entry.isdigit():
@@ -37,19 +38,18 @@ def _descendants(pid):
                     int(entry))
             except (OSError, IndexError, ValueError):
                 continue  # ended meanwhile
-    out, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        out.append(current)
-        todo.extend(children.get(current, []))
-    return out
+    return children
 
 
-def process_cpu(pid):
+def process_cpu(pid, children=None):
     """CPU seconds of ``pid`` and its descendants (API workers), the
-    children it reaped included (an API worker it replaced)."""
-    total = 0.0
-    for member in _descendants(pid):
+    children it reaped included (an API worker it replaced).
+    ``children``: a _children() map to share between processes."""
+    children = _children() if children is None else children
+    total, todo = 0.0, [pid]
+    while todo:
+        member = todo.pop()
+        todo.extend(children.get(member, []))
         try:
             _ppid, own, reaped = _stat(member)
         except (OSError, IndexError, ValueError):
@@ -64,13 +64,11 @@ def snapshot(stack):
     out = {}
     if stack is None:
         return out
+    children = _children()
     for name, proc in stack.processes.items():
         if getattr(proc, 'backend', False) or not proc.alive():
             continue
-        try:
-            out[name] = [proc.popen.pid, process_cpu(proc.popen.pid)]
-        except OSError:
-            continue
+        out[name] = [proc.popen.pid, process_cpu(proc.popen.pid, children)]
     return out
 
 
