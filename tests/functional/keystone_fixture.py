@@ -85,8 +85,11 @@ def ensure_venv():
 class Keystone:
     """One Keystone: ``start()``, then REST helpers as its admin."""
 
-    def __init__(self, token_expiration=3600, workdir=None):
+    def __init__(self, token_expiration=3600, workdir=None, threads=8):
         self.token_expiration = token_expiration
+        # SQLite: concurrent writers (tempest creating projects and users
+        # from several workers) get 'database is locked'; 1 serialises.
+        self.threads = threads
         self.workdir = workdir or tempfile.mkdtemp(prefix='keystone-')
         self.port = nm_stack.free_port()
         self.venv = None
@@ -159,7 +162,8 @@ class Keystone:
         self.process = subprocess.Popen(
             [os.path.join(self.venv, 'bin', 'gunicorn'), '--chdir',
              self.workdir, '--bind', '127.0.0.1:%d' % self.port,
-             '--workers', '1', '--threads', '8', '--no-control-socket',
+             '--workers', '1', '--threads', str(self.threads),
+             '--no-control-socket',
              'ks_wsgi:application'],
             env=self._env(), stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL)
