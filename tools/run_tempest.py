@@ -10,7 +10,7 @@ prints pass/fail/skip per module. Exits 1 when any test failed.
     tools/run-tempest.sh                 # the move modules (what CI runs)
     tools/run-tempest.sh --set lifecycle # the eleven modules of the doc
     tools/run-tempest.sh --set all       # the whole tempest.api.compute tree
-    tools/run-tempest.sh --regex 'tempest\\.api\\.compute\\.admin\\.test_migrations'
+    tools/run-tempest.sh --regex 'admin\\.test_migrations'
 
 See doc/tempest.md for the settings and why each one is what it is.
 """
