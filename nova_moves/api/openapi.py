@@ -228,6 +228,16 @@ OPERATIONS = {
     'host_drains_delete': (
         'nova_moves: cancel a host drain (admin); moves under way finish.',
         [], {'202': _empty('Accepted')}),
+    'server_groups_create': ('Create a server group.', [], {'200': _ok(
+        wrap('server_group', ANY_OBJ))}),
+    'server_groups_index': ('List server groups.',
+                            ['all_projects', 'limit', 'offset'],
+                            {'200': _ok(wrap('server_groups', {
+                                'type': 'array', 'items': ANY_OBJ}))}),
+    'server_groups_show': ('Show a server group with its members.', [],
+                           {'200': _ok(wrap('server_group', ANY_OBJ))}),
+    'server_groups_delete': ('Delete a server group.', [],
+                             {'204': _empty('Deleted')}),
     'openapi': ('This document (no token).', [],
                 {'200': _ok({'type': 'object', 'required': ['openapi']})}),
 }
@@ -298,6 +308,7 @@ def _request_bodies():
     from nova_moves.api import flavors
     from nova_moves.api import host_drains
     from nova_moves.api import quotas
+    from nova_moves.api import server_groups
     from nova_moves.api import servers
     from nova_moves.api import services
     bodies = {
@@ -308,6 +319,13 @@ def _request_bodies():
                 microversion.APIVersion('2.1'))),
             ('2.55', None, flavors._create_schema(
                 microversion.APIVersion('2.55')))]),
+        'server_groups_create': _tagged_alternatives([
+            ('2.1', '2.14', server_groups._create_schema(
+                microversion.APIVersion('2.1'))),
+            ('2.15', '2.63', server_groups._create_schema(
+                microversion.APIVersion('2.15'))),
+            ('2.64', None, server_groups._create_schema(
+                microversion.APIVersion('2.64')))]),
         'quota_sets_update': [quotas._update_schema(
             microversion.APIVersion('2.95'))],
         'services_update': _tagged_alternatives([

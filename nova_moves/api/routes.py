@@ -17,6 +17,7 @@ from nova_moves.api import openapi
 from nova_moves.api import placement
 from nova_moves.api import quotas
 from nova_moves.api import server_actions
+from nova_moves.api import server_groups
 from nova_moves.api import servers
 from nova_moves.api import services
 from nova_moves.api import test_hooks
@@ -26,7 +27,7 @@ _MODULES = (versions, flavors, servers, server_actions, instance_actions,
             services, hypervisors, placement, test_hooks, migrations, migrate,
             live_migrate, evacuate, host_drains, identity, images,
             aggregates, quotas, limits, availability_zones, extensions,
-            openapi)
+            server_groups, openapi)
 
 
 def register(app):

@@ -6,6 +6,7 @@ import flask
 from nova_moves.api import app as api_app
 from nova_moves.api import common
 from nova_moves.api import quotas
+from nova_moves.api import server_groups
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
@@ -65,7 +66,9 @@ def _parse_az(value):
 def create():
     ctxt = api_app.context()
     api_app.authorize('os_compute_api:servers:create')
-    body = validation.validate(common.json_body(), CREATE_SCHEMA)['server']
+    request = validation.validate(common.json_body(), CREATE_SCHEMA)
+    body = request['server']
+    group = server_groups.group_hint(ctxt, request)
     try:
         flavor = db_api.flavor_get(body['flavorRef'])
     except exception.FlavorNotFound as exc:
@@ -83,6 +86,13 @@ def create():
         'vm_state': 'building', 'task_state': 'scheduling',
         'flavor': flavor, 'requested_az': zone,
         'availability_zone': zone})
+    if group is not None:
+        try:
+            server_groups.join(ctxt, group, instance['uuid'])
+        except Exception:
+            # Nothing half-made: the server never existed for the user.
+            db_api.instance_destroy(instance['uuid'])
+            raise
     common.record_action(instance, 'create')
     spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
             'availability_zone': zone, 'project_id': ctxt.project_id,

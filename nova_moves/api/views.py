@@ -131,7 +131,8 @@ def server_detail(instance, fault=None, show=False):
     if version >= '2.63':
         body['trusted_image_certificates'] = None
     if show and version >= '2.71':
-        body['server_groups'] = []
+        group = db_api.server_group_of_instance(instance['uuid'])
+        body['server_groups'] = [group['uuid']] if group else []
     if version >= '2.96':
         body['pinned_availability_zone'] = None
     if fault and status in ('ERROR', 'DELETED'):

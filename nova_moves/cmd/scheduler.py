@@ -20,6 +20,7 @@ def main():
     coordinator = coordination.Coordinator()
     group = servicegroup.ServiceGroup(
         coordinator if coordination.membership_enabled() else None)
+    scheduler = manager.SchedulerManager(group, coordinator)
     svc = service.Service(CONF.host, 'nova-moves-scheduler', 'scheduler',
-                          manager.SchedulerManager(group), _report)
+                          scheduler, _report)
     service.exit_with(service.run([svc], coordinator))

@@ -8,7 +8,9 @@ scheduler_opts = [
                     'plus alternates for rescheduling.'),
     cfg.ListOpt('enabled_filters',
                 default=['ComputeFilter', 'AvailabilityZoneFilter',
-                         'RequestedHostFilter', 'IgnoreHostsFilter'],
+                         'RequestedHostFilter', 'IgnoreHostsFilter',
+                         'ServerGroupAntiAffinityFilter',
+                         'ServerGroupAffinityFilter'],
                 help='Filters the scheduler applies to allocation candidates '
                      'in this order.'),
     cfg.FloatOpt('ram_weight_multiplier', default=1.0,

@@ -304,3 +304,29 @@ class MoveLimitLock(BASE):
     __tablename__ = 'move_limit_lock'
     id = Column(Integer, primary_key=True, autoincrement=False)
     ticks = Column(Integer, nullable=False, default=0)
+
+
+class InstanceGroup(BASE, TimestampMixin):
+    """A server group (os-server-groups): one policy for its members'
+    hosts, honoured by the scheduler at boot and on every move."""
+    __tablename__ = 'instance_groups'
+    __table_args__ = (Index('instance_groups_project_idx', 'project_id'),)
+    id = Column(Integer, primary_key=True)
+    uuid = Column(String(36), nullable=False, unique=True)
+    name = Column(String(255))
+    user_id = Column(String(255))
+    project_id = Column(String(255))
+    # affinity, anti-affinity, soft-affinity or soft-anti-affinity.
+    policy = Column(String(255), nullable=False)
+    # JSON: {"max_server_per_host": N} (2.64, anti-affinity only).
+    rules = Column(Text)
+
+
+class InstanceGroupMember(BASE, TimestampMixin):
+    __tablename__ = 'instance_group_member'
+    __table_args__ = (UniqueConstraint(
+        'instance_uuid', name='uniq_instance_group_member0instance'),)
+    id = Column(Integer, primary_key=True)
+    group_id = Column(Integer, ForeignKey('instance_groups.id'),
+                      nullable=False, index=True)
+    instance_uuid = Column(String(36), nullable=False)

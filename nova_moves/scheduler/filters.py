@@ -45,11 +45,43 @@ def ignore_hosts_filter(host_state, spec):
     return None
 
 
+def server_group_anti_affinity_filter(host_state, spec):
+    """Hard anti-affinity: at most ``max_server_per_host`` members (2.64
+    rules; 1 by default) on one host, the server being placed included."""
+    group = spec.get('group')
+    if not group or group['policy'] != 'anti-affinity':
+        return None
+    most = group.get('max_server_per_host') or 1
+    there = group['hosts'].get(host_state['host'], 0)
+    if there >= most:
+        return ('ServerGroupAntiAffinityFilter: %s already holds %d '
+                'member(s) of anti-affinity server group %s (at most %d '
+                'per host)' % (host_state['host'], there, group['uuid'],
+                               most))
+    return None
+
+
+def server_group_affinity_filter(host_state, spec):
+    """Hard affinity: once a member is placed, every other goes where
+    the members are."""
+    group = spec.get('group')
+    if not group or group['policy'] != 'affinity' or not group['hosts']:
+        return None
+    if host_state['host'] not in group['hosts']:
+        return ('ServerGroupAffinityFilter: the members of affinity server '
+                'group %s are on %s, not %s' % (
+                    group['uuid'], ', '.join(sorted(group['hosts'])),
+                    host_state['host']))
+    return None
+
+
 FILTERS = {
     'ComputeFilter': compute_filter,
     'AvailabilityZoneFilter': availability_zone_filter,
     'RequestedHostFilter': requested_host_filter,
     'IgnoreHostsFilter': ignore_hosts_filter,
+    'ServerGroupAntiAffinityFilter': server_group_anti_affinity_filter,
+    'ServerGroupAffinityFilter': server_group_affinity_filter,
 }
 
 

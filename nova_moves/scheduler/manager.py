@@ -1,5 +1,6 @@
 """The scheduler: allocation candidates from the database, filters,
 weighers, and an atomic claim for the chosen host."""
+import contextlib
 import itertools
 import random
 
@@ -30,8 +31,11 @@ def _then(ordered, more):
 class SchedulerManager:
     target = messaging.Target(version='1.0')
 
-    def __init__(self, service_group=None):
+    def __init__(self, service_group=None, coordinator=None):
         self.servicegroup = service_group or servicegroup.ServiceGroup()
+        # Serialises placing members of one hard-policy server group
+        # across schedulers (tooz); None in tests without one.
+        self.coordinator = coordinator
         self.filters = scheduler_filters.get_filters(
             CONF.scheduler.enabled_filters)
         # Host resources in memory, refreshed from provider generations
@@ -70,9 +74,47 @@ class SchedulerManager:
         hosts that pass the filters are then found without looking at
         every host."""
         hosts = self._hosts_filter(spec)
+        group = spec.get('group')
+        if group and group['policy'].startswith('soft-'):
+            return self._soft_group_order(self._weighed(
+                self.placement.candidates(resources, hosts)), group)
         if hosts is None and CONF.scheduler.ram_weight_multiplier > 0:
             return self.placement.most_free_ram_first(resources)
         return self._weighed(self.placement.candidates(resources, hosts))
+
+    @staticmethod
+    def _soft_group_order(states, group):
+        """Soft (anti-)affinity weighs, never filters: hosts with fewer
+        (soft-anti-affinity) or more (soft-affinity) members first, the
+        RAM order kept among equals."""
+        sign = 1 if group['policy'] == 'soft-anti-affinity' else -1
+        return sorted(states, key=lambda s: sign * group['hosts'].get(
+            s['host'], 0))
+
+    @staticmethod
+    def _with_group(spec, instance_uuid):
+        """``spec`` plus the server group of ``instance_uuid`` and where
+        its other members are, for the group filters and weighers."""
+        group = db_api.server_group_of_instance(instance_uuid)
+        if group is None:
+            return spec
+        return dict(spec, group={
+            'uuid': group['uuid'], 'policy': group['policy'],
+            'max_server_per_host': group['rules'].get(
+                'max_server_per_host'),
+            'hosts': db_api.server_group_member_hosts(
+                group, exclude_instance=instance_uuid)})
+
+    def _group_lock(self, instance_uuid):
+        """Placing a member of a hard-policy group reads where the others
+        are and claims in one critical section per group, so two members
+        placed at once by two schedulers cannot both take the same host
+        (Nova's late affinity check, done before the claim here)."""
+        group = db_api.server_group_of_instance(instance_uuid)
+        if group is None or group['policy'].startswith('soft-') or \
+                self.coordinator is None:
+            return contextlib.nullcontext()
+        return self.coordinator.lock('server-group-%s' % group['uuid'])
 
     @staticmethod
     def _selection(state):
@@ -89,56 +131,63 @@ class SchedulerManager:
         resources = db_api.resources_from_flavor(request_spec['flavor'])
         results = []
         for instance_uuid in instance_uuids:
-            passing = (s for s in self._host_states(
-                self._ordered_candidates(resources, request_spec))
-                if not scheduler_filters.reject_reasons(
-                    s, request_spec, self.filters))
-            # Enough hosts for the random subset and the alternates; more
-            # are pulled only if every claim on these is lost.
-            ordered = list(itertools.islice(passing, max(
-                CONF.scheduler.host_subset_size,
-                CONF.scheduler.max_attempts)))
-            if not ordered:
-                raise exception.NoValidHost(
-                    reason='There are not enough hosts available.')
-            subset = max(1, min(CONF.scheduler.host_subset_size,
-                                len(ordered)))
-            first = random.randrange(subset)
-            ordered.insert(0, ordered.pop(first))
-            chosen = None
-            for state in _then(ordered, passing):
-                try:
-                    # A move's claim states the consumer generation its
-                    # conductor read: if the move was rolled back while
-                    # this request waited, the claim fails (and the
-                    # ConsumerGenerationConflict reaches the caller)
-                    # instead of moving the server's allocation.
-                    db_api.allocations_replace(
-                        instance_uuid, state['allocations'],
-                        consumer_generation=request_spec.get(
-                            'consumer_generation'))
-                except exception.ConsumerGenerationConflict:
-                    LOG.warning('Not claiming for %s: its move was rolled '
-                                'back meanwhile', instance_uuid)
-                    raise
-                except exception.AllocationFailed as exc:
-                    # Another claim got there first; try the next host.
-                    LOG.debug('Claim on %s lost: %s', state['host'], exc)
-                    continue
-                chosen = state
-                break
-            if chosen is None:
-                raise exception.NoValidHost(
-                    reason='Every candidate host was claimed concurrently.')
-            selections = [self._selection(chosen)]
-            if return_alternates:
-                alternates = [s for s in ordered if s is not chosen]
-                selections += [self._selection(s) for s in
-                               alternates[:CONF.scheduler.max_attempts - 1]]
-            LOG.info('Selected %s for %s (alternates: %s)', chosen['host'],
-                     instance_uuid, [s['host'] for s in selections[1:]])
-            results.append(selections)
+            with self._group_lock(instance_uuid):
+                results.append(self._select_one(
+                    resources, self._with_group(request_spec, instance_uuid),
+                    instance_uuid, return_alternates))
         return results
+
+    def _select_one(self, resources, request_spec, instance_uuid,
+                    return_alternates):
+        passing = (s for s in self._host_states(
+            self._ordered_candidates(resources, request_spec))
+            if not scheduler_filters.reject_reasons(
+                s, request_spec, self.filters))
+        # Enough hosts for the random subset and the alternates; more
+        # are pulled only if every claim on these is lost.
+        ordered = list(itertools.islice(passing, max(
+            CONF.scheduler.host_subset_size,
+            CONF.scheduler.max_attempts)))
+        if not ordered:
+            raise exception.NoValidHost(
+                reason='There are not enough hosts available.')
+        subset = max(1, min(CONF.scheduler.host_subset_size,
+                            len(ordered)))
+        first = random.randrange(subset)
+        ordered.insert(0, ordered.pop(first))
+        chosen = None
+        for state in _then(ordered, passing):
+            try:
+                # A move's claim states the consumer generation its
+                # conductor read: if the move was rolled back while
+                # this request waited, the claim fails (and the
+                # ConsumerGenerationConflict reaches the caller)
+                # instead of moving the server's allocation.
+                db_api.allocations_replace(
+                    instance_uuid, state['allocations'],
+                    consumer_generation=request_spec.get(
+                        'consumer_generation'))
+            except exception.ConsumerGenerationConflict:
+                LOG.warning('Not claiming for %s: its move was rolled '
+                            'back meanwhile', instance_uuid)
+                raise
+            except exception.AllocationFailed as exc:
+                # Another claim got there first; try the next host.
+                LOG.debug('Claim on %s lost: %s', state['host'], exc)
+                continue
+            chosen = state
+            break
+        if chosen is None:
+            raise exception.NoValidHost(
+                reason='Every candidate host was claimed concurrently.')
+        selections = [self._selection(chosen)]
+        if return_alternates:
+            alternates = [s for s in ordered if s is not chosen]
+            selections += [self._selection(s) for s in
+                           alternates[:CONF.scheduler.max_attempts - 1]]
+        LOG.info('Selected %s for %s (alternates: %s)', chosen['host'],
+                 instance_uuid, [s['host'] for s in selections[1:]])
+        return selections
 
     def check_destination(self, ctxt, request_spec, host):
         resources = db_api.resources_from_flavor(request_spec['flavor'])
@@ -150,6 +199,9 @@ class SchedulerManager:
         service = services[0]
         state = {'host': host, 'service': service,
                  'up': self.servicegroup.is_up(service)}
+        if request_spec.get('instance_uuid'):
+            request_spec = self._with_group(request_spec,
+                                            request_spec['instance_uuid'])
         reasons = scheduler_filters.reject_reasons(state, request_spec,
                                                    self.filters)
         reasons += db_api.explain_unfit(resources, host)

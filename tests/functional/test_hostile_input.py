@@ -199,7 +199,9 @@ class _HostileInput(base.StackTestCase):
             'confirmResize', 'revertResize', 'status', 'disabled_reason',
             'forced_down', 'ram', 'vcpus', 'disk', 'swap', 'rxtx_factor',
             'id', 'description', 'quota_set', 'instances', 'cores',
-            'adminPass', 'onSharedStorage']), st.text(max_size=10))
+            'adminPass', 'onSharedStorage', 'server_group', 'policy',
+            'policies', 'rules', 'max_server_per_host', 'os:scheduler_hints',
+            'group']), st.text(max_size=10))
         bodies = st.recursive(
             scalars, lambda inner: st.one_of(
                 st.lists(inner, max_size=4),
@@ -209,7 +211,8 @@ class _HostileInput(base.StackTestCase):
                              'changes-since', 'changes-before', 'sort_key',
                              'all_tenants', 'instance_uuid', 'user_id',
                              'project_id', 'hypervisor_hostname_pattern',
-                             'binary', 'migration_type']),
+                             'binary', 'migration_type', 'all_projects',
+                             'offset']),
             st.one_of(st.text(max_size=20),
                       st.sampled_from(['0', '-1', HUGE, '1.5', '²', 'nan',
                                        sid, '2026-13-01', 'x' * 300])),
@@ -235,7 +238,10 @@ class _HostileInput(base.StackTestCase):
             ('GET', '/os-hypervisors/{id}/uptime'),
             ('GET', '/os-migrations'), ('GET', '/limits'),
             ('GET', '/os-quota-sets/{id}'), ('PUT', '/os-quota-sets/{id}'),
-            ('GET', '/os-availability-zone/detail'), ('GET', '/images')])
+            ('GET', '/os-availability-zone/detail'), ('GET', '/images'),
+            ('GET', '/os-server-groups'), ('POST', '/os-server-groups'),
+            ('GET', '/os-server-groups/{id}'),
+            ('DELETE', '/os-server-groups/{id}')])
         tokens = st.sampled_from(['admin:admin', 'alice:proj-a',
                                   'bob:proj-b'])
         versions = st.sampled_from(['2.1', '2.25', '2.53', '2.59', '2.80',

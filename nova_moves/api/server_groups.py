@@ -1,0 +1,189 @@
+"""os-server-groups: create, list, show, delete, as Nova has them.
+
+Below 2.64 a group has ``policies`` (one of affinity, anti-affinity; the
+soft ones from 2.15) and ``metadata``; from 2.64 one ``policy`` and
+``rules`` ({"max_server_per_host": N}, anti-affinity only). A server
+joins a group at boot (``os:scheduler_hints: {"group": UUID}``); the
+scheduler honours the policy at boot and on every move
+(scheduler/filters.py), and host drains move servers through it.
+"""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import quotas
+from nova_moves.api import validation
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+HARD = ('affinity', 'anti-affinity')
+SOFT = ('soft-affinity', 'soft-anti-affinity')
+_NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+         'pattern': r'^(?![\s])[\S\s]*(?<![\s])$'}
+
+
+def _create_schema(version):
+    if version >= '2.64':
+        group = {
+            'type': 'object', 'additionalProperties': False,
+            'required': ['name', 'policy'],
+            'properties': {
+                'name': _NAME,
+                'policy': {'type': 'string', 'enum': list(HARD + SOFT)},
+                'rules': {
+                    'type': 'object', 'additionalProperties': False,
+                    'properties': {'max_server_per_host': {
+                        'type': ['integer', 'string'],
+                        'pattern': '^[0-9]+$', 'minimum': 1}}}}}
+    else:
+        allowed = HARD + SOFT if version >= '2.15' else HARD
+        group = {
+            'type': 'object', 'additionalProperties': False,
+            'required': ['name', 'policies'],
+            'properties': {
+                'name': _NAME,
+                'policies': {'type': 'array', 'minItems': 1, 'maxItems': 1,
+                             'uniqueItems': True,
+                             'items': {'type': 'string',
+                                       'enum': list(allowed)}}}}
+    return {'type': 'object', 'additionalProperties': False,
+            'required': ['server_group'],
+            'properties': {'server_group': group}}
+
+
+def view(group, version):
+    body = {'id': group['uuid'], 'name': group['name'],
+            'members': list(group['members'])}
+    if version >= '2.64':
+        body['policy'] = group['policy']
+        body['rules'] = dict(group['rules'])
+    else:
+        body['policies'] = [group['policy']]
+        body['metadata'] = {}
+    if version >= '2.13':
+        body['project_id'] = group['project_id']
+        body['user_id'] = group['user_id']
+    return body
+
+
+def _rules(body):
+    rules = dict(body.get('rules') or {})
+    if rules and body['policy'] != 'anti-affinity':
+        raise exception.ValidationError(
+            detail="Only anti-affinity policy supports rules.")
+    if 'max_server_per_host' in rules:
+        rules['max_server_per_host'] = int(rules['max_server_per_host'])
+    return rules
+
+
+def create():
+    ctxt = api_app.context()
+    api_app.authorize('os_compute_api:os-server-groups:create')
+    version = api_app.version()
+    body = validation.validate(common.json_body(),
+                               _create_schema(version))['server_group']
+    if 'policies' in body:
+        body['policy'] = body['policies'][0]
+    rules = _rules(body)
+    allowed = quotas.limits(ctxt.project_id)['server_groups']
+    used = db_api.server_group_count(ctxt.project_id)
+    if 0 <= allowed <= used:
+        raise quotas.QuotaExceeded(overs='server_groups', req=1, used=used,
+                                   allowed=allowed)
+    group = db_api.server_group_create(body['name'], body['policy'], rules,
+                                       ctxt.project_id, ctxt.user_id)
+    return flask.jsonify({'server_group': view(group, version)})
+
+
+def _paging():
+    args = flask.request.args
+    values = {}
+    for name in ('limit', 'offset'):
+        if name in args:
+            try:
+                values[name] = int(args[name])
+            except ValueError:
+                raise exception.ValidationError(
+                    detail='%s must be an integer.' % name)
+            if values[name] < 0:
+                raise exception.ValidationError(
+                    detail='%s must be >= 0.' % name)
+    return values.get('limit'), values.get('offset', 0)
+
+
+def index():
+    ctxt = api_app.context()
+    api_app.authorize('os_compute_api:os-server-groups:index')
+    project = ctxt.project_id
+    if validation.to_bool(flask.request.args.get('all_projects', False)) \
+            and api_app.can('os_compute_api:os-server-groups:index:'
+                            'all_projects'):
+        project = None
+    limit, offset = _paging()
+    groups = db_api.server_group_get_all(project_id=project, limit=limit,
+                                         offset=offset)
+    version = api_app.version()
+    return flask.jsonify({'server_groups': [view(g, version)
+                                            for g in groups]})
+
+
+def _visible(group_id):
+    """The group if the policy lets the caller see it (Nova checks the
+    rule against the group's project: another project's group is 403)."""
+    group = db_api.server_group_get(group_id)
+    api_app.authorize('os_compute_api:os-server-groups:show',
+                      {'project_id': group['project_id']})
+    return group
+
+
+def show(group_id):
+    return flask.jsonify({'server_group': view(_visible(group_id),
+                                               api_app.version())})
+
+
+def delete(group_id):
+    group = _visible(group_id)
+    api_app.authorize('os_compute_api:os-server-groups:delete',
+                      {'project_id': group['project_id']})
+    db_api.server_group_delete(group['uuid'])
+    return common.no_content()
+
+
+def group_hint(ctxt, body):
+    """The server group a boot request names (``os:scheduler_hints``
+    ``group``), checked before anything is written: 400 for a malformed
+    or unknown group or another project's."""
+    hints = body.get('os:scheduler_hints') or body.get(
+        'OS-SCH-HNT:scheduler_hints') or {}
+    group_id = hints.get('group')
+    if group_id is None:
+        return None
+    if isinstance(group_id, list) and len(group_id) == 1:
+        group_id = group_id[0]
+    if not isinstance(group_id, str) or len(group_id) > 255:
+        raise exception.ValidationError(
+            detail="Invalid input for field 'os:scheduler_hints/group'.")
+    try:
+        return db_api.server_group_get(group_id, project_id=ctxt.project_id)
+    except db_api.ServerGroupNotFound:
+        raise exception.Invalid(
+            reason='Invalid server group %s.' % group_id[:64])
+
+
+def join(ctxt, group, instance_uuid):
+    """The new server becomes a member before it is scheduled; 403 when
+    the group is full (quota server_group_members)."""
+    return db_api.server_group_member_add(
+        group['uuid'], instance_uuid, ctxt.project_id,
+        quotas.limits(ctxt.project_id)['server_group_members'])
+
+
+def register(app):
+    app.add_url_rule('/v2.1/os-server-groups', 'server_groups_create',
+                     create, methods=['POST'])
+    app.add_url_rule('/v2.1/os-server-groups', 'server_groups_index',
+                     index, methods=['GET'])
+    app.add_url_rule('/v2.1/os-server-groups/<group_id>',
+                     'server_groups_show', show, methods=['GET'])
+    app.add_url_rule('/v2.1/os-server-groups/<group_id>',
+                     'server_groups_delete', delete, methods=['DELETE'])
