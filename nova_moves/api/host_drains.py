@@ -3,10 +3,13 @@ host for maintenance, server side. POST creates the drain and returns at
 once; the conductors run it (conductor/drain.py), so it survives the API
 and the operator's terminal. GET shows per-server progress, DELETE
 cancels what has not started."""
+import json
+
 import flask
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
+from nova_moves.api import drain_plans
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves.db import drains as d
@@ -23,7 +26,8 @@ CREATE_SCHEMA = {
         'mode': {'type': 'string', 'enum': list(MODES)},
         'target_hosts': {'type': ['array', 'null'],
                          'items': validation.HOSTNAME, 'uniqueItems': True},
-        'force_down_if_dead': validation.BOOLEAN}}
+        'force_down_if_dead': validation.BOOLEAN,
+        'check': validation.BOOLEAN}}
 
 
 def _time(value):
@@ -65,7 +69,9 @@ def view(drain, detail=True):
             'created_at': _time(drain['created_at']),
             'started_at': _time(drain['started_at']),
             'finished_at': _time(drain['finished_at']),
-            'updated_at': _time(drain['updated_at'])}
+            'updated_at': _time(drain['updated_at']),
+            'estimate': drain_plans.compared(
+                json.loads(drain.get('estimate') or 'null'), drain)}
     if 'servers' in drain:
         counts = _counts(servers)
         uuids = [s['migration_uuid'] for s in servers if s['migration_uuid']]
@@ -99,11 +105,21 @@ def create():
             raise exception.Invalid(
                 reason='Target host %s is not a compute host.' % target)
     ctxt = api_app.context()
+    mode = body.get('mode') or 'auto'
+    force = validation.to_bool(body.get('force_down_if_dead', False))
+    service = db_api.service_get_by_host_and_binary(host, COMPUTE_BINARY)
+    if validation.to_bool(body.get('check', False)):
+        # The plan only: nothing is written, no host is disabled.
+        return flask.jsonify({'host_drain_plan': drain_plans.build(
+            host, mode, force, targets, service)})
+    plan = drain_plans.build(host, mode, force, targets, service,
+                             destinations=False)
     drain = db_api.drain_create(
-        host, body.get('mode') or 'auto', target_hosts=targets,
-        force_down_if_dead=validation.to_bool(
-            body.get('force_down_if_dead', False)),
+        host, mode, target_hosts=targets, force_down_if_dead=force,
         user_id=ctxt.user_id, project_id=ctxt.project_id)
+    drain = db_api.drain_update(drain['uuid'], {'estimate': json.dumps({
+        key: plan[key] for key in ('eta_seconds', 'estimated_finish',
+                                   'concurrency', 'movable')})})
     return common.accepted({'host_drain': view(drain)})
 
 

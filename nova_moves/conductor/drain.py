@@ -31,6 +31,7 @@ from nova_moves.conductor import admission
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves.db import drains as d
+from nova_moves import drain_plan
 from nova_moves import exception
 from nova_moves import states
 from nova_moves import timeutil
@@ -39,14 +40,14 @@ CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 COMPUTE_BINARY = 'nova-moves-compute'
 
-LIVE_VM_STATES = (states.ACTIVE, states.PAUSED)
-COLD_VM_STATES = (states.ACTIVE, states.STOPPED)
-EVACUATE_VM_STATES = (states.ACTIVE, states.STOPPED, states.ERROR)
 # A drain's move, by kind: task_state, allowed vm_states, action name.
 STARTS = {
-    admission.LIVE: (states.MIGRATING, LIVE_VM_STATES, 'live-migration'),
-    admission.COLD: (states.RESIZE_PREP, COLD_VM_STATES, 'migrate'),
-    admission.EVACUATE: (states.REBUILDING, EVACUATE_VM_STATES, 'evacuate'),
+    admission.LIVE: (states.MIGRATING, drain_plan.LIVE_VM_STATES,
+                     'live-migration'),
+    admission.COLD: (states.RESIZE_PREP, drain_plan.COLD_VM_STATES,
+                     'migrate'),
+    admission.EVACUATE: (states.REBUILDING, drain_plan.EVACUATE_VM_STATES,
+                         'evacuate'),
 }
 # Migration statuses that end a drain's move well, by kind.
 SUCCESS = {admission.LIVE: (states.M_COMPLETED,),
@@ -155,23 +156,12 @@ class DrainRunner:
 
     # -- pending -> moving ------------------------------------------------
     def _kind(self, drain, instance, service):
-        """(kind, None) or (None, why the server cannot move)."""
-        vm_state = instance['vm_state']
-        if service is None or not db_api.service_is_up(service):
-            if not drain['force_down_if_dead']:
-                return None, ('host %s is down; drain it with '
-                              'force_down_if_dead to evacuate'
-                              % drain['host'])
-            kind = admission.EVACUATE
-        elif drain['mode'] == 'live' or (
-                drain['mode'] == 'auto' and vm_state in LIVE_VM_STATES):
-            kind = admission.LIVE
-        else:
-            kind = admission.COLD
-        if vm_state not in STARTS[kind][1]:
-            return None, 'cannot %s a server in vm_state %s' % (
-                STARTS[kind][2], vm_state)
-        return kind, None
+        """(kind, None) or (None, why the server cannot move): the same
+        rule a drain plan states (drain_plan.move_kind)."""
+        return drain_plan.move_kind(
+            drain['mode'], drain['force_down_if_dead'],
+            service is not None and db_api.service_is_up(service),
+            instance['vm_state'], drain['host'])
 
     def _fail(self, drain, server, reason, expected=d.PENDING):
         LOG.warning('Host drain %s: server %s failed: %s', drain['uuid'],

@@ -251,6 +251,9 @@ class HostDrain(BASE, TimestampMixin):
     host = Column(String(255), nullable=False)
     mode = Column(String(16), nullable=False)
     target_hosts = Column(Text)
+    # JSON: the drain plan's estimate when the drain was created
+    # (api/drain_plans.py), set against the real duration in its report.
+    estimate = Column(Text)
     force_down_if_dead = Column(Boolean, nullable=False, default=False)
     status = Column(String(16), nullable=False)
     owner = Column(String(255))

@@ -29,7 +29,7 @@ def _then(ordered, more):
 
 
 class SchedulerManager:
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
     def __init__(self, service_group=None, coordinator=None):
         self.servicegroup = service_group or servicegroup.ServiceGroup()
@@ -92,18 +92,44 @@ class SchedulerManager:
             s['host'], 0))
 
     @staticmethod
-    def _with_group(spec, instance_uuid):
+    def _with_group(spec, instance_uuid, planned=None):
         """``spec`` plus the server group of ``instance_uuid`` and where
-        its other members are, for the group filters and weighers."""
+        its other members are, for the group filters and weighers;
+        ``planned`` ({instance: host}) adds members a plan already
+        placed."""
         group = db_api.server_group_of_instance(instance_uuid)
         if group is None:
             return spec
+        hosts = db_api.server_group_member_hosts(
+            group, exclude_instance=instance_uuid)
+        for member, host in (planned or {}).items():
+            if member in group['members'] and member != instance_uuid \
+                    and host:
+                hosts[host] = hosts.get(host, 0) + 1
         return dict(spec, group={
             'uuid': group['uuid'], 'policy': group['policy'],
             'max_server_per_host': group['rules'].get(
                 'max_server_per_host'),
-            'hosts': db_api.server_group_member_hosts(
-                group, exclude_instance=instance_uuid)})
+            'hosts': hosts})
+
+    def plan_destinations(self, ctxt, request_specs):
+        """1.1: the host each request would get now (the first that
+        passes the filters in weighed order), claiming nothing."""
+        planned = {}
+        result = {}
+        for spec in request_specs:
+            uuid = spec['instance_uuid']
+            spec = self._with_group(spec, uuid, planned)
+            resources = db_api.resources_from_flavor(spec['flavor'])
+            host = next((s['host'] for s in self._host_states(
+                self._ordered_candidates(resources, spec))
+                if not scheduler_filters.reject_reasons(
+                    s, spec, self.filters)), None)
+            planned[uuid] = host
+            result[uuid] = {'host': host, 'reasons': [] if host else [
+                'No valid host: no host passes the filters with room '
+                'for the flavor now.']}
+        return result
 
     def _group_lock(self, instance_uuid):
         """Placing a member of a hard-policy group reads where the others

@@ -12,10 +12,12 @@ class SchedulerAPI:
     """1.0 - select_destinations, check_destination (a request_spec with
           consumer_generation makes the claim fail once the move it is
           for has been rolled back; an older scheduler ignores it)
+    1.1 - plan_destinations (where each server would go now, nothing
+          claimed: host drain plans)
 
     [upgrade_levels] scheduler caps what is sent (rolling upgrades).
     """
-    VERSION = '1.0'
+    VERSION = '1.1'
 
     def __init__(self):
         self.client = rpc.get_client(
@@ -32,6 +34,17 @@ class SchedulerAPI:
             ctxt, 'select_destinations', request_spec=request_spec,
             instance_uuids=instance_uuids,
             return_alternates=return_alternates)
+
+    def can_plan(self):
+        return self.client.can_send_version('1.1')
+
+    def plan_destinations(self, ctxt, request_specs):
+        """Where the scheduler would put each server now, in order,
+        claiming nothing: {instance_uuid: {'host': host or None,
+        'reasons': [str]}}. Servers earlier in the list count in their
+        planned host for the server group filters of the later ones."""
+        return self.client.prepare(version='1.1').call(
+            ctxt, 'plan_destinations', request_specs=request_specs)
 
     def check_destination(self, ctxt, request_spec, host):
         """Seed 003: would ``host`` pass every filter and fit the request?

@@ -118,3 +118,20 @@ class ServerGroupSchedulingTest(testtools.TestCase):
         self.assertRaises(db_api.ServerGroupFull,
                           db_api.server_group_member_add, group['uuid'],
                           instance['uuid'], 'p', 1)
+
+    def test_plan_claims_nothing_and_counts_planned_members(self):
+        group = self.group('anti-affinity')
+        a, b = self.member(group, 'a'), self.member(group, 'b')
+        specs = [{'instance_uuid': uuid, 'flavor': self.flavor,
+                  'ignore_hosts': ['h1'], 'target_hosts': None,
+                  'requested_destination': None} for uuid in (a, b)]
+        plan = self.scheduler.plan_destinations(None, specs)
+        self.assertEqual({'h2', 'h3'}, {plan[a]['host'], plan[b]['host']})
+        self.assertEqual({}, db_api.allocations_get(a))
+        # Only one host left once h3 is excluded too: the second has none.
+        for spec in specs:
+            spec['ignore_hosts'] = ['h1', 'h3']
+        plan = self.scheduler.plan_destinations(None, specs)
+        self.assertEqual('h2', plan[a]['host'])
+        self.assertIsNone(plan[b]['host'])
+        self.assertTrue(plan[b]['reasons'])
