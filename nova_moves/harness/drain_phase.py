@@ -8,9 +8,12 @@ compare with ``[conductor] max_outbound_migrations_per_host``."""
 import time
 
 from nova_moves import conf
-from nova_moves.db import drains as d
 
 CONF = conf.CONF
+# The drain and server states GET /os-host-drains/{id} reports (the
+# harness reads the API, never the product's database modules).
+DONE, FAILED = 'done', 'failed'
+ENDED = ('completed', 'cancelled')
 
 
 def max_overlap(intervals):
@@ -76,15 +79,15 @@ def follow(runner, pending, timeout):
                            expect=200).json()['host_drain']
         now = runner.now()
         for server in drain['servers']:
-            if server['state'] in (d.DONE, d.FAILED):
+            if server['state'] in (DONE, FAILED):
                 pending['seen'].setdefault(server['server_uuid'], now)
-        if drain['status'] in (d.COMPLETED, d.CANCELLED) or \
+        if drain['status'] in ENDED or \
                 time.monotonic() > deadline:
             break
         time.sleep(interval)
     for server in drain['servers']:
         done = pending['seen'].get(server['server_uuid'])
-        outcome = {d.DONE: 'ok', d.FAILED: 'failed'}.get(server['state'],
+        outcome = {DONE: 'ok', FAILED: 'failed'}.get(server['state'],
                                                          'timeout')
         record = {'phase': pending['phase']['name'], 'operation': 'drain',
                   'microversion': pending['phase']['microversion'],
@@ -112,7 +115,10 @@ def summary(drain, seconds):
     return {'id': drain['id'], 'host': drain['host'],
             'status': drain['status'], 'seconds': round(seconds, 2),
             'counts': drain['counts'], 'conductor': drain['conductor'],
-            'max_outbound_at_once': max_overlap(slots)}
+            'max_outbound_at_once': max_overlap(slots),
+            # The drain plan's ETA when the drain was created, and how far
+            # off it was (api/drain_plans.py).
+            'estimate': drain.get('estimate')}
 
 
 def _phase_entry(runner, pending, drain):
@@ -143,4 +149,9 @@ def render(phases):
                 drain['seconds'], counts['done'], counts['total'],
                 counts['failed'], drain['max_outbound_at_once'],
                 drain['host'], lim['per_host'], lim['cluster']))
+        estimate = drain.get('estimate') or {}
+        if estimate.get('actual_seconds') is not None:
+            out.append('  planned %.1fs, took %.1fs (%+.0f%%)' % (
+                estimate['eta_seconds'], estimate['actual_seconds'],
+                estimate.get('error_percent') or 0))
     return out

@@ -119,6 +119,8 @@ class FaultsMixin:
         left += [s['id'] for s in self.servers if s['id'] not in gone]
         for flavor in self.created_flavors:
             client.delete('/flavors/%s' % flavor['id'])
+        for group_id in self.server_groups.values():
+            client.delete('/os-server-groups/%s' % group_id)
         self.log('cleanup: deleted %d servers and %d flavors%s' % (
             len(self.servers) - len(left), len(self.created_flavors),
             ', %d servers left: %s' % (len(left), left) if left else ''))

@@ -12,7 +12,11 @@ as exactly one copy, on the host it is recorded on -- none anywhere else
 (a live migration that left both copies running is a split brain) and,
 when ACTIVE or VERIFY_RESIZE, that one on its host. Hosts whose compute
 service is down are not counted: a dead host runs nothing (its disk still
-lists the copies an evacuation left behind until it returns)."""
+lists the copies an evacuation left behind until it returns).
+
+And every hard server group policy holds: no more anti-affine members on
+one host than the group allows, every affinity group on one host."""
+import collections
 import json
 import os
 
@@ -178,6 +182,7 @@ def check(client, guests=None, counts=None):
             counts['misplaced'] += 1
             problems.append('migration %s holds %s outside its source %s' % (
                 consumer, held, mig['source_compute']))
+    problems += server_group_problems(client, servers)
     problems += _generations_forward(client, placement)
     for name, provider in providers.items():
         for rc, used in provider['usages'].items():
@@ -185,6 +190,31 @@ def check(client, guests=None, counts=None):
             if used > capacity:
                 problems.append('provider %s overcommitted: %s %d > %d' % (
                     name, rc, used, capacity))
+    return problems
+
+
+def server_group_problems(client, servers):
+    """Hard affinity and anti-affinity broken by where the servers are
+    recorded (none when the API serves no server groups)."""
+    response = client.get('/os-server-groups', version='2.64',
+                          params={'all_projects': 'true'})
+    if response.status_code != 200:
+        return []
+    host_of = {s['id']: s.get('OS-EXT-SRV-ATTR:host') for s in servers}
+    problems = []
+    for group in response.json()['server_groups']:
+        hosts = [host_of[m] for m in group['members'] if host_of.get(m)]
+        if group['policy'] == 'anti-affinity':
+            most = (group.get('rules') or {}).get('max_server_per_host', 1)
+            crowded = {h: n for h, n in collections.Counter(hosts).items()
+                       if n > most}
+            if crowded:
+                problems.append('anti-affinity group %s has %s members on '
+                                'one host (at most %d)' % (
+                                    group['id'], crowded, most))
+        elif group['policy'] == 'affinity' and len(set(hosts)) > 1:
+            problems.append('affinity group %s is split over %s' % (
+                group['id'], sorted(set(hosts))))
     return problems
 
 

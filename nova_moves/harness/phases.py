@@ -21,7 +21,7 @@ from the action's start to the migration's first status (a resize's
 migration is created by the conductor)."""
 import datetime
 
-from nova_moves.harness import report as nm_report
+from nova_moves.harness import stats as nm_stats
 
 # api/extensions.py: the request header that asks for migration phases.
 EXT_HEADER = 'Nova-Moves-Extensions'
@@ -179,8 +179,8 @@ def summarize(records):
         if phase not in ('api', 'queue') and not any(values):
             continue  # a step this kind of move does not have
         out[phase] = {'n': len(values),
-                      'p50_s': nm_report.percentile(values, 50),
-                      'p95_s': nm_report.percentile(values, 95)}
+                      'p50_s': nm_stats.percentile(values, 50),
+                      'p95_s': nm_stats.percentile(values, 95)}
     return out
 
 
@@ -204,4 +204,4 @@ def render(operations):
     return ['Where the moves spent their time, seconds p50 (p95), from '
             'the migrations\' per-phase timestamps (statuses) or, without '
             'them, the instance action events (queue ... other):',
-            nm_report.table(['move', 'n'] + phases, table)]
+            nm_stats.table(['move', 'n'] + phases, table)]

@@ -6,20 +6,13 @@ the server settled (no task_state); RPC numbers come from the processes
 themselves (rpcstats)."""
 import collections
 import json
-import math
 
 from nova_moves import rpcstats
 from nova_moves.harness import cost as nm_cost
+from nova_moves.harness import phases as nm_phases
 from nova_moves.harness import processes as nm_processes
 from nova_moves.harness import reconnects as nm_reconnects
-
-
-def percentile(values, pct):
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, int(math.ceil(len(ordered) * pct / 100.0)))
-    return ordered[rank - 1]
+from nova_moves.harness.stats import percentile, table  # noqa: F401
 
 
 def _ms(seconds):
@@ -31,7 +24,6 @@ def operation_rows(records):
     for rec in records:
         key = (rec['operation'], rec['microversion'])
         groups.setdefault(key, []).append(rec)
-    from nova_moves.harness import phases as nm_phases
     rows = []
     for (op, version), recs in groups.items():
         sent = [r for r in recs if r.get('api_s') is not None]
@@ -108,17 +100,6 @@ def _fmt(value, digits=1):
     return str(value)
 
 
-def table(headers, rows):
-    """Rows under headers, columns padded to their widest cell."""
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows
-              else len(str(h)) for i, h in enumerate(headers)]
-    line = '  '.join('%-*s' % (w, h) for w, h in zip(widths, headers))
-    out = [line, '  '.join('-' * w for w in widths)]
-    for row in rows:
-        out.append('  '.join('%-*s' % (w, c) for w, c in zip(widths, row)))
-    return '\n'.join(out)
-
-
 def render(report):
     """The report as text for a terminal."""
     out = ['Scenario %s: %d servers on %d hosts (%d compute processes), '
@@ -151,7 +132,6 @@ def render(report):
     drains = drain_phase.render(report.get('phases') or [])
     if drains:
         out += [''] + drains
-    from nova_moves.harness import phases as nm_phases
     breakdown = nm_phases.render(report['operations'])
     if breakdown:
         out += [''] + breakdown

@@ -19,6 +19,7 @@ from nova_moves.harness import bodies as nm_bodies
 from nova_moves.harness import cost as nm_cost
 from nova_moves.harness import drain_phase
 from nova_moves.harness import faults as nm_faults
+from nova_moves.harness import groups as nm_groups
 from nova_moves.harness import invariants
 from nova_moves.harness import phases as nm_phases
 from nova_moves.harness import poller as nm_poller
@@ -56,6 +57,7 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         self.keep = keep
         self.allow_faults = allow_faults
         self.created_flavors = []
+        self.server_groups = {}  # scenario name -> group id
         self.cleanup_result = None
         self.cost = None  # report.json "cost" (harness/cost.py)
         self.log = log or (lambda msg: None)
@@ -145,6 +147,7 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
                     name, flavor['vcpus'], flavor['ram'],
                     flavor.get('disk', 1))
                 self.created_flavors.append(self.flavors[flavor['name']])
+        self.server_groups = nm_groups.create(admin, self.scenario)
 
     def boot_servers(self):
         wanted = []
@@ -153,7 +156,8 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             for i in range(group['count']):
                 wanted.append(('%s-%d' % (prefix, len(wanted) + 1),
                                self.flavors[group['flavor']]['id'],
-                               group.get('host')))
+                               group.get('host'),
+                               self.server_groups.get(group.get('group'))))
         if not wanted:
             return
         self.log('booting %d servers' % len(wanted))
@@ -163,12 +167,15 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         self._run_phase(phase, wanted, self._boot)
 
     def _boot(self, phase, item, record):
-        name, flavor_id, host = item
+        name, flavor_id, host, group = item
         body = {'name': name, 'flavorRef': flavor_id, 'imageRef': 'fake',
                 'networks': 'none'}
         if host:
             body['availability_zone'] = 'nova:%s' % host
-        response = self._send(record, 'POST', '/servers', {'server': body},
+        request = {'server': body}
+        if group:
+            request['os:scheduler_hints'] = {'group': group}
+        response = self._send(record, 'POST', '/servers', request,
                               phase['microversion'])
         if response is None or response.status_code != 202:
             return None

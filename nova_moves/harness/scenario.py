@@ -126,9 +126,21 @@ SCHEMA = {
             'properties': {'count': {'type': 'integer', 'minimum': 1},
                            'flavor': {'type': 'string'},
                            'name': NAME,
-                           'host': {'type': 'string'}}}},
+                           'host': {'type': 'string'},
+                           'group': {'type': 'string'}}}},
             'servers booted before the phases: {count, flavor, name (a '
-            'prefix), host (optional: boot there)}'),
+            'prefix), host (optional: boot there), group (optional: a '
+            'server group of server_groups to join)}'),
+        'server_groups': _d({'type': 'array', 'items': {
+            'type': 'object', 'additionalProperties': False,
+            'required': ['name', 'policy'],
+            'properties': {'name': NAME,
+                           'policy': {'enum': [
+                               'affinity', 'anti-affinity', 'soft-affinity',
+                               'soft-anti-affinity']},
+                           'rules': {'type': 'object'}}}},
+            'server groups to create before the boot: {name, policy, rules '
+            '(optional, 2.64)}'),
         'boot_concurrency': _d(INT1, 'boots in flight at once', 10),
         'poll_interval': _d(POSITIVE, 'seconds between two status polls '
                             '(GET /servers/detail)', 0.1),
@@ -341,6 +353,7 @@ def validate(data, source='<scenario>', lines=None):
     data['topology'] = topology
     data.setdefault('flavors', [])
     data.setdefault('servers', [])
+    data.setdefault('server_groups', [])
     data.setdefault('faults', [])
     data.setdefault('boot_concurrency', 10)
     data.setdefault('poll_interval', 0.1)
@@ -351,7 +364,12 @@ def validate(data, source='<scenario>', lines=None):
     if len(set(hosts)) != len(hosts):
         problems.append((('topology', 'computes'),
                          'host names repeat: %s' % hosts))
+    groups = {g['name'] for g in data['server_groups']}
     for i, server in enumerate(data['servers']):
+        if server.get('group') and server['group'] not in groups:
+            problems.append((('servers', i, 'group'),
+                             'unknown server group %r (server_groups: %s)'
+                             % (server['group'], sorted(groups))))
         if server['flavor'] not in flavors:
             problems.append((('servers', i, 'flavor'),
                              'unknown flavor %r (flavors: %s)' % (

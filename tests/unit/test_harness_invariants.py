@@ -59,3 +59,52 @@ class RunningCopiesTest(testtools.TestCase):
             json.dump({'a': RUNNING}, f)
         self.assertEqual({'h1': {'a': RUNNING}},
                          invariants.read_guests(state))
+
+
+class _Groups:
+    """A client whose GET /os-server-groups answers ``groups``."""
+
+    def __init__(self, groups, status=200):
+        self.groups, self.status = groups, status
+
+    def get(self, path, **kw):
+        groups, status = self.groups, self.status
+
+        class Response:
+            status_code = status
+
+            def json(self):
+                return {'server_groups': groups}
+        return Response()
+
+
+class ServerGroupInvariantTest(testtools.TestCase):
+
+    SERVERS = [_server('a', 'h1'), _server('b', 'h1'), _server('c', 'h2')]
+
+    def test_anti_affinity_and_its_rule(self):
+        group = {'id': 'g', 'policy': 'anti-affinity', 'rules': {},
+                 'members': ['a', 'b', 'c']}
+        problems = invariants.server_group_problems(_Groups([group]),
+                                                    self.SERVERS)
+        self.assertIn("{'h1': 2}", problems[0])
+        group['rules'] = {'max_server_per_host': 2}
+        self.assertEqual([], invariants.server_group_problems(
+            _Groups([group]), self.SERVERS))
+
+    def test_affinity_split(self):
+        group = {'id': 'g', 'policy': 'affinity', 'rules': {},
+                 'members': ['a', 'c']}
+        self.assertIn('split over', invariants.server_group_problems(
+            _Groups([group]), self.SERVERS)[0])
+        group['members'] = ['a', 'b']
+        self.assertEqual([], invariants.server_group_problems(
+            _Groups([group]), self.SERVERS))
+
+    def test_soft_policies_and_old_apis_are_not_checked(self):
+        soft = {'id': 'g', 'policy': 'soft-anti-affinity', 'rules': {},
+                'members': ['a', 'b']}
+        self.assertEqual([], invariants.server_group_problems(
+            _Groups([soft]), self.SERVERS))
+        self.assertEqual([], invariants.server_group_problems(
+            _Groups([], status=404), self.SERVERS))
