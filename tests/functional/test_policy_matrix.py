@@ -14,8 +14,8 @@ built to fail just after the policy check (a state conflict, a bad body,
 an unknown id), so the loop changes nothing, and the test checks that it
 did not. The writes that must really happen for the least-privileged
 allowed persona (member: create, stop, start, resize, revert, confirm,
-delete; manager: cold and live migrate, their own migrations without
-hosts) run once each, after the loop."""
+delete, delete a server group; manager: cold and live migrate, their own
+migrations without hosts) run once each, after the loop."""
 import json
 import os
 import re
@@ -97,6 +97,15 @@ def rows(ctx):
          MANAGERS, {200}, False),
         ('GET', '/os-migrations/999999', None, '2.80', MANAGERS, {404},
          False),
+        ('POST', '/os-server-groups', {'server_group': {}}, '2.64',
+         MEMBERS | {'other'}, {400}, False),
+        ('GET', '/os-server-groups', None, '2.64', OWN_READERS, {200},
+         False),
+        # Nova checks a group's rules against its project: 403 outside.
+        ('GET', '/os-server-groups/%(group)s' % ctx, None, '2.64', READERS,
+         {200}, False),
+        ('DELETE', '/os-server-groups/%(group)s' % ctx, None, '2.64',
+         MEMBERS, set(), False, MEMBERS),
         ('GET', '/flavors', None, '2.1', NO_POLICY, {200}, False),
         ('GET', '/flavors/detail', None, '2.1', NO_POLICY, {200}, False),
         ('GET', '/flavors/%(small)s' % ctx, None, '2.1', NO_POLICY, {200},
@@ -257,14 +266,16 @@ class PolicyMatrixTest(base.StackTestCase):
             'services': sorted((s['id'], s['status'], s['forced_down'])
                                for s in admin.services()),
             'drains': admin.get('/os-host-drains', expect=200).json(),
+            'groups': admin.get('/os-server-groups?all_projects=1',
+                                version='2.64', expect=200).json(),
         }
 
     def test_the_matrix_covers_every_route(self):
         with open(OPENAPI) as f:
             paths = json.load(f)['paths']
         dummy = dict.fromkeys(('a', 'b', 'small', 'alpha', 'beta',
-                               'request_id', 'image', 'alias', 'hypervisor'),
-                              'x')
+                               'request_id', 'image', 'alias', 'hypervisor',
+                               'group'), 'x')
         asked = {(row[0], '/v2.1' + row[1].split('?')[0])
                  for row in rows(dummy)}
         missing = []
@@ -289,6 +300,9 @@ class PolicyMatrixTest(base.StackTestCase):
         b = self.boot('pb', client=member)
         member.action(b['id'], {'os-stop': None}, expect=202)
         member.wait_for_status(b['id'], 'SHUTOFF')
+        group = member.post('/os-server-groups', {'server_group': {
+            'name': 'pg', 'policy': 'anti-affinity'}}, version='2.64',
+            expect=200).json()['server_group']
         hypervisor = self.admin.get('/os-hypervisors', version='2.53',
                                     expect=200).json()['hypervisors'][0]
         ctx = {'a': a['id'], 'b': b['id'], 'small': small['id'],
@@ -299,7 +313,7 @@ class PolicyMatrixTest(base.StackTestCase):
                    'images'][0]['id'],
                'alias': self.admin.get('/extensions', expect=200).json()[
                    'extensions'][0]['alias'],
-               'hypervisor': hypervisor['id']}
+               'hypervisor': hypervisor['id'], 'group': group['id']}
         before = self._state([a['id'], b['id']])
         requests_made, failures = 0, []
         for row in rows(ctx):
@@ -333,6 +347,8 @@ class PolicyMatrixTest(base.StackTestCase):
                         if callable(self.clients[persona].token)
                         else self.clients[persona].token})
                 self.assertLess(response.status_code, 500, (path, persona))
+        member.delete('/os-server-groups/%s' % group['id'], version='2.64',
+                      expect=204)
         self._positive_flows(a, medium)
 
     def report_numbers(self, requests_made, routes):
