@@ -9,6 +9,13 @@ class RequestContext(o_context.RequestContext):
         kwargs.setdefault('is_admin', False)
         super().__init__(*args, **kwargs)
 
+    def to_policy_values(self):
+        values = super().to_policy_values()
+        # The legacy rules ([oslo_policy] enforce_new_defaults = False)
+        # are Nova's, written against is_admin.
+        values['is_admin'] = self.is_admin
+        return values
+
     def to_dict(self):
         values = super().to_dict()
         values.update({'user_id': self.user_id, 'project_id': self.project_id})
@@ -23,6 +30,7 @@ class RequestContext(o_context.RequestContext):
                    request_id=values.get('request_id'),
                    global_request_id=values.get('global_request_id'),
                    roles=values.get('roles') or [],
+                   system_scope=values.get('system_scope'),
                    overwrite=True)
 
     def elevated(self):

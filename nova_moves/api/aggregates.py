@@ -9,7 +9,7 @@ from nova_moves.api import app as api_app
 
 def index():
     # The list is empty, so the hypervisor rule guards it (admin only).
-    api_app.authorize('os_compute_api:os-hypervisors:list')
+    api_app.authorize('os_compute_api:os-aggregates:index')
     return flask.jsonify({'aggregates': []})
 
 

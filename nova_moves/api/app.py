@@ -78,7 +78,9 @@ def authorize(rule, target=None):
     try:
         services().enforcer.authorize(rule, target, ctxt.to_policy_values(),
                                       do_raise=True)
-    except oslo_policy.PolicyNotAuthorized:
+    except (oslo_policy.PolicyNotAuthorized, oslo_policy.InvalidScope):
+        # A token of the wrong scope (e.g. system-scoped on a project
+        # rule) is a 403, as in Nova.
         raise exception.Forbidden(action=rule)
 
 

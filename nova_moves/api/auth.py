@@ -95,8 +95,16 @@ def _keystone(headers):
         raise Unauthorized()
     roles = [r.strip() for r in headers.get('X-Roles', '').split(',')
              if r.strip()]
+    # A system-scoped token has no project; the policies (all project
+    # scoped) then answer 403, as Nova does. A project token always has
+    # X-Project-Id, so a client's own OpenStack-System-Scope (auth_token
+    # does not strip it) changes nothing.
+    system = headers.get('OpenStack-System-Scope') == 'all' and \
+        not headers.get('X-Project-Id')
     return dict(user_id=_check_id('user', headers.get('X-User-Id')),
-                project_id=_check_id('project', headers.get('X-Project-Id')),
+                project_id=None if system else _check_id(
+                    'project', headers.get('X-Project-Id')),
+                system_scope='all' if system else None,
                 is_admin='admin' in roles, roles=roles,
                 user_name=headers.get('X-User-Name'),
                 project_name=headers.get('X-Project-Name'),

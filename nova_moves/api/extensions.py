@@ -14,6 +14,7 @@ ones it wants in the ``Nova-Moves-Extensions`` header, comma-separated.
 """
 import flask
 
+from nova_moves.api import app as api_app
 from nova_moves import exception
 
 HEADER = 'Nova-Moves-Extensions'
@@ -64,10 +65,12 @@ def advertised():
 
 
 def index():
+    api_app.authorize('os_compute_api:extensions')
     return flask.jsonify({'extensions': advertised()})
 
 
 def show(alias):
+    api_app.authorize('os_compute_api:extensions')
     for extension in EXTENSIONS:
         if extension['name'] == alias:
             return flask.jsonify({'extension': _info(extension)})

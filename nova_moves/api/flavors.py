@@ -113,11 +113,13 @@ def extra_specs(flavor_id):
     """Flavors carry no extra specs in nova_moves (the fake hypervisor has
     nothing to tune), but clients read them: python-openstackclient's
     ``flavor show`` fetches them below 2.61."""
+    api_app.authorize('os_compute_api:os-flavor-extra-specs:index')
     db_api.flavor_get(flavor_id)
     return flask.jsonify({'extra_specs': {}})
 
 
 def extra_spec(flavor_id, key):
+    api_app.authorize('os_compute_api:os-flavor-extra-specs:show')
     db_api.flavor_get(flavor_id)
     raise exception.NotFound('Flavor %s has no extra spec with key %s.'
                              % (flavor_id, key))

@@ -102,7 +102,7 @@ def index():
 
 
 def detail():
-    api_app.authorize('os_compute_api:os-hypervisors:list')
+    api_app.authorize('os_compute_api:os-hypervisors:list-detail')
     return flask.jsonify({'hypervisors': _render(_nodes(), True)})
 
 
@@ -126,7 +126,7 @@ def uptime(hypervisor_id):
     if api_app.version() >= '2.88':
         raise exception.NotFound('The uptime API is removed in 2.88; read '
                                  'uptime from the hypervisor itself.')
-    api_app.authorize('os_compute_api:os-hypervisors:show')
+    api_app.authorize('os_compute_api:os-hypervisors:uptime')
     node = _node(hypervisor_id)
     body = _render([node], False)[0]
     services = db_api.service_get_all(binary='nova-moves-compute',

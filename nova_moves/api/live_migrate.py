@@ -11,6 +11,7 @@ from nova_moves.api import app as api_app
 from nova_moves.api import common
 from nova_moves.api import extensions
 from nova_moves.api import microversion
+from nova_moves.api import migrations as api_migrations
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves.db import phases
@@ -108,6 +109,9 @@ def live_migrate(server_id, value):
     api_app.authorize('os_compute_api:os-migrate-server:migrate_live',
                       {'project_id': instance['project_id']})
     host = body['host']
+    if host:
+        api_app.authorize('os_compute_api:os-migrate-server:migrate_live:host',
+                          {'project_id': instance['project_id']})
     block_migration = body['block_migration']
     if block_migration != 'auto':
         block_migration = validation.to_bool(block_migration)
@@ -227,8 +231,12 @@ def index(server_id):
     migrations = db_api.migration_get_all(
         instance_uuid=instance['uuid'], migration_type='live-migration',
         status=list(IN_PROGRESS))
-    return flask.jsonify({'migrations': [migration_view(m, version)
-                                         for m in migrations]})
+    body = [migration_view(m, version) for m in migrations]
+    # A project manager sees their migrations, not the hosts (Nova 32.0.0).
+    if not api_app.can('os_compute_api:servers:migrations:index:host',
+                       {'project_id': instance['project_id']}):
+        body = [api_migrations.hide_hosts(m) for m in body]
+    return flask.jsonify({'migrations': body})
 
 
 def show(server_id, migration_id):

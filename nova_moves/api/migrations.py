@@ -1,6 +1,10 @@
-"""GET /os-migrations (admin): every migration, Nova's fields and filters
+"""GET /os-migrations: every migration, Nova's fields and filters
 per microversion (2.23 type and links, 2.59 uuid and paging, 2.66
-changes-before, 2.80 user and project)."""
+changes-before, 2.80 user and project).
+
+Policies as Nova 32.0.0: a project manager lists their own project's
+migrations (``project_id`` must name it), without the host fields;
+admins list any project's, with hosts."""
 import flask
 
 from nova_moves.api import app as api_app
@@ -11,6 +15,9 @@ from nova_moves.db import phases
 from nova_moves import exception
 from nova_moves import timeutil
 
+RULE = 'os_compute_api:os-migrations:index'
+HOST_FIELDS = ('source_compute', 'source_node', 'dest_compute', 'dest_host',
+               'dest_node')
 # Nova's in-progress live migration statuses: only those get links.
 LIVE_IN_PROGRESS = ('queued', 'preparing', 'running', 'post-migrating')
 
@@ -27,6 +34,13 @@ def instance_type_id(value):
         return db_api.flavor_get(value)['id']
     except exception.FlavorNotFound:
         return None
+
+
+def hide_hosts(body):
+    """Nova keeps the host keys (null) for a caller without the
+    ``...:host`` rule."""
+    body.update(dict.fromkeys(HOST_FIELDS))
+    return body
 
 
 def view(migration, version, with_phases=False):
@@ -64,16 +78,28 @@ def view(migration, version, with_phases=False):
 def show(migration_id):
     """GET /os-migrations/{id} (id or uuid): a nova_moves addition, Nova
     has no such route. Any migration, with its phases."""
-    api_app.authorize('os_compute_api:os-migrations:index')
+    api_app.authorize(RULE)
     migration = db_api.migration_get(migration_id)  # 404 when unknown
-    return flask.jsonify({'migration': view(migration, api_app.version(),
-                                            with_phases=True)})
+    if migration['project_id'] != api_app.context().project_id and \
+            not api_app.can(RULE + ':all_projects'):
+        # Another project's: not there, for this caller.
+        raise exception.MigrationNotFound(migration_id=migration_id)
+    body = view(migration, api_app.version(), with_phases=True)
+    if not api_app.can(RULE + ':host'):
+        hide_hosts(body)
+    return flask.jsonify({'migration': body})
 
 
 def index():
-    api_app.authorize('os_compute_api:os-migrations:index')
+    api_app.authorize(RULE)
     version = api_app.version()
     args = flask.request.args
+    ctxt = api_app.context()
+    # As Nova: no project_id, or another project's, needs all_projects.
+    own_project = args.get('project_id') == ctxt.project_id
+    if not own_project:
+        api_app.authorize(RULE + ':all_projects')
+    with_hosts = api_app.can(RULE + ':host')
     filters = {'instance_uuid': args.get('instance_uuid'),
                'host': args.get('host'),
                'source_compute': args.get('source_compute'),
@@ -94,6 +120,9 @@ def index():
     if version >= '2.80':
         filters['user_id'] = args.get('user_id')
         filters['project_id'] = args.get('project_id')
+    if own_project:
+        # Whatever the microversion: never another project's rows.
+        filters['project_id'] = ctxt.project_id
     try:
         migrations = db_api.migration_get_all(limit=limit, marker=marker,
                                               **filters)
@@ -104,6 +133,9 @@ def index():
     with_phases = extensions.requested(extensions.PHASES)
     body = {'migrations': [view(m, version, with_phases)
                            for m in migrations]}
+    if not with_hosts:
+        for migration in body['migrations']:
+            hide_hosts(migration)
     if version >= '2.59' and limit and len(migrations) == limit:
         body['migrations_links'] = [{
             'rel': 'next',

@@ -164,14 +164,16 @@ OPERATIONS = {
                          [], {'200': _ok(wrap('aggregates', {
                              'type': 'array', 'maxItems': 0}))}),
     'migrations_index': (
-        'List migrations (admin).',
+        'List migrations (admin; a project manager with project_id of '
+        'their own project, host fields null).',
         ['instance_uuid', 'host', 'source_compute', 'status',
          'migration_type', 'changes-since', 'changes-before', 'user_id',
          'project_id'] + _PAGING,
         {'200': _ok(listing('migrations', ref('Migration')))}),
     'migrations_show': (
-        'Show one migration with its phases (admin; a nova_moves addition, '
-        'Nova has no such route).', [],
+        'Show one migration with its phases (admin, or a project manager '
+        'for their own project without hosts; a nova_moves addition, Nova '
+        'has no such route).', [],
         {'200': _ok(wrap('migration', ref('Migration'))),
          '404': _empty('No such migration')}),
     'server_migrations_index': (

@@ -110,12 +110,15 @@ def create():
 
 def _list_instances():
     ctxt = api_app.context()
-    api_app.authorize('os_compute_api:servers:index')
+    # Nova has a rule per list: /servers and /servers/detail.
+    rule = 'os_compute_api:servers:' + (
+        'detail' if flask.request.path.endswith('/detail') else 'index')
+    api_app.authorize(rule)
     args = flask.request.args
     project = ctxt.project_id
     if validation.to_bool(args.get('all_tenants', False)) or \
             'all_tenants' in args and args.get('all_tenants') == '':
-        api_app.authorize('os_compute_api:servers:index:get_all_tenants')
+        api_app.authorize(rule + ':get_all_tenants')
         project = args.get('project_id') or args.get('tenant_id')
     host = args.get('host')
     if host and not ctxt.is_admin:

@@ -53,7 +53,7 @@ class CheckSamplesTest(testtools.TestCase):
         with open(os.path.join(ETC, 'policy.yaml.sample')) as f:
             policy = f.read()
         self.assertIn('#"os_compute_api:os-migrate-server:migrate_live": '
-                      '"role:admin"', policy)
+                      '"rule:project_manager_or_admin"', policy)
 
     def test_stale_config_sample_fails(self):
         copy = self.copy_of_etc()

@@ -1,0 +1,420 @@
+"""Nova's default policies against a real Keystone: eight personas ×
+every route the API serves, on one stack.
+
+Personas (Keystone's bootstrap roles imply admin -> manager -> member ->
+reader): the cloud admin, a project manager, member and reader of
+project alpha, a member of project beta, a user whose only role in alpha
+is a custom ``observer``, the admin with a system-scoped token, and the
+service user (role ``service`` in project service).
+
+Every row is requested by every persona. A persona the row does not
+allow gets 403, or 404 where Nova hides another project's server; a
+persona it allows gets the row's status: a read answers, a write is
+built to fail just after the policy check (a state conflict, a bad body,
+an unknown id), so the loop changes nothing, and the test checks that it
+did not. The writes that must really happen for the least-privileged
+allowed persona (member: create, stop, start, resize, revert, confirm,
+delete, delete a server group; manager: cold and live migrate, their own
+migrations without hosts) run once each, after the loop."""
+import json
+import os
+import re
+import time
+import uuid
+
+import requests
+from testtools import content
+
+from tests.functional import base
+from tests.functional import keystone_fixture
+
+PASSWORD = 'pw-%s' % uuid.uuid4().hex[:8]
+PERSONAS = ('admin', 'manager', 'member', 'reader', 'observer', 'other',
+            'system', 'service')
+# Who passes each base rule (system-scoped tokens pass none: every rule
+# is project-scoped).
+ANYONE = {'admin', 'manager', 'member', 'reader', 'observer', 'other',
+          'service'}
+READERS = {'admin', 'manager', 'member', 'reader'}
+MEMBERS = {'admin', 'manager', 'member'}
+MANAGERS = {'admin', 'manager'}
+ADMIN = {'admin'}
+NO_POLICY = set(PERSONAS)  # routes with no rule, as in Nova
+# Personas from another project: a server of alpha is not there for them.
+OUTSIDERS = {'other', 'service'}
+# Rules whose target is the caller's own project: beta's member passes.
+OWN_READERS = READERS | {'other'}
+SERVER_A = '/servers/{a}'
+PUBLIC = ('/', '/v2.1', '/openapi.json', '/v3', '/v3/projects',
+          '/v3/projects/x', '/v3/users', '/v3/users/x', '/v3/domains',
+          '/v3/domains/default')
+OPENAPI = os.path.join(os.path.dirname(__file__), '..', '..', 'doc',
+                       'api-ref', 'openapi.json')
+
+
+def rows(ctx):
+    """(method, path, body, version, allowed personas, allowed statuses,
+    server-scoped[, personas not asked here])."""
+    a, b = SERVER_A.format(**ctx), '/servers/%(b)s' % ctx
+    act = a + '/action'
+    alpha = ctx['alpha']
+    return [
+        ('GET', '/servers', None, '2.1', OWN_READERS, {200}, False),
+        ('GET', '/servers/detail', None, '2.1', OWN_READERS, {200}, False),
+        ('GET', '/servers?all_tenants=1', None, '2.1', ADMIN, {200}, False),
+        ('POST', '/servers', {'server': {}}, '2.1', MEMBERS | {'other'},
+         {400}, False),
+        ('GET', a, None, '2.1', READERS, {200}, True),
+        # Allowed personas really delete, once, in the positive flows.
+        ('DELETE', a, None, '2.1', MEMBERS, set(), True, MEMBERS),
+        ('POST', act, {'os-start': None}, '2.1', MEMBERS, {409}, True),
+        ('POST', b + '/action', {'os-stop': None}, '2.1', MEMBERS, {409},
+         True),
+        ('POST', act, {'resize': {'flavorRef': ctx['small']}}, '2.1',
+         MEMBERS, {400}, True),
+        ('POST', act, {'confirmResize': None}, '2.1', MEMBERS, {409}, True),
+        ('POST', act, {'revertResize': None}, '2.1', MEMBERS, {409}, True),
+        ('POST', act, {'migrate': {'no-such-field': 1}}, '2.56', MANAGERS,
+         {400}, True),
+        ('POST', act, {'migrate': {'host': 'no-such-host'}}, '2.56', ADMIN,
+         {400}, True),
+        ('POST', act, {'os-migrateLive': {'host': 'no-such-host',
+                                          'block_migration': 'auto'}},
+         '2.30', ADMIN, {400}, True),
+        ('POST', act, {'evacuate': {}}, '2.29', ADMIN, {400, 409}, True),
+        ('GET', a + '/migrations', None, '2.23', MANAGERS, {200}, True),
+        ('GET', a + '/migrations/999999', None, '2.23', ADMIN, {404}, True),
+        ('POST', a + '/migrations/999999/action', {'force_complete': None},
+         '2.22', MANAGERS, {400, 404}, True),
+        ('DELETE', a + '/migrations/999999', None, '2.24', MANAGERS,
+         {400, 404}, True),
+        ('GET', a + '/os-instance-actions', None, '2.1', READERS, {200},
+         True),
+        ('GET', a + '/os-instance-actions/%(request_id)s' % ctx, None, '2.1',
+         READERS, {200}, True),
+        ('GET', '/os-migrations', None, '2.80', ADMIN, {200}, False),
+        ('GET', '/os-migrations?project_id=%s' % alpha, None, '2.80',
+         MANAGERS, {200}, False),
+        ('GET', '/os-migrations/999999', None, '2.80', MANAGERS, {404},
+         False),
+        ('POST', '/os-server-groups', {'server_group': {}}, '2.64',
+         MEMBERS | {'other'}, {400}, False),
+        ('GET', '/os-server-groups', None, '2.64', OWN_READERS, {200},
+         False),
+        # Nova checks a group's rules against its project: 403 outside.
+        ('GET', '/os-server-groups/%(group)s' % ctx, None, '2.64', READERS,
+         {200}, False),
+        ('DELETE', '/os-server-groups/%(group)s' % ctx, None, '2.64',
+         MEMBERS, set(), False, MEMBERS),
+        ('GET', '/flavors', None, '2.1', NO_POLICY, {200}, False),
+        ('GET', '/flavors/detail', None, '2.1', NO_POLICY, {200}, False),
+        ('GET', '/flavors/%(small)s' % ctx, None, '2.1', NO_POLICY, {200},
+         False),
+        ('POST', '/flavors', {'flavor': {}}, '2.1', ADMIN, {400}, False),
+        ('DELETE', '/flavors/no-such-flavor', None, '2.1', ADMIN, {404},
+         False),
+        ('GET', '/flavors/%(small)s/os-extra_specs' % ctx, None, '2.1',
+         OWN_READERS, {200}, False),
+        ('GET', '/flavors/%(small)s/os-extra_specs/k' % ctx, None, '2.1',
+         OWN_READERS, {404}, False),
+        ('GET', '/images', None, '2.1', NO_POLICY, {200}, False),
+        ('GET', '/images/%(image)s' % ctx, None, '2.1', NO_POLICY, {200},
+         False),
+        ('GET', '/limits', None, '2.1', ANYONE, {200}, False),
+        # Another project's limits: admin only; alpha's own users see
+        # theirs (any role: Nova's '@'), beta's member does not.
+        ('GET', '/limits?tenant_id=%s' % alpha, None, '2.1',
+         ANYONE - OUTSIDERS, {200}, False),
+        ('GET', '/os-aggregates', None, '2.1', ADMIN, {200}, False),
+        ('GET', '/os-availability-zone', None, '2.1', ANYONE, {200}, False),
+        ('GET', '/os-availability-zone/detail', None, '2.1', ADMIN, {200},
+         False),
+        ('GET', '/extensions', None, '2.1', ANYONE, {200}, False),
+        ('GET', '/extensions/%(alias)s' % ctx, None, '2.1', ANYONE, {200},
+         False),
+        ('GET', '/os-host-drains', None, '2.1', ADMIN, {200}, False),
+        ('POST', '/os-host-drains', {}, '2.1', ADMIN, {400}, False),
+        ('GET', '/os-host-drains/999999', None, '2.1', ADMIN, {404}, False),
+        ('DELETE', '/os-host-drains/999999', None, '2.1', ADMIN, {404},
+         False),
+        ('GET', '/os-hypervisors', None, '2.1', ADMIN, {200}, False),
+        ('GET', '/os-hypervisors/detail', None, '2.1', ADMIN, {200}, False),
+        ('GET', '/os-hypervisors/statistics', None, '2.87', ADMIN, {200},
+         False),
+        ('GET', '/os-hypervisors/%(hypervisor)s' % ctx, None, '2.53', ADMIN,
+         {200}, False),
+        ('GET', '/os-hypervisors/%(hypervisor)s/uptime' % ctx, None, '2.53',
+         ADMIN, {200}, False),
+        ('GET', '/os-nova-moves-placement', None, '2.1', ADMIN, {200}, False),
+        ('GET', '/os-quota-sets/%s' % alpha, None, '2.1', READERS, {200},
+         False),
+        ('GET', '/os-quota-sets/%s/detail' % alpha, None, '2.1', READERS,
+         {200}, False),
+        ('GET', '/os-quota-sets/%s/defaults' % alpha, None, '2.1', ANYONE,
+         {200}, False),
+        ('PUT', '/os-quota-sets/%s' % alpha, {'quota_set': {'bogus': 1}},
+         '2.1', ADMIN, {400}, False),
+        ('DELETE', '/os-quota-sets/%s' % ctx['beta'], None, '2.1', ADMIN,
+         {202}, False),
+        ('GET', '/os-services', None, '2.1', ADMIN, {200}, False),
+        ('PUT', '/os-services/%s' % uuid.uuid4(), {'status': 'enabled'},
+         '2.53', ADMIN, {400, 404}, False),
+        ('DELETE', '/os-services/%s' % uuid.uuid4(), None, '2.53', ADMIN,
+         {404}, False),
+        ('PUT', '/os-nova-moves-test/computes/no-such-host/faults', {},
+         '2.1', ADMIN, {400, 404}, False),
+    ]
+
+
+class PolicyMatrixTest(base.StackTestCase):
+
+    COMPUTES = 2
+
+    @classmethod
+    def setUpClass(cls):
+        if os.environ.get('NOVA_MOVES_SKIP_KEYSTONE'):
+            raise cls.skipException('NOVA_MOVES_SKIP_KEYSTONE is set')
+        cls.started = time.monotonic()
+        cls.keystone = keystone_fixture.Keystone()
+        try:
+            cls.keystone.start()
+            cls._identities()
+            cls.EXTRA_CONF = {
+                'api': {'auth_strategy': 'keystone'},
+                'keystone_authtoken': {
+                    'www_authenticate_uri': cls.keystone.auth_url,
+                    'auth_url': cls.keystone.auth_url,
+                    'auth_type': 'password', 'username': 'nova-moves',
+                    'password': PASSWORD, 'project_name': 'service',
+                    'user_domain_name': 'Default',
+                    'project_domain_name': 'Default',
+                    'service_token_roles_required': 'true'}}
+            super().setUpClass()
+        except Exception:
+            cls.keystone.stop(keep_workdir=True)
+            raise
+
+    @classmethod
+    def _identities(cls):
+        ks = cls.keystone
+        for role in ('manager', 'reader', 'member', 'service', 'observer'):
+            if not ks.request('GET', '/roles?name=' + role,
+                              expect=200).json()['roles']:
+                ks.request('POST', '/roles', {'role': {'name': role}},
+                           expect=201)
+        projects = {name: ks.create_project(name)
+                    for name in ('service', 'alpha', 'beta')}
+        cls.project_ids = {k: v['id'] for k, v in projects.items()}
+        cls.logins = {'admin': ('admin', keystone_fixture.ADMIN_PASSWORD,
+                                'admin')}
+        for persona, user, project, role in (
+                ('service', 'nova-moves', 'service', 'service'),
+                ('manager', 'mia', 'alpha', 'manager'),
+                ('member', 'alice', 'alpha', 'member'),
+                ('reader', 'rita', 'alpha', 'reader'),
+                ('observer', 'olga', 'alpha', 'observer'),
+                ('other', 'bob', 'beta', 'member')):
+            ks.create_user(user, PASSWORD, projects[project], role=role)
+            cls.logins[persona] = (user, PASSWORD, project)
+
+    @classmethod
+    def stack_options(cls):
+        return {'admin_token': cls.keystone.token_provider(
+            'admin', keystone_fixture.ADMIN_PASSWORD, 'admin')}
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.keystone.stop()
+
+    def setUp(self):
+        super().setUp()
+        self.clients = {name: self.admin.as_user(
+            self.keystone.token_provider(*login))
+            for name, login in self.logins.items()}
+        self.clients['system'] = self.admin.as_user(self._system_token())
+
+    def _system_token(self):
+        body = {'auth': {
+            'identity': {'methods': ['password'], 'password': {'user': {
+                'name': 'admin', 'password': keystone_fixture.ADMIN_PASSWORD,
+                'domain': {'id': 'default'}}}},
+            'scope': {'system': {'all': True}}}}
+        response = requests.post(self.keystone.auth_url + '/auth/tokens',
+                                 json=body, timeout=30)
+        self.assertEqual(201, response.status_code, response.text)
+        self.assertIn('system', response.json()['token'])
+        return response.headers['X-Subject-Token']
+
+    def _state(self, server_ids):
+        """What no request of the loop may change."""
+        admin = self.admin
+        servers = admin.get('/servers/detail?all_tenants=1', version='2.47',
+                            expect=200).json()['servers']
+        return {
+            'servers': sorted((s['id'], s['status'],
+                               s['OS-EXT-SRV-ATTR:host'],
+                               s['OS-EXT-STS:task_state'],
+                               s['flavor']['original_name'])
+                              for s in servers),
+            'actions': {i: len(admin.actions(i)) for i in server_ids},
+            'migrations': len(admin.migrations()),
+            'flavors': len(admin.get('/flavors', expect=200).json()[
+                'flavors']),
+            'services': sorted((s['id'], s['status'], s['forced_down'])
+                               for s in admin.services()),
+            'drains': admin.get('/os-host-drains', expect=200).json(),
+            'groups': admin.get('/os-server-groups?all_projects=1',
+                                version='2.64', expect=200).json(),
+        }
+
+    def test_the_matrix_covers_every_route(self):
+        with open(OPENAPI) as f:
+            paths = json.load(f)['paths']
+        dummy = dict.fromkeys(('a', 'b', 'small', 'alpha', 'beta',
+                               'request_id', 'image', 'alias', 'hypervisor',
+                               'group'), 'x')
+        asked = {(row[0], '/v2.1' + row[1].split('?')[0])
+                 for row in rows(dummy)}
+        missing = []
+        for path, methods in paths.items():
+            # The public documents and the identity shim: PUBLIC below.
+            if path.rstrip('/') in ('/v2.1', '', '/openapi.json') or \
+                    path.startswith('/v3'):
+                continue
+            pattern = re.compile('^%s$' % re.sub(r'\{[^}]+\}', '[^/]+',
+                                                 path))
+            for method in methods:
+                if method.upper() in ('GET', 'POST', 'PUT', 'DELETE') and \
+                        not any(m == method.upper() and pattern.match(p)
+                                for m, p in asked):
+                    missing.append('%s %s' % (method.upper(), path))
+        self.assertEqual([], missing)
+
+    def test_every_route_by_every_persona(self):
+        member = self.clients['member']
+        small, medium = self.flavor('small'), self.flavor('medium', vcpus=2)
+        a = self.boot('pa', client=member)
+        b = self.boot('pb', client=member)
+        member.action(b['id'], {'os-stop': None}, expect=202)
+        member.wait_for_status(b['id'], 'SHUTOFF')
+        group = member.post('/os-server-groups', {'server_group': {
+            'name': 'pg', 'policy': 'anti-affinity'}}, version='2.64',
+            expect=200).json()['server_group']
+        hypervisor = self.admin.get('/os-hypervisors', version='2.53',
+                                    expect=200).json()['hypervisors'][0]
+        ctx = {'a': a['id'], 'b': b['id'], 'small': small['id'],
+               'alpha': self.project_ids['alpha'],
+               'beta': self.project_ids['beta'],
+               'request_id': member.actions(a['id'])[0]['request_id'],
+               'image': self.admin.get('/images', expect=200).json()[
+                   'images'][0]['id'],
+               'alias': self.admin.get('/extensions', expect=200).json()[
+                   'extensions'][0]['alias'],
+               'hypervisor': hypervisor['id'], 'group': group['id']}
+        before = self._state([a['id'], b['id']])
+        requests_made, failures = 0, []
+        for row in rows(ctx):
+            method, path, body, version, allowed, statuses, server = row[:7]
+            for persona in set(PERSONAS) - set(row[7:8] and row[7]):
+                if persona in allowed:
+                    expected = statuses
+                elif server and persona in OUTSIDERS:
+                    expected = {404}  # Nova hides another project's server
+                else:
+                    expected = {403}
+                response = self.clients[persona].request(
+                    method, path, body, version=version)
+                requests_made += 1
+                if response.status_code not in expected:
+                    failures.append('%s %s %s as %s: %s, expected %s: %s' % (
+                        method, path, body, persona, response.status_code,
+                        sorted(expected), response.text[:200]))
+        self.assertEqual([], failures)
+        # Not one write got through the loop.
+        self.assertEqual(before, self._state([a['id'], b['id']]))
+        self.report_numbers(requests_made, len(rows(ctx)))
+        # The public documents (and the identity shim, whatever the
+        # harden work makes of it under Keystone): never a 5xx.
+        root = self.stack.endpoint[:-len('/v2.1')]
+        for path in PUBLIC:
+            for persona in PERSONAS:
+                response = self.clients[persona].session.get(
+                    root + path, timeout=30, headers={
+                        'X-Auth-Token': self.clients[persona].token()
+                        if callable(self.clients[persona].token)
+                        else self.clients[persona].token})
+                self.assertLess(response.status_code, 500, (path, persona))
+        member.delete('/os-server-groups/%s' % group['id'], version='2.64',
+                      expect=204)
+        self._positive_flows(a, medium)
+
+    def report_numbers(self, requests_made, routes):
+        self.addDetail('matrix', content.text_content(
+            '%d requests, %d rows, %.0f s since Keystone start' % (
+                requests_made, routes, time.monotonic() - self.started)))
+
+    def _positive_flows(self, a, medium):
+        """The least-privileged allowed persona really does it."""
+        member, manager = self.clients['member'], self.clients['manager']
+        server = member.post('/servers', {'server': {
+            'name': 'pc', 'flavorRef': self.flavor('small')['id'],
+            'imageRef': 'fake', 'networks': 'none'}}, version='2.37',
+            expect=202).json()['server']
+        sid = server['id']
+        member.wait_for_status(sid, 'ACTIVE')
+        member.action(sid, {'os-stop': None}, expect=202)
+        member.wait_for_status(sid, 'SHUTOFF')
+        member.action(sid, {'os-start': None}, expect=202)
+        member.wait_for_status(sid, 'ACTIVE')
+        member.action(sid, {'resize': {'flavorRef': medium['id']}},
+                      expect=202)
+        member.wait_for_status(sid, 'VERIFY_RESIZE')
+        member.action(sid, {'revertResize': None}, expect=202)
+        member.wait_for_status(sid, 'ACTIVE')
+        # A manager moves their project's server without naming a host.
+        manager.action(sid, {'migrate': None}, expect=202)
+        member.wait_for_status(sid, 'VERIFY_RESIZE')
+        member.action(sid, {'confirmResize': None}, expect=204)
+        member.wait_for_status(sid, 'ACTIVE')
+        manager.action(sid, {'os-migrateLive': {
+            'host': None, 'block_migration': 'auto'}}, version='2.30',
+            expect=202)
+        self.admin.wait_for(
+            lambda: any(m['status'] == 'completed' for m in
+                        self.admin.migrations(instance_uuid=sid)
+                        if m['migration_type'] == 'live-migration'),
+            timeout=60, what='live migration completed')
+        member.wait_for_status(sid, 'ACTIVE')
+        # Their own project's migrations, without the hosts.
+        own = manager.get('/os-migrations?project_id=%s'
+                          % self.project_ids['alpha'], version='2.80',
+                          expect=200).json()['migrations']
+        self.assertEqual({'migration', 'resize', 'live-migration'},
+                         {m['migration_type'] for m in own
+                          if m['instance_uuid'] == sid})
+        for migration in own:
+            self.assertIsNone(migration['source_compute'])
+            self.assertIsNone(migration['dest_compute'])
+        shown = manager.get('/os-migrations/%s' % own[0]['id'],
+                            version='2.80', expect=200).json()['migration']
+        self.assertIsNone(shown['dest_host'])
+        # A member (no manager role) may not list them at all.
+        self.assertEqual(403, member.get('/os-migrations/%s' % own[0]['id'],
+                                         version='2.80').status_code)
+        admin_view = self.admin.get('/os-migrations?instance_uuid=%s' % sid,
+                                    version='2.80', expect=200).json()
+        self.assertTrue(all(m['source_compute'] for m in
+                            admin_view['migrations']))
+        # Readers, observers and other projects still changed nothing.
+        self.assertEqual(
+            {'create', 'stop', 'start', 'resize', 'revertResize', 'migrate',
+             'confirmResize', 'live-migration'},
+            {x['action'] for x in member.actions(sid)})
+        member.delete('/servers/%s' % sid, expect=204)
+        self.admin.wait_for(
+            lambda: self.admin.get('/servers/%s' % sid).status_code == 404,
+            timeout=30, what='server deleted')
+        self.assertEqual('ACTIVE', self.admin.server(a['id'])['status'])
