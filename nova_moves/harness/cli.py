@@ -22,11 +22,14 @@ import time
 from nova_moves.harness import compare as nm_compare
 from nova_moves.harness import report as nm_report
 from nova_moves.harness import scenario as nm_scenario
+from nova_moves import version as nm_version
 
 
 def _parser():
     parser = argparse.ArgumentParser(prog='nova-moves-harness',
                                      description=__doc__.split('\n')[0])
+    parser.add_argument('--version', action='version',
+                        version=nm_version.version_string())
     sub = parser.add_subparsers(dest='command')
     sub.required = True
     sub.add_parser('list', help='List the bundled scenarios')
