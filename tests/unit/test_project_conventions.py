@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import testtools
-import yaml
 
 from nova_moves import version
 
