@@ -3,8 +3,8 @@
   nova-moves-harness list
   nova-moves-harness run quickstart [--out DIR] [--no-plot] [--quiet]
                                     [--repeat N]
-  nova-moves-harness run my.yaml --endpoint http://127.0.0.1:8774/v2.1 \\
-      --token admin:admin [--rpc-stats-dir DIR]
+  nova-moves-harness run my.yaml --os-cloud mycloud --attach \\
+      [--rpc-stats-dir DIR]     (or --endpoint URL --os-auth-type none)
   nova-moves-harness compare A/report.json B/report.json [--png FILE]
       [--fail-if "resize.api.p99 > 1.2x"] [--budget FILE]
 
@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 
+from nova_moves import cliauth
 from nova_moves.harness import compare as nm_compare
 from nova_moves.harness import report as nm_report
 from nova_moves.harness import scenario as nm_scenario
@@ -46,10 +47,15 @@ def _parser():
                         '(the one in doc/harness.md)')
     run = sub.add_parser('run', help='Run a scenario')
     run.add_argument('scenario', help='a YAML file or a bundled name')
-    run.add_argument('--endpoint', help='attach to a running API '
-                     '(http://HOST:PORT/v2.1) instead of starting a stack')
-    run.add_argument('--token', default='admin:admin',
-                     help='user:project token (default admin:admin)')
+    run.add_argument('--attach', action='store_true',
+                     help='attach to the deployment the credentials '
+                     '(--os-cloud, OS_*) name, at the catalog\'s compute '
+                     'endpoint, instead of starting a stack')
+    cliauth.add_arguments(run, endpoint_help=(
+        'attach to the API at this endpoint (http://HOST:PORT/v2.1) '
+        'instead of starting a stack; with --os-auth-type none its '
+        'loopback noauth mode'))
+    run.add_argument('--token', dest='os_token', help=argparse.SUPPRESS)
     run.add_argument('--rpc-stats-dir', help='with --endpoint: the '
                      '[DEFAULT] rpc_stats_dir of the running processes')
     run.add_argument('--keep', action='store_true',
@@ -170,7 +176,26 @@ def _short_name(path):
     return os.path.basename(head) or tail if tail == 'report.json' else tail
 
 
+def _attach_auth(args):
+    """--endpoint / --attach: the keystoneauth session's endpoint, and a
+    token callable the runner's per-thread clients send (renewed by the
+    session as it nears expiry)."""
+    args.endpoint = args.token = None
+    if not (args.os_endpoint or args.attach):
+        return None
+    try:
+        session, args.endpoint = cliauth.session_for(args)
+    except cliauth.AuthError as exc:
+        return str(exc)
+    args.token = session.get_token
+    return None
+
+
 def _run(args):
+    problem = _attach_auth(args)
+    if problem:
+        print('nova-moves-harness: %s' % problem, file=sys.stderr)
+        return 2
     scenario = nm_scenario.load(args.scenario)
     out = args.out or 'harness-%s-%s' % (scenario['name'],
                                          time.strftime('%Y%m%d-%H%M%S'))
@@ -245,7 +270,7 @@ def _run_once(args, scenario, out):
             print('[harness] %s' % message, file=sys.stderr, flush=True)
 
     runner = nm_runner.Runner(scenario, endpoint=args.endpoint,
-                              token=args.token, out_dir=out,
+                              token=args.token or 'admin:admin', out_dir=out,
                               quiet=args.quiet,
                               rpc_stats_dir=args.rpc_stats_dir, log=log,
                               keep=args.keep,
