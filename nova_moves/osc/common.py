@@ -51,7 +51,9 @@ def find_server(api, name_or_id):
     response = api.get('/servers/%s' % name_or_id, version='2.47')
     if response.status_code == 200:
         return response.json()['server']
-    params = {'name': '^%s$' % name_or_id, 'all_tenants': '1'}
+    # Nova's name filter is a regex, this API's a substring: either way
+    # the plain name matches, and the exact match is ours.
+    params = {'name': name_or_id, 'all_tenants': '1'}
     found = check(api.get('/servers/detail', params=params,
                           version='2.47'), 200).json()['servers']
     found = [s for s in found if s['name'] == name_or_id]
