@@ -91,11 +91,16 @@ def _parser():
                      '(absolute); METRIC may use * and ?; repeatable')
     cmp.add_argument('--budget', help='a file of budgets, one per line, '
                      '# comments')
-    cmp.add_argument('--noise', type=float, default=0.2,
-                     help='relative noise assumed for runs without '
-                     '--repeat (default 0.2 = 20%%)')
+    cmp.add_argument('--alpha', type=float,
+                     default=nm_compare.DEFAULT_ALPHA,
+                     help='family-wise error of the tests over all the '
+                     'metrics (default 0.05)')
+    cmp.add_argument('--min-effect', '--noise', dest='min_effect',
+                     type=float, default=nm_compare.DEFAULT_MIN_EFFECT,
+                     help='smallest relative difference reported as a '
+                     'change even when significant (default 0.1)')
     cmp.add_argument('--all', action='store_true',
-                     help='show every metric, not only those beyond noise')
+                     help='show every metric, not only the changed ones')
     return parser
 
 
@@ -138,24 +143,28 @@ def _compare(args):
         budgets += nm_compare.read_budget_file(args.budget)
     reports = [nm_compare.load(p) for p in paths]
     names = [_short_name(p) for p in paths]
-    all_rows = [nm_compare.compare(reports[0], other, args.noise)
+    all_rows = [nm_compare.compare(reports[0], other, args.min_effect,
+                                   args.alpha)
                 for other in reports[1:]]
     print(nm_compare.render(names, all_rows, show_all=args.all))
-    if not args.all and not any(r['marker'] for rows in all_rows
-                                for r in rows):
-        print('(no metric differs by more than the noise; --all shows '
-              'them all)')
+    changed = sum(1 for rows in all_rows for r in rows if r['marker'])
+    tested = sum(1 for rows in all_rows for r in rows if r['test'])
+    print('%d of %d metrics changed (%d tested: Mann-Whitney for p50, '
+          'quantile test for p95/p99 on the per-request samples, Holm '
+          'alpha %g, at least %d%%); --all shows every metric' % (
+              changed, sum(len(rows) for rows in all_rows), tested,
+              args.alpha, args.min_effect * 100))
     for name, report in zip(names, reports):
-        if len(report.get('repeats') or []) < 2:
-            print('%s: one run, noise taken as %d%%' % (
-                name, args.noise * 100))
-        else:
-            print('%s: %d repeats, noise = their spread' % (
-                name, len(report['repeats'])))
+        if len(report.get('repeats') or []) >= 2:
+            print('%s: %d repeats (metrics without samples are tested on '
+                  'their spread)' % (name, len(report['repeats'])))
+        if not report.get('records'):
+            print('%s: no per-request samples (an older report): only '
+                  'repeats can show a change' % name)
     if args.png:
         try:
-            print('png       %s' % nm_compare.plot(names, all_rows,
-                                                  args.png))
+            for path in nm_compare.plot(names, all_rows, args.png):
+                print('png       %s' % path)
         except ImportError as exc:
             # matplotlib is the [harness] extra: the text comparison and
             # the budgets still stand without it.

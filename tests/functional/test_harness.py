@@ -267,7 +267,8 @@ class HarnessOnStackTest(base.StackTestCase):
                          '--fail-if', 'migrate.api.p99 > 1000x')
         self.assertEqual(0, proc.returncode, proc.stdout + proc.stderr)
         self.assertIn('migrate.e2e.p50', proc.stdout)
-        self.assertIn('b: 2 repeats, noise = their spread', proc.stdout)
+        self.assertIn('b: 2 repeats', proc.stdout)
+        self.assertIn('metrics changed (', proc.stdout)
         self.assertIn('Budgets: 1 OK', proc.stdout)
         with open(png, 'rb') as f:
             self.assertEqual(b'\x89PNG', f.read(4))
