@@ -147,6 +147,15 @@ def _compare(args):
                                    args.alpha)
                 for other in reports[1:]]
     print(nm_compare.render(names, all_rows, show_all=args.all))
+    for name, other in zip(names[1:], reports[1:]):
+        wide = nm_compare.run_wide(reports[0], other)
+        if wide['families']:
+            print('run-wide: %s is %.2fx %s over %d sampled families (%d '
+                  'up, %d down, sign test p %.2g); sampled metrics are '
+                  'judged relative to it (a busier machine, or a change '
+                  'that slows everything, moves them all)' % (
+                      name, wide['factor'], names[0], wide['families'],
+                      wide['up'], wide['down'], wide['p']))
     changed = sum(1 for rows in all_rows for r in rows if r['marker'])
     tested = sum(1 for rows in all_rows for r in rows if r['test'])
     print('%d of %d metrics changed (%d tested: Mann-Whitney for p50, '

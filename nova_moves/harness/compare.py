@@ -15,6 +15,7 @@ Budgets (``--fail-if "resize.api.p99 > 1.2x"``) turn the comparison
 into a pass/fail for CI."""
 import fnmatch
 import json
+import math
 import os
 import re
 import statistics
@@ -152,25 +153,57 @@ def _family(name):
     return None, None
 
 
+def _testable(xa, xb):
+    return sorted(f for f in set(xa) & set(xb)
+                  if min(len(xa[f]), len(xb[f])) >= MIN_SAMPLES)
+
+
+def run_wide(base, other):
+    """How much slower (>1) or faster the whole second run is: the median
+    over the sampled families of the ratio of their medians, and a sign
+    test of whether the families moved together. Two runs of the same
+    code on a machine whose load changed differ by such a factor in every
+    metric at once; a change of the code shows as metrics that move
+    beyond it."""
+    xa, xb = samples(base), samples(other)
+    logs = []
+    for family in _testable(xa, xb):
+        a, b = statistics.median(xa[family]), statistics.median(xb[family])
+        if a > 0 and b > 0:
+            logs.append(math.log(b / a))
+    if not logs:
+        return {'factor': 1.0, 'families': 0, 'up': 0, 'down': 0, 'p': 1.0}
+    up = sum(1 for v in logs if v > 0)
+    down = sum(1 for v in logs if v < 0)
+    return {'factor': math.exp(statistics.median(logs)),
+            'families': len(logs), 'up': up, 'down': down,
+            'p': nm_stats.sign_test_p(up, down)}
+
+
 def compare(base, other, min_effect=DEFAULT_MIN_EFFECT, alpha=DEFAULT_ALPHA):
-    """Rows {metric, a, b, ratio, noise, p, test, marker} for the metrics
-    both reports have; marker '+' changed for the worse, '-' for the
-    better, '' not shown to have changed."""
+    """Rows {metric, a, b, ratio, relative, noise, p, test, marker} for
+    the metrics both reports have; marker '+' changed for the worse, '-'
+    for the better, '' not shown to have changed. Sampled metrics are
+    judged relative to the run-wide factor (``relative`` = ratio /
+    factor; the test runs on the second run's samples divided by it)."""
     (va, sa), (vb, sb) = summary(base), summary(other)
     xa, xb = samples(base), samples(other)
+    factor = run_wide(base, other)['factor']
+    testable = set(_testable(xa, xb))
     names = sorted(set(va) & set(vb))
     pvalues = {}
     for name in names:
         family, pct = _family(name)
-        a_samples, b_samples = xa.get(family), xb.get(family)
-        if a_samples and b_samples and min(
-                len(a_samples), len(b_samples)) >= MIN_SAMPLES:
-            pvalues[name] = nm_stats.test_p(a_samples, b_samples, pct)
+        if family in testable:
+            pvalues[name] = nm_stats.test_p(
+                xa[family], [v / factor for v in xb[family]], pct)
     significant = nm_stats.holm(pvalues, alpha)
     rows = []
     for name in names:
         a, b = va[name], vb[name]
         ratio = b / a if a else None
+        relative = ratio / factor if ratio is not None and \
+            name in pvalues else ratio
         # The repeats' spread, when both runs were repeated: a change must
         # also be larger than how much each run differed from itself.
         band = max(sa.get(name, 0.0), sb.get(name, 0.0)) if sa and sb \
@@ -185,14 +218,15 @@ def compare(base, other, min_effect=DEFAULT_MIN_EFFECT, alpha=DEFAULT_ALPHA):
             test = None
             changed = False
         marker = ''
-        if changed and ratio is not None and \
-                abs(ratio - 1.0) > max(band, min_effect) and \
+        if changed and relative is not None and \
+                abs(relative - 1.0) > max(band, min_effect) and \
                 abs(b - a) > _floor(name):
-            worse = ratio > 1.0
+            worse = relative > 1.0
             if name.endswith(HIGHER_IS_BETTER):
                 worse = not worse
             marker = '+' if worse else '-'
         rows.append({'metric': name, 'a': a, 'b': b, 'ratio': ratio,
+                     'relative': relative,
                      'noise': max(band, min_effect), 'p': pvalues.get(name),
                      'test': test, 'marker': marker})
     return rows

@@ -101,6 +101,19 @@ def test_p(a, b, pct):
     return quantile_p(a, b, pct)
 
 
+def sign_test_p(up, down):
+    """Two-sided sign test: how likely ``up`` of ``up + down`` moves in
+    one direction (or a split as uneven) if each went either way at
+    random."""
+    n = up + down
+    if not n:
+        return 1.0
+    k = min(up, down)
+    tail = sum(math.exp(_log_comb(n, i) - n * math.log(2))
+               for i in range(k + 1))
+    return min(1.0, 2 * tail)
+
+
 def holm(pvalues, alpha):
     """The names whose null hypothesis Holm's step-down procedure
     rejects at family-wise error ``alpha``; ``pvalues`` {name: p}."""

@@ -110,6 +110,18 @@ class CompareTest(testtools.TestCase):
             quiet += not any(r['marker'] for r in rows)
         self.assertGreaterEqual(quiet, 9)
 
+    def test_a_busier_machine_is_one_run_wide_factor(self):
+        """Same code, the second run on a machine 1.6x slower at
+        everything: one run-wide factor, no metric changed beyond it."""
+        a = _synthetic_run(random.Random(11))
+        b = _synthetic_run(random.Random(12), load=1.6)
+        wide = nm_compare.run_wide(a, b)
+        self.assertAlmostEqual(1.6, wide['factor'], delta=0.15)
+        self.assertLess(wide['p'], 0.001)
+        rows = nm_compare.compare(a, b)
+        self.assertEqual([], [r['metric'] for r in rows if r['marker']])
+        self.assertGreater(self._row(rows, 'resize.e2e.p50')['ratio'], 1.3)
+
     def test_a_real_shift_is_found_among_many_metrics(self):
         a = _synthetic_run(random.Random(7))
         b = _synthetic_run(random.Random(8), slower='live-migrate')
@@ -135,21 +147,21 @@ class CompareTest(testtools.TestCase):
         self.assertEqual('+', row['marker'])
 
 
-def _synthetic_run(rng, slower=None, n=40):
+def _synthetic_run(rng, slower=None, n=40, load=1.0):
     """A report with per-request samples for 4 operations (api, e2e and 4
     phases each) and 8 RPC methods' histograms, like a real run's."""
     from nova_moves import rpcstats
     from nova_moves.harness import report as nm_report
     records = []
     for op in ('resize', 'migrate', 'live-migrate', 'evacuate'):
-        factor = 1.5 if op == slower else 1.0
+        factor = (1.5 if op == slower else 1.0) * load
         for _ in range(n):
             records.append({
                 'operation': op, 'microversion': '2.1',
                 'sent': 0.0, 'outcome': 'ok',
                 'api_s': rng.lognormvariate(math.log(0.04 * factor), 0.35),
                 'e2e_s': rng.lognormvariate(math.log(3.0 * factor), 0.25),
-                'phases': {p: rng.lognormvariate(math.log(0.5), 0.4)
+                'phases': {p: rng.lognormvariate(math.log(0.5 * load), 0.4)
                            for p in ('queue', 'scheduling', 'prep',
                                      'transfer')}})
     report = {'operations': nm_report.operation_rows(records),
@@ -158,7 +170,8 @@ def _synthetic_run(rng, slower=None, n=40):
     for i in range(8):
         stat = rpcstats.Stat()
         for _ in range(120):
-            stat.add(rng.lognormvariate(math.log(0.01 * (i + 1)), 0.5))
+            stat.add(rng.lognormvariate(math.log(0.01 * (i + 1) * load),
+                                        0.5))
         merged['handle']['compute.m%d' % i] = stat
     report['rpc'] = rpcstats.summarize(merged)
     return report
