@@ -41,7 +41,33 @@ def _servers(drain):
 def _show(drain):
     columns = COLUMNS + ('servers',)
     data = _row(drain, COLUMNS) + (_servers(drain),)
+    if drain.get('estimate'):
+        # The plan's estimate kept by a real drain, and once it ended
+        # the actual time against it.
+        columns += ('estimate',)
+        data += (', '.join('%s=%s' % item for item in sorted(
+            drain['estimate'].items())),)
     return columns, data
+
+
+PLAN_COLUMNS = ('host', 'mode', 'host_up', 'concurrency', 'eta_seconds',
+                'estimated_finish', 'movable', 'unmovable')
+
+
+def _plan(plan):
+    lines = []
+    for server in plan.get('servers') or ():
+        line = '%s %s %s' % (server['id'], server.get('name') or '',
+                             server.get('kind') or '-')
+        if server.get('destination'):
+            line += ' -> %s' % server['destination']
+        if server.get('estimate_seconds') is not None:
+            line += ' ~%ss' % server['estimate_seconds']
+        if server.get('reasons'):
+            line += ' (%s)' % '; '.join(server['reasons'])
+        lines.append(line)
+    return (PLAN_COLUMNS + ('servers',),
+            tuple(plan.get(c) for c in PLAN_COLUMNS) + ('\n'.join(lines),))
 
 
 class CreateHostDrain(command.ShowOne):
@@ -61,6 +87,10 @@ class CreateHostDrain(command.ShowOne):
         parser.add_argument('--force-down-if-dead', action='store_true',
                             help='If the host is down, force its service '
                                  'down and evacuate (only once fenced!)')
+        parser.add_argument('--check', action='store_true',
+                            help='Only show the plan: each server\'s move, '
+                                 'destination and estimate, and the ETA '
+                                 '(nothing changes)')
         parser.add_argument('--wait', action='store_true',
                             help='Show progress until the drain ends')
         parser.add_argument('--timeout', type=float, default=3600,
@@ -73,6 +103,10 @@ class CreateHostDrain(command.ShowOne):
                 'force_down_if_dead': args.force_down_if_dead}
         if args.targets:
             body['target_hosts'] = args.targets
+        if args.check:
+            body['check'] = True
+            return _plan(common.check(api.post('/os-host-drains', body),
+                                      200).json()['host_drain_plan'])
         drain = common.check(api.post('/os-host-drains', body),
                              202).json()['host_drain']
         if args.wait:

@@ -177,6 +177,15 @@ class OperatorToolsKeystoneTest(base.StackTestCase):
         ids = [self.boot('osc-drain%d' % i, host='compute2')['id']
                for i in range(2)]
         self.addCleanup(self.enable, 'compute2')
+        # The plan first: nothing changes, every server has a move.
+        plan = self.osc_json('host', 'drain', 'create', 'compute2',
+                             '--target', 'compute3', '--check')
+        self.assertEqual(2, plan['movable'], plan)
+        for server_id in ids:
+            self.assertIn('%s' % server_id, plan['servers'])
+        self.assertIn('-> compute3', plan['servers'])
+        self.assertEqual([], self.osc_json('host', 'drain', 'list',
+                                           '--host', 'compute2'))
         started = time.monotonic()
         proc = self.osc('host', 'drain', 'create', 'compute2', '--target',
                         'compute3', '--wait', '-f', 'json')
@@ -195,6 +204,7 @@ class OperatorToolsKeystoneTest(base.StackTestCase):
         shown = self.osc_json('host', 'drain', 'show', drain['id'])
         for server_id in ids:
             self.assertIn(server_id, shown['servers'])
+        self.assertIn('actual_seconds=', shown['estimate'])
         ended = self.osc('host', 'drain', 'delete', drain['id'],
                          check=False)
         self.assertNotEqual(0, ended.returncode)
