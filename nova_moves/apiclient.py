@@ -17,25 +17,34 @@ class APIError(Exception):
 
 class Client:
 
-    def __init__(self, endpoint, token='admin:admin', version='2.1'):
+    def __init__(self, endpoint, token='admin:admin', version='2.1',
+                 auth_session=None):
         self.endpoint = endpoint.rstrip('/')
         self.token = token
         self.version = version
         self.session = requests.Session()
+        # A keystoneauth1 session (nova_moves.cliauth) authenticates and
+        # renews its token itself; ``token`` is then unused.
+        self.auth_session = auth_session
 
     def as_user(self, token, version=None):
         return Client(self.endpoint, token, version or self.version)
 
     def request(self, method, path, body=None, version=None, expect=None,
                 params=None, headers=None):
-        token = self.token() if callable(self.token) else self.token
         headers = dict(headers or {}, **{
-            'X-Auth-Token': token,
             'OpenStack-API-Version': 'compute %s' % (
                 version or self.version)})
-        response = self.session.request(
-            method, self.endpoint + path, json=body, headers=headers,
-            params=params, timeout=120)
+        if self.auth_session is not None:
+            response = self.auth_session.request(
+                self.endpoint + path, method, json=body, headers=headers,
+                params=params, timeout=120, raise_exc=False)
+        else:
+            headers['X-Auth-Token'] = (
+                self.token() if callable(self.token) else self.token)
+            response = self.session.request(
+                method, self.endpoint + path, json=body, headers=headers,
+                params=params, timeout=120)
         if expect is not None and response.status_code not in (
                 expect if isinstance(expect, (list, tuple)) else [expect]):
             raise APIError(response)

@@ -232,7 +232,11 @@ def summarize(merged):
                          'p50_ms': stat.percentile_ms(50),
                          'p95_ms': stat.percentile_ms(95),
                          'p99_ms': stat.percentile_ms(99),
-                         'max_ms': stat.max * 1000.0}
+                         'max_ms': stat.max * 1000.0,
+                         # The histogram: harness compare tests changes
+                         # on these samples (harness/stats.py).
+                         'buckets': {str(k): n for k, n in
+                                     sorted(stat.buckets.items())}}
         rows.append(row)
     return rows
 

@@ -13,6 +13,7 @@ from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import coordination
 from nova_moves import rpc
+from nova_moves import rpc_shutdown
 from nova_moves import systemd
 from nova_moves import version
 
@@ -110,7 +111,7 @@ class Service:
         """Stop consuming; in-flight handlers keep running."""
         self._stop.set()
         if self._server is not None:
-            self._server.stop()
+            rpc_shutdown.stop_server(self._server)
 
     def wait(self):
         if self._server is not None:

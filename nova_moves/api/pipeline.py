@@ -13,6 +13,7 @@ from oslo_middleware import sizelimit
 
 from nova_moves.api import accesslog
 from nova_moves.api import auth
+from nova_moves.api import cors_defaults
 from nova_moves.api import input_guard
 from nova_moves import conf
 
@@ -66,6 +67,7 @@ MIDDLEWARE = (
 def register_opts(conf_):
     """The options of the middleware, for the config sample too."""
     conf_.register_opts(sizelimit.OPTS, group='oslo_middleware')
+    cors_defaults.set_defaults()
 
 
 def build(app):

@@ -4,6 +4,7 @@ import sys
 from oslo_config import cfg
 
 from nova_moves.cmd import manage_host
+from nova_moves.cmd import tables
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.db import migration
@@ -24,16 +25,13 @@ def _db_version(args):
 
 
 def _service_list(args):
-    rows = db_api.service_get_all()
-    print('%-5s %-22s %-24s %-9s %-5s %s' % ('Id', 'Binary', 'Host',
-                                             'Status', 'State',
-                                             'Forced down'))
-    for row in rows:
-        print('%-5s %-22s %-24s %-9s %-5s %s' % (
-            row['id'], row['binary'], row['host'],
-            'disabled' if row['disabled'] else 'enabled',
-            'up' if db_api.service_is_up(row) else 'down',
-            row['forced_down']))
+    rows = [(row['id'], row['binary'], row['host'],
+             'disabled' if row['disabled'] else 'enabled',
+             'up' if db_api.service_is_up(row) else 'down',
+             row['forced_down'])
+            for row in db_api.service_get_all()]
+    print(tables.render(('Id', 'Binary', 'Host', 'Status', 'State',
+                         'Forced down'), rows))
     return 0
 
 

@@ -4,6 +4,8 @@ progress line while it runs, a table of the servers at the end."""
 import sys
 import time
 
+from nova_moves.cmd import tables
+
 BAR = 30
 
 
@@ -26,22 +28,11 @@ def progress_line(drain, elapsed):
 
 
 def table(drain):
-    rows = [('Server', 'State', 'Action', 'Destination', 'Attempts',
-             'Reason')]
-    for server in drain.get('servers') or ():
-        rows.append((server['server_uuid'], server['state'],
-                     server['action'] or '', server['dest_compute'] or '',
-                     str(server['attempts']), server['reason'] or ''))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    line = '+' + '+'.join('-' * (w + 2) for w in widths) + '+'
-    out = [line]
-    for n, row in enumerate(rows):
-        out.append('| ' + ' | '.join(c.ljust(w) for c, w in
-                                     zip(row, widths)) + ' |')
-        if n == 0:
-            out.append(line)
-    out.append(line)
-    return '\n'.join(out)
+    return tables.render(
+        ('Server', 'State', 'Action', 'Destination', 'Attempts', 'Reason'),
+        [(server['server_uuid'], server['state'], server['action'],
+          server['dest_compute'], server['attempts'], server['reason'])
+         for server in drain.get('servers') or ()])
 
 
 def drain(client, args, out=sys.stdout):

@@ -6,6 +6,10 @@
   host drain HOST              ask the conductors to empty HOST
                                (os-host-drains); --wait shows progress
 
+Authentication is the openstack client's (nova_moves.cliauth):
+--os-cloud, OS_* or --os-* options, the endpoint from the catalog;
+--os-auth-type none for the API's loopback noauth mode.
+
 Everything goes through the compute API (like an operator's script would),
 so the API's checks apply: the source must be down or forced down
 (--force-down does that first), a --target host is verified by the
@@ -14,8 +18,9 @@ scheduler (microversion 2.68, no force).
 import concurrent.futures
 import time
 
+from nova_moves import cliauth
+from nova_moves.cmd import tables
 from nova_moves import conf
-from nova_moves import apiclient as api_client
 
 CONF = conf.CONF
 COMPUTE_BINARY = 'nova-moves-compute'
@@ -23,11 +28,23 @@ EVACUATE_VERSION = '2.68'
 SETTLED = ('ACTIVE', 'SHUTOFF', 'ERROR')
 
 
+def _local_endpoint():
+    """This node's API from [api] listen/port: the noauth default only
+    (behind Apache or a load balancer the catalog knows better)."""
+    host = CONF.api.listen
+    if host in ('0.0.0.0', '::', ''):
+        host = '127.0.0.1'
+    elif ':' in host:
+        host = '[%s]' % host
+    return 'http://%s:%d/v2.1' % (host, CONF.api.port)
+
+
 def _client(args):
-    endpoint = args.endpoint or 'http://%s:%d/v2.1' % (
-        '127.0.0.1' if CONF.api.listen in ('0.0.0.0', '::') else
-        CONF.api.listen, CONF.api.port)
-    return api_client.Client(endpoint, args.token, version='2.47')
+    try:
+        return cliauth.client_for(args, default_endpoint=_local_endpoint(),
+                                  version='2.47')
+    except cliauth.AuthError as exc:
+        raise SystemExit('nova-moves-manage host: %s' % exc)
 
 
 def servers_on(client, host):
@@ -113,11 +130,9 @@ def evacuate_host(client, host, target=None, concurrency=4, timeout=300,
 def _servers(args):
     client = _client(args)
     servers = servers_on(client, args.compute_host)
-    print('%-36s %-20s %-8s %s' % ('ID', 'Name', 'Status', 'Task state'))
-    for server in servers:
-        print('%-36s %-20s %-8s %s' % (
-            server['id'], server['name'][:20], server['status'],
-            server.get('OS-EXT-STS:task_state')))
+    print(tables.render(('ID', 'Name', 'Status', 'Task state'), [
+        (server['id'], server['name'], server['status'],
+         server.get('OS-EXT-STS:task_state')) for server in servers]))
     return 0
 
 
@@ -139,11 +154,9 @@ def _drain(args):
 def _common(parser):
     parser.add_argument('compute_host', metavar='HOST',
                         help='The failed compute host')
-    parser.add_argument('--endpoint', default=None,
-                        help='Compute API endpoint (default: from [api] '
-                             'listen/port), e.g. http://127.0.0.1:8774/v2.1')
-    parser.add_argument('--token', default='admin:admin',
-                        help='Token "user:project" (admin)')
+    cliauth.add_arguments(parser, endpoint_help=(
+        'compute endpoint, e.g. http://127.0.0.1:8774/v2.1 (default: the '
+        'catalog\'s; with --os-auth-type none: [api] listen/port)'))
 
 
 def setup(parser):

@@ -30,5 +30,9 @@ def set_defaults(conf=None):
                          connection=database.DEFAULT_SQL_CONNECTION,
                          use_db_reconnect=True,
                          max_pool_size=database.MAX_POOL_SIZE)
+        # The sample shows Nova's CORS header lists (oslo.middleware's
+        # namespace is generated after this hook ran).
+        from nova_moves.api import cors_defaults
+        cors_defaults.set_defaults()
         return
     database.set_defaults(conf)

@@ -3,8 +3,8 @@
   nova-moves-harness list
   nova-moves-harness run quickstart [--out DIR] [--no-plot] [--quiet]
                                     [--repeat N]
-  nova-moves-harness run my.yaml --endpoint http://127.0.0.1:8774/v2.1 \\
-      --token admin:admin [--rpc-stats-dir DIR]
+  nova-moves-harness run my.yaml --os-cloud mycloud --attach \\
+      [--rpc-stats-dir DIR]     (or --endpoint URL --os-auth-type none)
   nova-moves-harness compare A/report.json B/report.json [--png FILE]
       [--fail-if "resize.api.p99 > 1.2x"] [--budget FILE]
 
@@ -19,14 +19,18 @@ import sys
 import threading
 import time
 
+from nova_moves import cliauth
 from nova_moves.harness import compare as nm_compare
 from nova_moves.harness import report as nm_report
 from nova_moves.harness import scenario as nm_scenario
+from nova_moves import version as nm_version
 
 
 def _parser():
     parser = argparse.ArgumentParser(prog='nova-moves-harness',
                                      description=__doc__.split('\n')[0])
+    parser.add_argument('--version', action='version',
+                        version=nm_version.version_string())
     sub = parser.add_subparsers(dest='command')
     sub.required = True
     sub.add_parser('list', help='List the bundled scenarios')
@@ -43,10 +47,15 @@ def _parser():
                         '(the one in doc/harness.md)')
     run = sub.add_parser('run', help='Run a scenario')
     run.add_argument('scenario', help='a YAML file or a bundled name')
-    run.add_argument('--endpoint', help='attach to a running API '
-                     '(http://HOST:PORT/v2.1) instead of starting a stack')
-    run.add_argument('--token', default='admin:admin',
-                     help='user:project token (default admin:admin)')
+    run.add_argument('--attach', action='store_true',
+                     help='attach to the deployment the credentials '
+                     '(--os-cloud, OS_*) name, at the catalog\'s compute '
+                     'endpoint, instead of starting a stack')
+    cliauth.add_arguments(run, endpoint_help=(
+        'attach to the API at this endpoint (http://HOST:PORT/v2.1) '
+        'instead of starting a stack; with --os-auth-type none its '
+        'loopback noauth mode'))
+    run.add_argument('--token', dest='os_token', help=argparse.SUPPRESS)
     run.add_argument('--rpc-stats-dir', help='with --endpoint: the '
                      '[DEFAULT] rpc_stats_dir of the running processes')
     run.add_argument('--keep', action='store_true',
@@ -82,11 +91,16 @@ def _parser():
                      '(absolute); METRIC may use * and ?; repeatable')
     cmp.add_argument('--budget', help='a file of budgets, one per line, '
                      '# comments')
-    cmp.add_argument('--noise', type=float, default=0.2,
-                     help='relative noise assumed for runs without '
-                     '--repeat (default 0.2 = 20%%)')
+    cmp.add_argument('--alpha', type=float,
+                     default=nm_compare.DEFAULT_ALPHA,
+                     help='family-wise error of the tests over all the '
+                     'metrics (default 0.05)')
+    cmp.add_argument('--min-effect', '--noise', dest='min_effect',
+                     type=float, default=nm_compare.DEFAULT_MIN_EFFECT,
+                     help='smallest relative difference reported as a '
+                     'change even when significant (default 0.1)')
     cmp.add_argument('--all', action='store_true',
-                     help='show every metric, not only those beyond noise')
+                     help='show every metric, not only the changed ones')
     return parser
 
 
@@ -129,24 +143,37 @@ def _compare(args):
         budgets += nm_compare.read_budget_file(args.budget)
     reports = [nm_compare.load(p) for p in paths]
     names = [_short_name(p) for p in paths]
-    all_rows = [nm_compare.compare(reports[0], other, args.noise)
+    all_rows = [nm_compare.compare(reports[0], other, args.min_effect,
+                                   args.alpha)
                 for other in reports[1:]]
     print(nm_compare.render(names, all_rows, show_all=args.all))
-    if not args.all and not any(r['marker'] for rows in all_rows
-                                for r in rows):
-        print('(no metric differs by more than the noise; --all shows '
-              'them all)')
+    for name, other in zip(names[1:], reports[1:]):
+        wide = nm_compare.run_wide(reports[0], other)
+        if wide['families']:
+            print('run-wide: %s is %.2fx %s over %d sampled families (%d '
+                  'up, %d down, sign test p %.2g); sampled metrics are '
+                  'judged relative to it (a busier machine, or a change '
+                  'that slows everything, moves them all)' % (
+                      name, wide['factor'], names[0], wide['families'],
+                      wide['up'], wide['down'], wide['p']))
+    changed = sum(1 for rows in all_rows for r in rows if r['marker'])
+    tested = sum(1 for rows in all_rows for r in rows if r['test'])
+    print('%d of %d metrics changed (%d tested: Mann-Whitney for p50, '
+          'quantile test for p95/p99 on the per-request samples, Holm '
+          'alpha %g, at least %d%%); --all shows every metric' % (
+              changed, sum(len(rows) for rows in all_rows), tested,
+              args.alpha, args.min_effect * 100))
     for name, report in zip(names, reports):
-        if len(report.get('repeats') or []) < 2:
-            print('%s: one run, noise taken as %d%%' % (
-                name, args.noise * 100))
-        else:
-            print('%s: %d repeats, noise = their spread' % (
-                name, len(report['repeats'])))
+        if len(report.get('repeats') or []) >= 2:
+            print('%s: %d repeats (metrics without samples are tested on '
+                  'their spread)' % (name, len(report['repeats'])))
+        if not report.get('records'):
+            print('%s: no per-request samples (an older report): only '
+                  'repeats can show a change' % name)
     if args.png:
         try:
-            print('png       %s' % nm_compare.plot(names, all_rows,
-                                                  args.png))
+            for path in nm_compare.plot(names, all_rows, args.png):
+                print('png       %s' % path)
         except ImportError as exc:
             # matplotlib is the [harness] extra: the text comparison and
             # the budgets still stand without it.
@@ -167,7 +194,26 @@ def _short_name(path):
     return os.path.basename(head) or tail if tail == 'report.json' else tail
 
 
+def _attach_auth(args):
+    """--endpoint / --attach: the keystoneauth session's endpoint, and a
+    token callable the runner's per-thread clients send (renewed by the
+    session as it nears expiry)."""
+    args.endpoint = args.token = None
+    if not (args.os_endpoint or args.attach):
+        return None
+    try:
+        session, args.endpoint = cliauth.session_for(args)
+    except cliauth.AuthError as exc:
+        return str(exc)
+    args.token = session.get_token
+    return None
+
+
 def _run(args):
+    problem = _attach_auth(args)
+    if problem:
+        print('nova-moves-harness: %s' % problem, file=sys.stderr)
+        return 2
     scenario = nm_scenario.load(args.scenario)
     out = args.out or 'harness-%s-%s' % (scenario['name'],
                                          time.strftime('%Y%m%d-%H%M%S'))
@@ -242,7 +288,7 @@ def _run_once(args, scenario, out):
             print('[harness] %s' % message, file=sys.stderr, flush=True)
 
     runner = nm_runner.Runner(scenario, endpoint=args.endpoint,
-                              token=args.token, out_dir=out,
+                              token=args.token or 'admin:admin', out_dir=out,
                               quiet=args.quiet,
                               rpc_stats_dir=args.rpc_stats_dir, log=log,
                               keep=args.keep,

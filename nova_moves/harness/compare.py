@@ -4,17 +4,30 @@ Every report is flattened into named metrics (``resize.api.p99``,
 ``live-migrate@2.33.e2e.p50``, ``resize.phase.transfer.p50``,
 ``rpc.compute.prep_resize.handle.p99``, ...). The first report is the
 baseline; each other one is shown beside it with the ratio, and marked
-when the difference is larger than the run-to-run noise: the relative
-spread ((max - min) / median) of that metric over the repeats of either
-run (``run --repeat N``), or ``--noise`` (default 20%) when a run was not
-repeated. Budgets (``--fail-if "resize.api.p99 > 1.2x"``) turn the
-comparison into a pass/fail for CI."""
+changed (WORSE or better) only when a statistical test on the two runs'
+per-request samples says so (harness/stats.py: Mann-Whitney for p50,
+Mood's quantile test for p95/p99, Holm's correction over all the
+metrics at ``alpha``) AND the difference is at least ``min_effect``
+(10%) and the metric's floor. Metrics without samples (throughput, or
+reports from before the samples were kept) are tested only on repeats
+(``run --repeat N``): beyond the spread of either run's repeats.
+Budgets (``--fail-if "resize.api.p99 > 1.2x"``) turn the comparison
+into a pass/fail for CI."""
 import fnmatch
 import json
+import math
+import os
 import re
 import statistics
 
-DEFAULT_NOISE = 0.2
+from nova_moves.harness import stats as nm_stats
+from nova_moves import rpcstats
+
+DEFAULT_ALPHA = 0.05
+DEFAULT_MIN_EFFECT = 0.1
+DEFAULT_NOISE = DEFAULT_MIN_EFFECT  # the option's old name
+# Fewer samples than this on either side: no test (nothing is "changed").
+MIN_SAMPLES = 5
 # Metrics where bigger is better: a budget or marker reads them inverted.
 HIGHER_IS_BETTER = ('.throughput',)
 
@@ -96,27 +109,126 @@ def _floor(name):
     return 1.0
 
 
-def compare(base, other, noise=DEFAULT_NOISE):
-    """Rows {metric, a, b, ratio, noise, marker} for the metrics both
-    reports have; marker '+' worse beyond noise, '-' better beyond noise,
-    '' within noise."""
+def samples(report):
+    """{family: [sample, ...]} of one report: ``resize.api`` (ms) and
+    ``resize.e2e`` (s) per request, ``resize.phase.transfer`` (s) per
+    move, ``rpc.compute.prep_resize.handle`` (ms, from the histogram's
+    buckets). A metric ``FAMILY.pNN`` is tested on FAMILY's samples."""
+    out = {}
+    records = report.get('records') or []
+    versions = {}
+    for rec in records:
+        versions.setdefault(rec['operation'], set()).add(rec['microversion'])
+    for rec in records:
+        op = rec['operation']
+        key = op if len(versions[op]) == 1 else '%s@%s' % (
+            op, rec['microversion'])
+        if rec.get('api_s') is not None:
+            out.setdefault(key + '.api', []).append(rec['api_s'] * 1000.0)
+        if rec.get('e2e_s') is not None:
+            out.setdefault(key + '.e2e', []).append(rec['e2e_s'])
+        for phase, seconds in (rec.get('phases') or {}).items():
+            if seconds is not None:
+                out.setdefault('%s.phase.%s' % (key, phase), []).append(
+                    seconds)
+    for row in report.get('rpc', []):
+        for kind in ('call', 'cast', 'handle'):
+            stat = row.get(kind) or {}
+            if not stat.get('buckets'):
+                continue
+            cap = stat.get('max_ms')
+            values = []
+            for k, n in stat['buckets'].items():
+                value = rpcstats.bucket_upper_ms(int(k))
+                values += [min(value, cap) if cap else value] * n
+            out['rpc.%s.%s' % (row['method'], kind)] = values
+    return out
+
+
+def _family(name):
+    """'resize.api.p99' -> ('resize.api', 99); (None, None) otherwise."""
+    family, _, last = name.rpartition('.')
+    if re.match(r'^p\d+$', last):
+        return family, int(last[1:])
+    return None, None
+
+
+def _testable(xa, xb):
+    return sorted(f for f in set(xa) & set(xb)
+                  if min(len(xa[f]), len(xb[f])) >= MIN_SAMPLES)
+
+
+def run_wide(base, other):
+    """How much slower (>1) or faster the whole second run is: the median
+    over the sampled families of the ratio of their medians, and a sign
+    test of whether the families moved together. Two runs of the same
+    code on a machine whose load changed differ by such a factor in every
+    metric at once; a change of the code shows as metrics that move
+    beyond it."""
+    xa, xb = samples(base), samples(other)
+    logs = []
+    for family in _testable(xa, xb):
+        a, b = statistics.median(xa[family]), statistics.median(xb[family])
+        if a > 0 and b > 0:
+            logs.append(math.log(b / a))
+    if not logs:
+        return {'factor': 1.0, 'families': 0, 'up': 0, 'down': 0, 'p': 1.0}
+    up = sum(1 for v in logs if v > 0)
+    down = sum(1 for v in logs if v < 0)
+    return {'factor': math.exp(statistics.median(logs)),
+            'families': len(logs), 'up': up, 'down': down,
+            'p': nm_stats.sign_test_p(up, down)}
+
+
+def compare(base, other, min_effect=DEFAULT_MIN_EFFECT, alpha=DEFAULT_ALPHA):
+    """Rows {metric, a, b, ratio, relative, noise, p, test, marker} for
+    the metrics both reports have; marker '+' changed for the worse, '-'
+    for the better, '' not shown to have changed. Sampled metrics are
+    judged relative to the run-wide factor (``relative`` = ratio /
+    factor; the test runs on the second run's samples divided by it)."""
     (va, sa), (vb, sb) = summary(base), summary(other)
+    xa, xb = samples(base), samples(other)
+    factor = run_wide(base, other)['factor']
+    testable = set(_testable(xa, xb))
+    names = sorted(set(va) & set(vb))
+    pvalues = {}
+    for name in names:
+        family, pct = _family(name)
+        if family in testable:
+            pvalues[name] = nm_stats.test_p(
+                xa[family], [v / factor for v in xb[family]], pct)
+    significant = nm_stats.holm(pvalues, alpha)
     rows = []
-    for name in sorted(set(va) & set(vb)):
+    for name in names:
         a, b = va[name], vb[name]
         ratio = b / a if a else None
-        # A run that was not repeated has an unknown noise: assume ``noise``.
-        band = max(sa.get(name, 0.0) if sa else noise,
-                   sb.get(name, 0.0) if sb else noise)
+        relative = ratio / factor if ratio is not None and \
+            name in pvalues else ratio
+        # The repeats' spread, when both runs were repeated: a change must
+        # also be larger than how much each run differed from itself.
+        band = max(sa.get(name, 0.0), sb.get(name, 0.0)) if sa and sb \
+            else 0.0
+        if name in pvalues:
+            test = 'samples'
+            changed = name in significant
+        elif sa and sb:
+            test = 'repeats'
+            changed = True
+        else:
+            test = None
+            changed = False
         marker = ''
-        if ratio is not None and abs(ratio - 1.0) > band and \
+        if changed and relative is not None and \
+                abs(relative - 1.0) > max(band, min_effect) and \
                 abs(b - a) > _floor(name):
-            worse = ratio > 1.0
+            worse = relative > 1.0
             if name.endswith(HIGHER_IS_BETTER):
                 worse = not worse
             marker = '+' if worse else '-'
         rows.append({'metric': name, 'a': a, 'b': b, 'ratio': ratio,
-                     'noise': band, 'marker': marker})
+                     'relative': relative,
+                     'noise': max(band, min_effect), 'p': pvalues.get(name),
+                     'test': test, 'marker': marker})
     return rows
 
 
@@ -186,7 +298,7 @@ def render(names, reports_rows, show_all=False):
             by_metric.setdefault(row['metric'], {})[i] = row
     header = ['metric', names[0]]
     for name in names[1:]:
-        header += [name, 'ratio', '']
+        header += [name, 'ratio', 'p', '']
     lines = []
     for metric in sorted(by_metric):
         cells = by_metric[metric]
@@ -197,10 +309,13 @@ def render(names, reports_rows, show_all=False):
         for i in range(len(names) - 1):
             row = cells.get(i)
             if row is None:
-                line += ['-', '-', '']
+                line += ['-', '-', '-', '']
                 continue
+            p = row.get('p')
             line += ['%.4g' % row['b'],
                      '-' if row['ratio'] is None else '%.2fx' % row['ratio'],
+                     '%.2g' % p if p is not None else
+                     ('rep' if row.get('test') == 'repeats' else '-'),
                      {'+': 'WORSE', '-': 'better', '': ''}[row['marker']]]
         lines.append(line)
     widths = [max(len(str(r[i])) for r in [header] + lines)
@@ -211,27 +326,35 @@ def render(names, reports_rows, show_all=False):
     return '\n'.join(out)
 
 
-def plot(names, reports_rows, path, limit=40):
-    """Horizontal bars of the ratio to the baseline per metric (log
-    scale), the noise band shaded, worse in red and better in green."""
+def _page_path(path, page):
+    if page == 1:
+        return path
+    root, ext = os.path.splitext(path)
+    return '%s-%d%s' % (root, page, ext or '.png')
+
+
+def plot(names, reports_rows, path, per_page=40):
+    """Every metric, as horizontal bars of its ratio to the baseline (log
+    scale), changed for the worse in red, for the better in green, the
+    rest grey, on as many pages as it takes (``path``, then
+    ``NAME-2.png``, ...): the operations' own numbers first, then the
+    RPC methods. Returns the files written."""
     from nova_moves.harness import timeline  # matplotlib, Agg
     timeline.require()
-    pyplot = timeline.pyplot
-    # The operations' own numbers first, then the RPC methods that moved
-    # beyond the noise: a picture of every bucket of every method is noise.
-    ops, rpc = [], []
+    shown = []
     for rows in reports_rows:
         for row in rows:
-            name = row['metric']
-            if not row['ratio'] or name in ops or name in rpc:
-                continue
-            if not name.startswith('rpc.') and not name.endswith('.p95'):
-                ops.append(name)
-            elif name.startswith('rpc.') and row['marker']:
-                rpc.append(name)
-    metrics_shown = (sorted(ops) + sorted(rpc))[:limit]
-    if not metrics_shown:
-        return None
+            if row['ratio'] and row['metric'] not in shown:
+                shown.append(row['metric'])
+    shown.sort(key=lambda name: (name.startswith('rpc.'), name))
+    pages = [shown[i:i + per_page] for i in range(0, len(shown), per_page)]
+    return [_plot_page(timeline.pyplot, names, reports_rows, page,
+                       _page_path(path, n), n, len(pages))
+            for n, page in enumerate(pages, 1)]
+
+
+def _plot_page(pyplot, names, reports_rows, metrics_shown, path, page,
+               pages):
     height = max(3.0, 0.28 * len(metrics_shown) * max(
         1, len(reports_rows)) ** 0.5 + 1.5)
     fig, ax = pyplot.subplots(figsize=(10, height), dpi=80)
@@ -248,12 +371,10 @@ def plot(names, reports_rows, path, limit=40):
             ax.barh(pos, row['ratio'] - 1.0, left=1.0, height=bar * 0.9,
                     color=colour, alpha=0.4 + 0.6 * (i + 1) /
                     len(reports_rows))
-            ax.plot([1 - row['noise'], 1 + row['noise']], [pos, pos],
-                    color='#616161', linewidth=0.6)
     ax.axvline(1.0, color='#212121', linewidth=0.8)
     ax.set_yticks(range(len(metrics_shown)))
     ax.set_yticklabels(metrics_shown, fontsize=7)
-    ax.invert_yaxis()
+    ax.set_ylim(len(metrics_shown) - 0.5, -0.5)
     ax.set_xscale('log')
     from matplotlib import ticker
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(
@@ -261,14 +382,15 @@ def plot(names, reports_rows, path, limit=40):
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xticks([t for t in (0.1, 0.25, 0.5, 0.8, 1, 1.25, 2, 4, 10)
                    if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]])
-    ax.set_xlabel('ratio to %s (log scale; grey line = noise band)'
-                  % names[0])
-    ax.set_title('%s compared with %s' % (', '.join(names[1:]), names[0]))
+    ax.set_xlabel('ratio to %s (log scale)' % names[0])
+    ax.set_title('%s compared with %s%s' % (
+        ', '.join(names[1:]), names[0],
+        ' (page %d of %d)' % (page, pages) if pages > 1 else ''))
     from matplotlib import patches
     ax.legend(handles=[
-        patches.Patch(color='#e53935', label='worse beyond noise'),
-        patches.Patch(color='#43a047', label='better beyond noise'),
-        patches.Patch(color='#9e9e9e', label='within noise')],
+        patches.Patch(color='#e53935', label='changed: worse'),
+        patches.Patch(color='#43a047', label='changed: better'),
+        patches.Patch(color='#9e9e9e', label='no change shown')],
         loc='lower right', fontsize=7)
     fig.tight_layout()
     fig.savefig(path)

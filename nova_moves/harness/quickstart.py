@@ -2,6 +2,11 @@
 scheduler, two computes) on the local RabbitMQ, boot a server, cold
 migrate it, confirm, and print its timeline."""
 import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -68,6 +73,66 @@ def client_hint(endpoint):
             '--os-endpoint %s server list' % (root, endpoint))
 
 
+KEEP_FILE = 'quickstart-keep.json'
+
+
+def keep_hint(stack):
+    """Record what --stop needs in the work dir; the lines to print."""
+    record = {'pids': [p.popen.pid for p in stack.processes.values()],
+              'vhost': stack.vhost, 'workdir': stack.workdir}
+    with open(os.path.join(stack.workdir, KEEP_FILE), 'w') as f:
+        json.dump(record, f)
+    bindir = os.path.dirname(sys.executable)
+    return ('The openstack client is installed in %s; put it on PATH with\n'
+            '  export PATH=%s:$PATH   (or: source %s/activate)\n'
+            'then try:\n%s\n'
+            'Stop every process, delete the RabbitMQ vhost %s and the work '
+            'dir with:\n  %s -m nova_moves.harness.quickstart --stop %s' % (
+                bindir, bindir, bindir, client_hint(stack.endpoint),
+                stack.vhost, sys.executable, stack.workdir))
+
+
+def _ours(pid):
+    """Still one of the stack's processes (not a reused pid)?"""
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return b'nova-moves-' in f.read()
+    except OSError:
+        return False
+
+
+def stop_kept(workdir, rabbitmqctl=None, timeout=15):
+    """--stop: what Stack.stop() does, for a stack left by --keep."""
+    rabbitmqctl = rabbitmqctl or nm_stack.rabbitmqctl
+    with open(os.path.join(workdir, KEEP_FILE)) as f:
+        record = json.load(f)
+    pids = [pid for pid in record['pids'] if _ours(pid)]
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while pids and time.monotonic() < deadline:
+        pids = [pid for pid in pids if _ours(pid) and not _zombie(pid)]
+        time.sleep(0.2)
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    try:
+        rabbitmqctl('delete_vhost', record['vhost'])
+    except (subprocess.CalledProcessError, OSError) as exc:
+        print('Could not delete vhost %s: %s' % (record['vhost'], exc))
+    shutil.rmtree(record['workdir'], ignore_errors=True)
+    print('Stopped %d processes, deleted vhost %s and %s' % (
+        len(record['pids']), record['vhost'], record['workdir']))
+    return 0
+
+
+def _zombie(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] == 'Z'
+    except OSError:
+        return True
+
+
 def run(args):
     computes = [{'name': 'compute1'}, {'name': 'compute2'}]
     stack = nm_stack.Stack(computes=computes, keep_workdir=args.keep)
@@ -125,11 +190,8 @@ def run(args):
             source, server['OS-EXT-SRV-ATTR:host'],
             'all hold' if not problems else problems))
         if args.keep:
-            pids = ' '.join(str(p.popen.pid)
-                            for p in stack.processes.values())
-            print('\nThe stack keeps running (--keep). Try:\n%s\n'
-                  'Stop it with: kill %s' % (client_hint(stack.endpoint),
-                                             pids))
+            print('\nThe stack keeps running (--keep).\n%s' %
+                  keep_hint(stack))
         return 1 if problems or source == server[
             'OS-EXT-SRV-ATTR:host'] else 0
     finally:
@@ -141,7 +203,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--keep', action='store_true',
                         help='leave the stack running afterwards')
-    return run(parser.parse_args(argv))
+    parser.add_argument('--stop', metavar='WORKDIR',
+                        help='stop a stack left by --keep: its processes, '
+                        'its RabbitMQ vhost and its work dir')
+    args = parser.parse_args(argv)
+    if args.stop:
+        return stop_kept(args.stop)
+    return run(args)
 
 
 if __name__ == '__main__':

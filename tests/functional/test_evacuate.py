@@ -400,8 +400,9 @@ class EvacuateTest(EvacuateBase):
                                'nova-moves-manage'),
                   '--config-file', self.stack.config_path, 'host']
         env = dict(os.environ)
+        noauth = ['--os-auth-type', 'none']
         listed = subprocess.run(
-            manage + ['servers', 'compute2', '--endpoint',
+            manage + ['servers', 'compute2'] + noauth + ['--endpoint',
                       self.stack.endpoint], capture_output=True, text=True,
             timeout=60, env=env)
         self.assertEqual(0, listed.returncode, listed.stderr)
@@ -411,7 +412,7 @@ class EvacuateTest(EvacuateBase):
         self.addCleanup(self.restore_host, 'compute2')
         started = time.monotonic()
         result = subprocess.run(
-            manage + ['evacuate', 'compute2', '--endpoint',
+            manage + ['evacuate', 'compute2'] + noauth + ['--endpoint',
                       self.stack.endpoint, '--concurrency', '2',
                       '--force-down'],
             capture_output=True, text=True, timeout=120, env=env)
@@ -430,7 +431,7 @@ class EvacuateTest(EvacuateBase):
                 'done', timeout=20, what='migration done')
         # Nothing left: exit 0 and says so.
         again = subprocess.run(
-            manage + ['evacuate', 'compute2', '--endpoint',
+            manage + ['evacuate', 'compute2'] + noauth + ['--endpoint',
                       self.stack.endpoint],
             capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(0, again.returncode, again.stderr)

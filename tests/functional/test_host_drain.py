@@ -250,7 +250,8 @@ class HostDrainTest(base.StackTestCase):
         manage = [os.path.join(os.path.dirname(sys.executable),
                                'nova-moves-manage'),
                   '--config-file', self.stack.config_path, 'host', 'drain',
-                  'compute2', '--endpoint', self.stack.endpoint, '--wait',
+                  'compute2', '--os-auth-type', 'none', '--endpoint',
+                  self.stack.endpoint, '--wait',
                   '--target', 'compute1', '--timeout', '150']
         started = time.monotonic()
         self.addCleanup(self._enable, 'compute2')

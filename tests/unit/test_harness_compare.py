@@ -4,6 +4,8 @@ import io
 import json
 import os
 import shutil
+import math
+import random
 import tempfile
 
 import testtools
@@ -12,7 +14,29 @@ from nova_moves.harness import cli
 from nova_moves.harness import compare as nm_compare
 
 
-def _report(api_p99, e2e=2.0, rate=5.0, handle=100.0, repeats=None):
+def _records(scale=1.0, n=60, seed=1, e2e=2.0):
+    """Per-request samples of one run: resize requests whose API latency
+    (ms) scales with ``scale``."""
+    rng = random.Random(seed)
+    return [{'operation': 'resize', 'microversion': '2.1',
+             'api_s': rng.lognormvariate(math.log(0.03 * scale), 0.3),
+             'e2e_s': rng.lognormvariate(math.log(e2e), 0.2),
+             'phases': {'transfer': rng.lognormvariate(math.log(0.5), 0.2)}}
+            for _ in range(n)]
+
+
+def _measured(records):
+    """A report whose numbers are computed from its samples, as a run's."""
+    from nova_moves.harness import report as nm_report
+    for rec in records:
+        rec.setdefault('sent', 0.0)
+        rec.setdefault('outcome', 'ok')
+    return {'operations': nm_report.operation_rows(records),
+            'records': records, 'rpc': []}
+
+
+def _report(api_p99, e2e=2.0, rate=5.0, handle=100.0, repeats=None,
+            records=None):
     report = {'operations': [
         {'operation': 'resize', 'microversion': '2.1', 'api_p50_ms': 10.0,
          'api_p95_ms': 20.0, 'api_p99_ms': api_p99, 'e2e_p50_s': e2e,
@@ -26,6 +50,8 @@ def _report(api_p99, e2e=2.0, rate=5.0, handle=100.0, repeats=None):
                  'handle': {'p50_ms': handle, 'p99_ms': handle}}]}
     if repeats:
         report['repeats'] = repeats
+    if records:
+        report['records'] = records
     return report
 
 
@@ -47,16 +73,63 @@ class CompareTest(testtools.TestCase):
     def _row(self, rows, name):
         return next(r for r in rows if r['metric'] == name)
 
-    def test_marker_beyond_default_noise(self):
-        rows = nm_compare.compare(_report(30.0), _report(45.0, rate=3.0))
+    def test_marker_from_the_samples(self):
+        rows = nm_compare.compare(_measured(_records(1.0, n=300, seed=1)),
+                                  _measured(_records(1.5, n=300, seed=2)))
         row = self._row(rows, 'resize.api.p99')
-        self.assertEqual(1.5, row['ratio'])
+        self.assertGreater(row['ratio'], 1.2)
+        self.assertEqual('samples', row['test'])
+        # A p99 of 300 requests rests on 3 of them: no test can call it.
+        self.assertEqual('', row['marker'])
+        row = self._row(rows, 'resize.api.p95')
+        self.assertLess(row['p'], 0.001)
         self.assertEqual('+', row['marker'])
-        # Fewer requests per second is worse although the ratio is < 1.
-        self.assertEqual('+', self._row(rows, 'resize.throughput')['marker'])
-        self.assertEqual('', self._row(rows, 'resize.api.p50')['marker'])
-        better = nm_compare.compare(_report(45.0), _report(30.0))
-        self.assertEqual('-', self._row(better, 'resize.api.p99')['marker'])
+        # The median moved too, and was tested with Mann-Whitney.
+        self.assertEqual('+', self._row(rows, 'resize.api.p50')['marker'])
+        self.assertEqual('', self._row(rows, 'resize.e2e.p50')['marker'])
+        # No samples, no repeats: throughput is not tested, whatever its
+        # ratio (the old rule called 5 -> 3 requests/s WORSE).
+        rows = nm_compare.compare(_report(30.0), _report(45.0, rate=3.0))
+        self.assertIsNone(self._row(rows, 'resize.throughput')['test'])
+        self.assertEqual('', self._row(rows, 'resize.throughput')['marker'])
+        self.assertEqual('', self._row(rows, 'resize.api.p99')['marker'])
+        better = nm_compare.compare(_measured(_records(1.5, seed=3)),
+                                    _measured(_records(1.0, seed=4)))
+        self.assertEqual('-', self._row(better, 'resize.api.p50')['marker'])
+
+    def test_same_code_reports_no_change(self):
+        """Two runs drawn from one distribution, 10 trials: at least 9
+        report 0 changed metrics (Holm keeps the family-wise error at
+        alpha = 5% however many metrics)."""
+        quiet = 0
+        for trial in range(10):
+            a = _synthetic_run(random.Random(100 + 2 * trial))
+            b = _synthetic_run(random.Random(101 + 2 * trial))
+            rows = nm_compare.compare(a, b)
+            self.assertGreater(len(rows), 60)
+            quiet += not any(r['marker'] for r in rows)
+        self.assertGreaterEqual(quiet, 9)
+
+    def test_a_busier_machine_is_one_run_wide_factor(self):
+        """Same code, the second run on a machine 1.6x slower at
+        everything: one run-wide factor, no metric changed beyond it."""
+        a = _synthetic_run(random.Random(11))
+        b = _synthetic_run(random.Random(12), load=1.6)
+        wide = nm_compare.run_wide(a, b)
+        self.assertAlmostEqual(1.6, wide['factor'], delta=0.15)
+        self.assertLess(wide['p'], 0.001)
+        rows = nm_compare.compare(a, b)
+        self.assertEqual([], [r['metric'] for r in rows if r['marker']])
+        self.assertGreater(self._row(rows, 'resize.e2e.p50')['ratio'], 1.3)
+
+    def test_a_real_shift_is_found_among_many_metrics(self):
+        a = _synthetic_run(random.Random(7))
+        b = _synthetic_run(random.Random(8), slower='live-migrate')
+        changed = {r['metric'] for r in nm_compare.compare(a, b)
+                   if r['marker'] == '+'}
+        self.assertIn('live-migrate.api.p50', changed)
+        self.assertIn('live-migrate.e2e.p50', changed)
+        self.assertFalse([m for m in changed if m.startswith('resize.')])
 
     def test_repeats_give_the_noise(self):
         noisy = [{'resize.api.p99': v} for v in (20.0, 30.0, 40.0)]
@@ -72,6 +145,58 @@ class CompareTest(testtools.TestCase):
         row = nm_compare.compare(_report(0, repeats=steady),
                                  _report(0, repeats=quiet))[0]
         self.assertEqual('+', row['marker'])
+
+
+def _synthetic_run(rng, slower=None, n=40, load=1.0):
+    """A report with per-request samples for 4 operations (api, e2e and 4
+    phases each) and 8 RPC methods' histograms, like a real run's."""
+    from nova_moves import rpcstats
+    from nova_moves.harness import report as nm_report
+    records = []
+    for op in ('resize', 'migrate', 'live-migrate', 'evacuate'):
+        factor = (1.5 if op == slower else 1.0) * load
+        for _ in range(n):
+            records.append({
+                'operation': op, 'microversion': '2.1',
+                'sent': 0.0, 'outcome': 'ok',
+                'api_s': rng.lognormvariate(math.log(0.04 * factor), 0.35),
+                'e2e_s': rng.lognormvariate(math.log(3.0 * factor), 0.25),
+                'phases': {p: rng.lognormvariate(math.log(0.5 * load), 0.4)
+                           for p in ('queue', 'scheduling', 'prep',
+                                     'transfer')}})
+    report = {'operations': nm_report.operation_rows(records),
+              'records': records}
+    merged = {'handle': {}}
+    for i in range(8):
+        stat = rpcstats.Stat()
+        for _ in range(120):
+            stat.add(rng.lognormvariate(math.log(0.01 * (i + 1) * load),
+                                        0.5))
+        merged['handle']['compute.m%d' % i] = stat
+    report['rpc'] = rpcstats.summarize(merged)
+    return report
+
+
+class PlotTest(testtools.TestCase):
+
+    def test_every_metric_on_pages(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest('matplotlib (the [harness] extra) not installed')
+        rows = nm_compare.compare(_synthetic_run(random.Random(1)),
+                                  _synthetic_run(random.Random(2)))
+        work = tempfile.mkdtemp(prefix='compare-png-')
+        self.addCleanup(shutil.rmtree, work, ignore_errors=True)
+        paths = nm_compare.plot(['a', 'b'], [rows],
+                                os.path.join(work, 'cmp.png'), per_page=30)
+        # 84 metrics, the RPC ones too (the old picture kept 40).
+        self.assertEqual(len(rows), 84)
+        self.assertEqual([os.path.join(work, n) for n in (
+            'cmp.png', 'cmp-2.png', 'cmp-3.png')], paths)
+        for path in paths:
+            with open(path, 'rb') as f:
+                self.assertEqual(b'\x89PNG', f.read(4))
 
 
 class BudgetTest(testtools.TestCase):
@@ -122,8 +247,8 @@ class CompareCommandTest(testtools.TestCase):
         return code, out.getvalue(), err.getvalue()
 
     def test_table_png_and_budget_file(self):
-        a = self._write('before', _report(30.0))
-        b = self._write('after', _report(45.0))
+        a = self._write('before', _measured(_records(1.0, n=200)))
+        b = self._write('after', _measured(_records(1.5, n=200, seed=2)))
         budget = os.path.join(self.work, 'budget.txt')
         with open(budget, 'w') as f:
             f.write('# CI budget\nresize.api.p99 > 1.2x\n\n'
@@ -134,15 +259,14 @@ class CompareCommandTest(testtools.TestCase):
         self.assertEqual(1, code, out)
         self.assertIn('before', out.split('\n')[0])
         self.assertIn('after', out.split('\n')[0])
-        self.assertIn('resize.api.p99', out)
-        self.assertIn('1.50x', out)
+        self.assertIn('resize.api.p50', out)
         self.assertIn('WORSE', out)
         self.assertIn('BUDGET EXCEEDED resize.api.p99 > 1.2x', out)
         self.assertNotIn('BUDGET EXCEEDED resize.e2e', out)
         with open(png, 'rb') as f:
             self.assertEqual(b'\x89PNG', f.read(4))
         code, out, _ = self._main(['compare', a, b, '--fail-if',
-                                   'resize.api.p99 > 2x'])
+                                   'resize.api.p99 > 3x'])
         self.assertEqual(0, code, out)
         self.assertIn('Budgets: 1 OK', out)
 

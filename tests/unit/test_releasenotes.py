@@ -37,6 +37,28 @@ class ReleaseNotesTest(testtools.TestCase):
                 self.assertIsInstance(items, list, '%s: %s' % (name,
                                                                section))
 
+    def test_uids_are_unique(self):
+        # reno keys notes by the 16-hex suffix: two notes sharing one make
+        # "reno lint" fail and one of them vanish from the build.
+        seen = {}
+        for path in sorted(glob.glob(os.path.join(NOTES, '*.yaml'))):
+            uid = os.path.basename(path)[-len('0123456789abcdef.yaml'):-5]
+            if uid in seen:
+                self.fail('%s and %s share the UID %s' % (
+                    seen[uid], os.path.basename(path), uid))
+            seen[uid] = os.path.basename(path)
+
+    def test_reno_lint(self):
+        reno = os.path.join(BINDIR, 'reno')
+        if not os.path.exists(reno):
+            self.skipTest('reno not installed')
+        if shutil.which('git') is None or not os.path.exists(
+                os.path.join(ROOT, '.git')):
+            self.skipTest('reno needs the git history')
+        proc = subprocess.run([reno, 'lint'], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+        self.assertEqual(0, proc.returncode, proc.stdout + proc.stderr)
+
     def test_sphinx_build(self):
         sphinx_build = os.path.join(BINDIR, 'sphinx-build')
         if not os.path.exists(sphinx_build):
