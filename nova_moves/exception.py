@@ -128,3 +128,9 @@ class MoveInterruptedByRestart(NovaMovesException):
 class HypervisorOperationFailed(NovaMovesException):
     msg_fmt = 'Fake hypervisor operation %(operation)s failed on %(host)s ' \
               '(injected failure).'
+
+
+class GuestInvalidPower(NovaMovesException):
+    msg_fmt = ('Cannot %(operation)s the guest of %(instance_uuid)s on '
+               '%(host)s: its power is %(power)s')
+    code = 409

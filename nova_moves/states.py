@@ -10,6 +10,9 @@ PAUSED = 'paused'
 RESIZED = 'resized'
 ERROR = 'error'
 DELETED = 'deleted'
+SUSPENDED = 'suspended'
+SHELVED = 'shelved'
+SHELVED_OFFLOADED = 'shelved_offloaded'
 
 # --- task_state (Nova's nova/compute/task_states.py names)
 SCHEDULING = 'scheduling'
@@ -27,6 +30,24 @@ REBUILD_BLOCK_DEVICE_MAPPING = 'rebuild_block_device_mapping'
 REBUILD_SPAWNING = 'rebuild_spawning'
 POWERING_ON = 'powering-on'
 POWERING_OFF = 'powering-off'
+PAUSING = 'pausing'
+UNPAUSING = 'unpausing'
+SUSPENDING = 'suspending'
+RESUMING = 'resuming'
+REBOOTING = 'rebooting'
+REBOOT_PENDING = 'reboot_pending'
+REBOOT_STARTED = 'reboot_started'
+REBOOTING_HARD = 'rebooting_hard'
+REBOOT_PENDING_HARD = 'reboot_pending_hard'
+REBOOT_STARTED_HARD = 'reboot_started_hard'
+
+# --- power_state (Nova's nova/compute/power_state.py values)
+POWER_NOSTATE = 0
+POWER_RUNNING = 1
+POWER_PAUSED = 3
+POWER_SHUTDOWN = 4
+POWER_CRASHED = 6
+POWER_SUSPENDED = 7
 
 # --- migration status
 M_ACCEPTED = 'accepted'
@@ -83,3 +104,18 @@ LIVE_MIGRATION_IN_FLIGHT = LIVE_MIGRATION_ABORTABLE + (M_POST_MIGRATING,)
 # task_states of a resize / cold migration in flight.
 RESIZE_TASK_STATES = (RESIZE_PREP, RESIZE_MIGRATING, RESIZE_MIGRATED,
                       RESIZE_FINISH)
+
+# --- lifecycle actions (Nova's vm_states.ALLOW_* / task_states.ALLOW_*)
+ALLOW_SOFT_REBOOT = (ACTIVE,)
+ALLOW_HARD_REBOOT = (ACTIVE, STOPPED, PAUSED, SUSPENDED, ERROR)
+# A hard reboot may take over these task_states (a stuck soft reboot, a
+# pause or suspend that never finished); anything else is a 409.
+ALLOW_REBOOT_TASK_STATES = (None, REBOOTING, REBOOT_PENDING, REBOOT_STARTED,
+                            RESUMING, REBOOTING_HARD, UNPAUSING, PAUSING,
+                            SUSPENDING)
+SOFT_REBOOT_TASK_STATES = (REBOOTING, REBOOT_PENDING, REBOOT_STARTED)
+HARD_REBOOT_TASK_STATES = (REBOOTING_HARD, REBOOT_PENDING_HARD,
+                           REBOOT_STARTED_HARD)
+ALLOW_REBUILD = (ACTIVE, STOPPED, ERROR)
+# vm_states os-resetState may set (Nova's body enum).
+RESET_VM_STATES = (ACTIVE, ERROR)

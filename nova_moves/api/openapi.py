@@ -277,7 +277,8 @@ def _action_body(name, schema):
 
 def _move_modules():
     modules = []
-    for name in ('migrate', 'live_migrate', 'evacuate', 'power'):
+    for name in ('migrate', 'live_migrate', 'evacuate', 'power', 'lifecycle',
+                 'lock', 'rebuild', 'reset_state'):
         try:
             modules.append(importlib.import_module('nova_moves.api.' + name))
         except ImportError:

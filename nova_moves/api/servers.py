@@ -5,6 +5,7 @@ import flask
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
+from nova_moves.api import lock
 from nova_moves.api import quotas
 from nova_moves.api import server_groups
 from nova_moves.api import validation
@@ -163,6 +164,7 @@ def delete(server_id):
     ctxt = api_app.context()
     instance = common.get_instance(server_id,
                                    'os_compute_api:servers:delete')
+    lock.check_not_locked(instance)  # a locked server: admin only
     # A server in the middle of a move is not deleted under its feet.
     if instance['task_state'] not in (None, 'scheduling') and \
             instance['vm_state'] != 'error':

@@ -16,12 +16,23 @@ PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERIFY_RESIZE',
                      'MIGRATING')
 
 
+# Nova's statuses of the lifecycle actions (api/lifecycle.py).
+_LIFECYCLE_STATUS = {'paused': 'PAUSED', 'suspended': 'SUSPENDED',
+                     'shelved': 'SHELVED',
+                     'shelved_offloaded': 'SHELVED_OFFLOADED'}
+_REBOOT_STATUS = dict(
+    [(t, 'REBOOT') for t in ('rebooting', 'reboot_pending',
+                             'reboot_started')] +
+    [(t, 'HARD_REBOOT') for t in ('rebooting_hard', 'reboot_pending_hard',
+                                  'reboot_started_hard')])
+
+
 def server_status(instance):
     vm, task = instance['vm_state'], instance['task_state']
     if vm == 'deleted':
         return 'DELETED'
     if vm == 'error':
-        return 'ERROR'
+        return 'REBUILD' if task == 'rebuilding' else 'ERROR'
     if vm == 'building':
         return 'BUILD'
     if task in ('resize_prep', 'resize_migrating', 'resize_migrated',
@@ -33,6 +44,10 @@ def server_status(instance):
         return 'VERIFY_RESIZE' if vm == 'resized' else 'ACTIVE'
     if task == 'migrating':
         return 'MIGRATING'
+    if vm in _LIFECYCLE_STATUS:
+        return _LIFECYCLE_STATUS[vm]
+    if vm == 'active' and task in _REBOOT_STATUS:
+        return _REBOOT_STATUS[task]
     if task in ('rebuilding', 'rebuild_spawning',
                 'rebuild_block_device_mapping'):
         return 'REBUILD'
@@ -118,7 +133,7 @@ def server_detail(instance, fault=None, show=False):
     if (is_admin_view and version >= '2.3') or version >= '2.90':
         body['OS-EXT-SRV-ATTR:hostname'] = _hostname(instance)
     if version >= '2.9':
-        body['locked'] = False
+        body['locked'] = bool(instance.get('locked_by'))
     if version >= '2.16' and is_admin_view:
         # Nova: admin-only by default (servers:show:host_status).
         body['host_status'] = host_status(instance)
@@ -127,7 +142,7 @@ def server_detail(instance, fault=None, show=False):
     if version >= '2.26':
         body['tags'] = []
     if version >= '2.73':
-        body['locked_reason'] = None
+        body['locked_reason'] = instance.get('locked_reason')
     if version >= '2.63':
         body['trusted_image_certificates'] = None
     if show and version >= '2.71':

@@ -9,11 +9,17 @@ import time
 
 from nova_moves import conf
 from nova_moves import exception
+from nova_moves import states
 
 CONF = conf.CONF
 # The names [compute] operation_seconds documents for the driver calls
 # whose own names are long (the disk copy of a cold move).
 SHORT_NAMES = {'migrate_disk_and_power_off': 'migrate_disk'}
+# A guest's power as the state file keeps it, and Nova's power_state.
+POWER_STATES = {'running': states.POWER_RUNNING,
+                'paused': states.POWER_PAUSED,
+                'suspended': states.POWER_SUSPENDED,
+                'shutdown': states.POWER_SHUTDOWN}
 
 
 class FakeDriver:
@@ -105,19 +111,43 @@ class FakeDriver:
         with self._lock:
             return instance_uuid in self._guests
 
-    def spawn(self, instance_uuid, flavor, operation='spawn'):
+    def spawn(self, instance_uuid, flavor, operation='spawn',
+              power='running'):
+        """``power``: what the guest is once here ('paused' for a paused
+        server live-migrated in)."""
         self.operate(operation)
         with self._lock:
-            self._guests[instance_uuid] = {'power': 'running',
+            self._guests[instance_uuid] = {'power': power,
                                            'flavor': flavor['name']}
             self._save()
 
-    def set_power(self, instance_uuid, power, operation):
+    def power_state(self, instance_uuid):
+        """Nova's power_state of the guest (NOSTATE when it is not
+        here)."""
+        with self._lock:
+            guest = self._guests.get(instance_uuid)
+        return POWER_STATES.get((guest or {}).get('power'),
+                                states.POWER_NOSTATE)
+
+    def set_power(self, instance_uuid, power, operation, require=None):
+        """``require``: the powers the guest may be in (else it is left
+        as it is and GuestInvalidPower raises: nothing to resume on a
+        guest that is not suspended)."""
         self.operate(operation)
         with self._lock:
-            if instance_uuid in self._guests:
-                self._guests[instance_uuid]['power'] = power
-                self._save()
+            guest = self._guests.get(instance_uuid)
+            if guest is None:
+                if require:
+                    raise exception.GuestInvalidPower(
+                        instance_uuid=instance_uuid, host=self.host,
+                        power=None, operation=operation)
+                return
+            if require and guest['power'] not in require:
+                raise exception.GuestInvalidPower(
+                    instance_uuid=instance_uuid, host=self.host,
+                    power=guest['power'], operation=operation)
+            guest['power'] = power
+            self._save()
 
     def destroy(self, instance_uuid, operation='destroy'):
         self.operate(operation)

@@ -156,8 +156,11 @@ class LiveMigrationMixin:
                                            migration_uuid):
         rows = self._lm_guard(ctxt, migration_uuid, states.M_POST_MIGRATING,
                               dest_compute=self.host)
+        # A paused server stays paused on the destination (Nova).
+        paused = rows['instance']['vm_state'] == states.PAUSED
         self.driver.spawn(instance_uuid, rows['instance']['flavor'],
-                          operation='post_live_migration_at_destination')
+                          operation='post_live_migration_at_destination',
+                          power='paused' if paused else 'running')
         try:
             # The point of no return, one transaction: the server is here,
             # its source half is gone and the migration is completed --
@@ -168,7 +171,8 @@ class LiveMigrationMixin:
                 task_state=[states.MIGRATING, None],
                 expected_values={'dest_compute': self.host},
                 instance_values={'host': self.host, 'node': self.host,
-                                 'power_state': POWER_RUNNING,
+                                 'power_state': states.POWER_PAUSED
+                                 if paused else POWER_RUNNING,
                                  'progress': 0},
                 allocations={'op': 'drop_source'}))
         except exception.MoveConflict:

@@ -11,6 +11,7 @@ import oslo_messaging as messaging
 from nova_moves.compute import driver as fake_driver
 from nova_moves.compute import evacuate
 from nova_moves.compute import inflight
+from nova_moves.compute import lifecycle
 from nova_moves.compute import live_migration
 from nova_moves.compute import resize
 from nova_moves.compute import rpcapi as compute_rpcapi
@@ -41,9 +42,9 @@ def heartbeat_timeout():
 
 
 class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
-                     evacuate.EvacuateMixin):
+                     evacuate.EvacuateMixin, lifecycle.LifecycleMixin):
     # The newest version served: see compute/rpcapi.py for the history.
-    target = messaging.Target(version='1.3')
+    target = messaging.Target(version='1.4')
 
     def __init__(self, host):
         self.host = host

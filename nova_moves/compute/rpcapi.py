@@ -16,13 +16,16 @@ class ComputeAPI:
     1.2 - start_instance, stop_instance (os-start / os-stop)
     1.3 - move_step_status: does this host still run a step of the move
           (any kind; the sweep asks before re-sending or rolling back)
+    1.4 - pause_instance, unpause_instance, suspend_instance,
+          resume_instance, reboot_instance, rebuild_instance_same_host
+          (the lifecycle actions, compute/lifecycle.py)
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.3'
+    VERSION = '1.4'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -195,3 +198,37 @@ class ComputeAPI:
         1.3, or no answer)."""
         return self._ask(ctxt, host, '1.3', 'move_step_status', timeout,
                          migration_uuid=migration_uuid)
+
+    # -- 1.4: the lifecycle actions -------------------------------------------
+    def can_lifecycle(self):
+        """False while [upgrade_levels] compute caps below 1.4."""
+        return self.client.can_send_version('1.4')
+
+    def _cast_14(self, ctxt, host, method, **kwargs):
+        self.client.prepare(server=host, version='1.4').cast(
+            ctxt, method, **kwargs)
+
+    def pause_instance(self, ctxt, host, instance_uuid):
+        self._cast_14(ctxt, host, 'pause_instance',
+                      instance_uuid=instance_uuid)
+
+    def unpause_instance(self, ctxt, host, instance_uuid):
+        self._cast_14(ctxt, host, 'unpause_instance',
+                      instance_uuid=instance_uuid)
+
+    def suspend_instance(self, ctxt, host, instance_uuid):
+        self._cast_14(ctxt, host, 'suspend_instance',
+                      instance_uuid=instance_uuid)
+
+    def resume_instance(self, ctxt, host, instance_uuid):
+        self._cast_14(ctxt, host, 'resume_instance',
+                      instance_uuid=instance_uuid)
+
+    def reboot_instance(self, ctxt, host, instance_uuid, reboot_type):
+        self._cast_14(ctxt, host, 'reboot_instance',
+                      instance_uuid=instance_uuid, reboot_type=reboot_type)
+
+    def rebuild_instance_same_host(self, ctxt, host, instance_uuid,
+                                   image_ref):
+        self._cast_14(ctxt, host, 'rebuild_instance_same_host',
+                      instance_uuid=instance_uuid, image_ref=image_ref)

@@ -155,6 +155,10 @@ class Instance(BASE, TimestampMixin):
     progress = Column(Integer, nullable=False, default=0)
     deleted = Column(Integer, nullable=False, default=0)
     deleted_at = Column(DateTime)
+    # Nova's lock: who locked it ('owner' or 'admin', None when unlocked)
+    # and why (2.73).
+    locked_by = Column(String(16))
+    locked_reason = Column(String(255))
 
 
 class InstanceFault(BASE):

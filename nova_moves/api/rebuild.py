@@ -1,0 +1,130 @@
+"""Server action rebuild on the server's own host (202 with the server).
+
+Nova's state rule: vm_state ACTIVE, STOPPED or ERROR with no task_state;
+one compare-and-swap (db move_start) sets task_state rebuilding and
+records the action 'rebuild', so a server in another state, or one
+another request claimed first, is a 409 with nothing written. The new
+image and name are written with the claim's outcome known (after it),
+before the cast; the compute re-creates the guest from the image
+(rebuilding -> rebuild_spawning -> none) and leaves the server ACTIVE,
+or SHUTOFF when it was stopped (Nova's rebuild keeps a stopped server
+stopped). Nothing moves: same host, same flavor, same allocation.
+
+Fields Nova's body carries that nova_moves has nowhere to keep
+(metadata, personality, accessIPv4/6, key_name, user_data, description,
+trusted_image_certificates, hostname, preserve_ephemeral,
+OS-DCF:diskConfig) are validated by Nova's schema for the microversion
+and not kept; doc/api-ref/lifecycle.md says so.
+"""
+import secrets
+
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import lifecycle
+from nova_moves.api import microversion
+from nova_moves.api import validation
+from nova_moves.api import views
+from nova_moves.db import api as db_api
+from nova_moves import exception
+from nova_moves import states
+
+POLICY = 'os_compute_api:servers:rebuild'
+TASK_STATE = states.REBUILDING
+
+_NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+         'pattern': r'^(?! )[^\x00-\x1f]*(?<! )$'}
+_IMAGE_REF = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+_METADATA = {'type': 'object', 'maxProperties': 128,
+             'patternProperties': {'^[a-zA-Z0-9-_:. ]{1,255}$': {
+                 'type': 'string', 'maxLength': 255}},
+             'additionalProperties': False}
+_IP = {'type': 'string', 'maxLength': 64}
+_BASE = {
+    'name': _NAME, 'imageRef': _IMAGE_REF,
+    'adminPass': {'type': 'string', 'maxLength': 255},
+    'metadata': _METADATA,
+    'preserve_ephemeral': validation.BOOLEAN,
+    'OS-DCF:diskConfig': {'type': 'string', 'enum': ['AUTO', 'MANUAL']},
+    'accessIPv4': _IP, 'accessIPv6': _IP,
+    'personality': {'type': 'array', 'maxItems': 5, 'items': {
+        'type': 'object', 'additionalProperties': False,
+        'properties': {'path': {'type': 'string', 'maxLength': 255},
+                       'contents': {'type': 'string', 'maxLength': 65535}}}},
+}
+
+
+def _schema(add=(), drop=()):
+    props = {k: v for k, v in _BASE.items() if k not in drop}
+    props.update(dict(add))
+    return {'type': 'object', 'required': ['rebuild'],
+            'additionalProperties': False,
+            'properties': {'rebuild': {
+                'type': 'object', 'required': ['imageRef'],
+                'additionalProperties': False, 'properties': props}}}
+
+
+_DESC = ('description', {'type': ['string', 'null'], 'maxLength': 255})
+_KEY = ('key_name', {'type': ['string', 'null'], 'minLength': 1,
+                     'maxLength': 255})
+_USER_DATA = ('user_data', {'type': ['string', 'null'], 'maxLength': 65535})
+_CERTS = ('trusted_image_certificates', {
+    'type': ['array', 'null'], 'minItems': 1, 'maxItems': 50,
+    'items': {'type': 'string', 'minLength': 1, 'maxLength': 255}})
+_HOSTNAME = ('hostname', {'type': 'string', 'minLength': 2, 'maxLength': 63,
+                          'pattern': r'^[a-zA-Z0-9]+[a-zA-Z0-9-]*$'})
+
+BODY_SCHEMAS = {'rebuild': [
+    ('2.1', '2.18', _schema()),
+    ('2.19', '2.53', _schema([_DESC])),
+    ('2.54', '2.56', _schema([_DESC, _KEY])),
+    ('2.57', '2.62', _schema([_DESC, _KEY, _USER_DATA], ['personality'])),
+    ('2.63', '2.89', _schema([_DESC, _KEY, _USER_DATA, _CERTS],
+                             ['personality'])),
+    ('2.90', microversion.MAX_VERSION,
+     _schema([_DESC, _KEY, _USER_DATA, _CERTS, _HOSTNAME],
+             ['personality'])),
+]}
+
+
+def _schema_for(version):
+    for low, high, schema in BODY_SCHEMAS['rebuild']:
+        if low <= version <= high:
+            return schema
+    raise exception.NotFound()
+
+
+def rebuild(server_id, value):
+    body = validation.validate({'rebuild': value}, _schema_for(
+        api_app.version()))['rebuild']
+    instance = common.get_instance(server_id, POLICY)
+    compute = api_app.services().compute
+    if not compute.can_lifecycle():
+        raise lifecycle.LifecycleNotSupported(action='rebuild')
+    lifecycle._require_host('rebuild', instance)
+    common.start_move(instance, 'rebuild', TASK_STATE,
+                      list(states.ALLOW_REBUILD), 'rebuild')
+    values = {'image_ref': body['imageRef']}
+    if 'name' in body:
+        values['display_name'] = body['name']
+    try:
+        instance = db_api.instance_update(
+            instance['uuid'], values, expected_task_state=[TASK_STATE])
+        compute.rebuild_instance_same_host(
+            api_app.context(), instance['host'], instance['uuid'],
+            image_ref=body['imageRef'])
+    except Exception:
+        common.release_task_state(instance['uuid'], TASK_STATE)
+        raise
+    server = views.server_detail(instance)
+    # Nova returns the new admin password ([api] enable_instance_password
+    # defaults to true): the one given, or a generated one.
+    server['adminPass'] = body.get('adminPass') or secrets.token_urlsafe(9)
+    response = flask.jsonify({'server': server})
+    response.status_code = 202
+    return response
+
+
+ACTIONS = {'rebuild': rebuild}
+POLICIES = {'rebuild': POLICY}
