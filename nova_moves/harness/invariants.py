@@ -24,7 +24,9 @@ MIGRATION_TERMINAL = {'confirmed', 'reverted', 'error', 'failed',
                       'completed', 'cancelled'}
 # Waiting on the user (VERIFY_RESIZE) or on a dead source host's return.
 MIGRATION_PARKED = {'finished', 'done'}
-SERVER_SETTLED = {'ACTIVE', 'SHUTOFF', 'ERROR', 'VERIFY_RESIZE'}
+SERVER_SETTLED = {'ACTIVE', 'SHUTOFF', 'ERROR', 'VERIFY_RESIZE',
+                  # The lifecycle actions' resting statuses.
+                  'PAUSED', 'SUSPENDED'}
 
 
 def _resources(flavor):

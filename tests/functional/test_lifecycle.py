@@ -1,0 +1,186 @@
+"""The lifecycle actions on real processes (API, conductor, scheduler,
+two computes, RabbitMQ, SQLite) through HTTP: each action's happy path
+with its status, power state, guest on the fake hypervisor and instance
+action; Nova's 409 state rules; live migration of a PAUSED server
+(Nova allows it; it stays PAUSED on the destination); a lock stops the
+owner's moves and delete but not the admin; os-resetState ends a stuck
+move as move_failed does."""
+from tests.functional import base
+
+OWNER = 'alice:proj-a'
+
+
+class LifecycleTest(base.StackTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.owner = cls.admin.as_user(OWNER)
+
+    def power(self, server_id):
+        host = self.admin.server(server_id)['OS-EXT-SRV-ATTR:host']
+        return host, self.local_guests(host).get(server_id, {}).get('power')
+
+    def act(self, server_id, body, expect=202, client=None, version=None):
+        return (client or self.admin).action(server_id, body,
+                                             version=version, expect=expect)
+
+    def settle(self, server_id, status):
+        return self.admin.wait_for_status(server_id, status, timeout=30)
+
+    def action_names(self, server_id):
+        return [a['action'] for a in self.admin.actions(server_id)]
+
+    def test_pause_unpause_suspend_resume(self):
+        sid = self.boot('pause')['id']
+        self.act(sid, {'pause': None})
+        server = self.settle(sid, 'PAUSED')
+        self.assertEqual((3, 'paused'), (server['OS-EXT-STS:power_state'],
+                                         self.power(sid)[1]))
+        # Nova's state rules: nothing but unpause (or a hard reboot).
+        for body in ({'pause': None}, {'suspend': None}, {'resume': None},
+                     {'reboot': {'type': 'SOFT'}}):
+            self.act(sid, body, expect=409)
+        self.act(sid, {'unpause': None})
+        server = self.settle(sid, 'ACTIVE')
+        self.assertEqual((1, 'running'), (server['OS-EXT-STS:power_state'],
+                                          self.power(sid)[1]))
+        self.act(sid, {'unpause': None}, expect=409)
+        self.act(sid, {'suspend': None})
+        server = self.settle(sid, 'SUSPENDED')
+        self.assertEqual((7, 'suspended'),
+                         (server['OS-EXT-STS:power_state'],
+                          self.power(sid)[1]))
+        for body in ({'pause': None}, {'unpause': None},
+                     {'migrate': None}, {'reboot': {'type': 'SOFT'}}):
+            self.act(sid, body, expect=409)
+        self.act(sid, {'resume': None})
+        self.settle(sid, 'ACTIVE')
+        self.assertEqual('running', self.power(sid)[1])
+        self.assertEqual(['resume', 'suspend', 'unpause', 'pause', 'create'],
+                         self.action_names(sid))
+        detail = self.admin.action_detail(
+            sid, self.admin.actions(sid)[0]['request_id'])
+        self.assertEqual([('compute_resume_instance', 'Success')],
+                         [(e['event'], e['result'])
+                          for e in detail['events']])
+
+    def test_reboot_soft_and_hard(self):
+        sid = self.boot('reboot')['id']
+        self.act(sid, {'reboot': {'type': 'SOFT'}})
+        self.settle(sid, 'ACTIVE')
+        self.act(sid, {'os-stop': None})
+        self.settle(sid, 'SHUTOFF')
+        # A stopped server: no soft reboot; a hard one starts it (Nova).
+        self.act(sid, {'reboot': {'type': 'SOFT'}}, expect=409)
+        self.act(sid, {'reboot': {'type': 'HARD'}})
+        server = self.settle(sid, 'ACTIVE')
+        self.assertEqual((1, 'running'), (server['OS-EXT-STS:power_state'],
+                                          self.power(sid)[1]))
+        self.assertEqual(['reboot', 'stop', 'reboot', 'create'],
+                         self.action_names(sid))
+
+    def test_reboot_status_while_rebooting(self):
+        sid = self.boot('slow-reboot')['id']
+        host = self.admin.server(sid)['OS-EXT-SRV-ATTR:host']
+        self.admin.set_faults(host, [], {'reboot_hard': 2.0})
+        self.addCleanup(self.admin.set_faults, host, [], {})
+        self.act(sid, {'reboot': {'type': 'HARD'}})
+        self.assertEqual('HARD_REBOOT', self.admin.server(sid)['status'])
+        self.act(sid, {'pause': None}, expect=409)
+        self.settle(sid, 'ACTIVE')
+
+    def test_rebuild_same_host(self):
+        server = self.boot('rebuild')
+        sid, host = server['id'], server['OS-EXT-SRV-ATTR:host']
+        body = self.act(sid, {'rebuild': {'imageRef': 'fake2',
+                                          'name': 'rebuilt'}},
+                        version='2.75').json()['server']
+        self.assertEqual(('REBUILD', 'rebuilt'), (body['status'],
+                                                  body['name']))
+        self.assertIn('adminPass', body)
+        self.act(sid, {'pause': None}, expect=409)
+        server = self.settle(sid, 'ACTIVE')
+        self.assertEqual((host, 'fake2', 'rebuilt'), (
+            server['OS-EXT-SRV-ATTR:host'], server['image']['id'],
+            server['name']))
+        # A stopped server is rebuilt and stays stopped.
+        self.act(sid, {'os-stop': None})
+        self.settle(sid, 'SHUTOFF')
+        self.act(sid, {'rebuild': {'imageRef': 'fake'}})
+        self.settle(sid, 'SHUTOFF')
+        self.assertEqual('shutdown', self.power(sid)[1])
+        self.act(sid, {'os-start': None})
+        self.settle(sid, 'ACTIVE')
+
+    def test_live_migrate_paused_server_stays_paused(self):
+        server = self.boot('paused-live')
+        sid, source = server['id'], server['OS-EXT-SRV-ATTR:host']
+        self.act(sid, {'pause': None})
+        self.settle(sid, 'PAUSED')
+        self.act(sid, {'os-migrateLive': {'host': None,
+                                          'block_migration': 'auto'}},
+                 version='2.34')
+        self.admin.wait_for(
+            lambda: self.admin.server(sid)['OS-EXT-SRV-ATTR:host'] !=
+            source, timeout=30, what='the move')
+        server = self.settle(sid, 'PAUSED')
+        dest = server['OS-EXT-SRV-ATTR:host']
+        self.assertNotEqual(source, dest)
+        self.assertEqual(3, server['OS-EXT-STS:power_state'])
+        self.assertEqual('paused', self.local_guests(dest)[sid]['power'])
+        self.admin.wait_for(lambda: sid not in self.local_guests(source),
+                            timeout=20, what='source copy removed')
+        migration = [m for m in self.admin.migrations(instance_uuid=sid)
+                     if m['migration_type'] == 'live-migration'][0]
+        self.assertEqual('completed', migration['status'])
+        self.act(sid, {'unpause': None})
+        self.settle(sid, 'ACTIVE')
+        self.assertEqual('running', self.local_guests(dest)[sid]['power'])
+
+    def test_lock_blocks_the_owners_moves_not_the_admin(self):
+        sid = self.boot('locked', client=self.owner)['id']
+        self.act(sid, {'lock': {'locked_reason': 'audit'}},
+                 client=self.owner, version='2.73')
+        shown = self.owner.server(sid, version='2.73')
+        self.assertEqual((True, 'audit'), (shown['locked'],
+                                           shown['locked_reason']))
+        bigger = self.flavor('bigger', ram=1024)
+        for body in ({'resize': {'flavorRef': bigger['id']}},
+                     {'pause': None}, {'os-stop': None},
+                     {'reboot': {'type': 'HARD'}}):
+            response = self.act(sid, body, expect=409, client=self.owner)
+            self.assertIn('is locked', response.text)
+        self.owner.delete('/servers/%s' % sid, expect=409)
+        self.assertEqual('ACTIVE', self.admin.server(sid)['status'])
+        # The admin still moves it (Nova: locks bind non-admins).
+        self.act(sid, {'migrate': None})
+        self.settle(sid, 'VERIFY_RESIZE')
+        self.act(sid, {'confirmResize': None}, expect=204)
+        self.settle(sid, 'ACTIVE')
+        self.act(sid, {'unlock': None}, client=self.owner)
+        self.owner.delete('/servers/%s' % sid, expect=204)
+
+    def test_reset_state_ends_a_stuck_move(self):
+        server = self.boot('stuck')
+        sid, source = server['id'], server['OS-EXT-SRV-ATTR:host']
+        # The destination's finish step takes long enough to reset under.
+        for host in ('compute1', 'compute2'):
+            self.admin.set_faults(host, [], {'finish_migration': 5.0})
+            self.addCleanup(self.admin.set_faults, host, [], {})
+        self.act(sid, {'migrate': None})
+        self.admin.wait_for(
+            lambda: self.admin.server(sid)['OS-EXT-STS:task_state'] ==
+            'resize_finish', timeout=30, what='resize_finish')
+        self.act(sid, {'os-resetState': {'state': 'active'}})
+        server = self.admin.server(sid)
+        self.assertEqual(('ACTIVE', None, source),
+                         (server['status'], server['OS-EXT-STS:task_state'],
+                          server['OS-EXT-SRV-ATTR:host']))
+        migration = self.admin.migrations(instance_uuid=sid)[0]
+        self.assertEqual('error', migration['status'])
+        # The late finish step finds the move ended and drops it; the
+        # guest is put right by a hard reboot, as an operator would.
+        self.act(sid, {'reboot': {'type': 'HARD'}})
+        self.settle(sid, 'ACTIVE')
+        self.assertEqual('running', self.power(sid)[1])
