@@ -177,6 +177,33 @@ class _HostileInput(base.StackTestCase):
         self.assertIn('name', message)
 
     # -- property-based -------------------------------------------------
+    def test_lifecycle_action_bodies_are_400(self):
+        # Its own server: the fuzz may have deleted the class's.
+        sid = self.stack.client().boot('hostile-life', self.small['id'])['id']
+        bad = [{'pause': {'x': 1}}, {'pause': []}, {'unpause': 'x'},
+               {'suspend': 7}, {'resume': {'': None}}, {'reboot': None},
+               {'reboot': {}}, {'reboot': {'type': 'WARM'}},
+               {'reboot': {'type': ['HARD']}},
+               {'reboot': {'type': 'HARD', 'force': True}},
+               {'rebuild': None}, {'rebuild': {}},
+               {'rebuild': {'imageRef': None}},
+               {'rebuild': {'imageRef': 'x' * 300}},
+               {'rebuild': {'imageRef': 'i', 'name': ' x'}},
+               {'rebuild': {'imageRef': 'i', 'name': '\ud800'}},
+               {'rebuild': {'imageRef': 'i', 'metadata': {'k': 1}}},
+               {'rebuild': {'imageRef': 'i', 'hostname': '-'}},
+               {'lock': {'locked_reason': ''}},
+               {'lock': {'locked_reason': 'r' * 256}}, {'lock': 'x'},
+               {'unlock': {'x': 1}}, {'os-resetState': None},
+               {'os-resetState': {'state': 'paused'}},
+               {'os-resetState': {'state': 'active', 'x': 1}}]
+        for body in bad:
+            data = json.dumps(body).encode('utf-8', 'surrogatepass')
+            self.assertFault(self.admin_raw(
+                'POST', '/servers/%s/action' % sid, data=data), 400, 400)
+        self.assertIsNone(self.stack.client().server(sid, version='2.47')[
+            'OS-EXT-STS:task_state'])
+
     def test_fuzz_no_5xx(self):
         sid = self.server['id']
         ids = st.one_of(st.sampled_from([sid, self.small['id'],
@@ -191,7 +218,8 @@ class _HostileInput(base.StackTestCase):
             st.sampled_from(['\ud800', '\x00', 'a' * 300, '', ' ', 'nova',
                              'nova:%s' % self.server.get(
                                  'OS-EXT-SRV-ATTR:host', 'h'), 'auto',
-                             'none', self.small['id'], 'fake']))
+                             'none', self.small['id'], 'fake', 'HARD',
+                             'soft', 'active', 'error', 'paused']))
         keys = st.one_of(st.sampled_from([
             'server', 'flavor', 'name', 'flavorRef', 'imageRef', 'networks',
             'availability_zone', 'host', 'block_migration', 'force',
@@ -201,7 +229,12 @@ class _HostileInput(base.StackTestCase):
             'id', 'description', 'quota_set', 'instances', 'cores',
             'adminPass', 'onSharedStorage', 'server_group', 'policy',
             'policies', 'rules', 'max_server_per_host', 'os:scheduler_hints',
-            'group']), st.text(max_size=10))
+            'group',
+            # The lifecycle actions and their fields.
+            'pause', 'unpause', 'suspend', 'resume', 'reboot', 'type',
+            'rebuild', 'lock', 'unlock', 'locked_reason', 'os-resetState',
+            'state', 'preserve_ephemeral', 'metadata', 'personality',
+            'user_data', 'hostname']), st.text(max_size=10))
         bodies = st.recursive(
             scalars, lambda inner: st.one_of(
                 st.lists(inner, max_size=4),

@@ -221,3 +221,26 @@ class NotificationsTest(test_evacuate.EvacuateBase):
                           'instance.power_off.end'],
                          self.names(sid, 'instance.power_o'))
         self.admin.delete('/servers/%s' % sid, expect=204)
+
+    def test_lifecycle_actions_notify_like_nova(self):
+        sid = self.boot('n-life', host='compute2')['id']
+        for body, status in (({'pause': None}, 'PAUSED'),
+                             ({'unpause': None}, 'ACTIVE'),
+                             ({'suspend': None}, 'SUSPENDED'),
+                             ({'resume': None}, 'ACTIVE'),
+                             ({'reboot': {'type': 'SOFT'}}, 'ACTIVE'),
+                             ({'rebuild': {'imageRef': 'fake'}}, 'ACTIVE')):
+            self.admin.action(sid, body, expect=202)
+            self.admin.wait_for_status(sid, status)
+        self.wait_events(sid, 'instance.rebuild.end')
+        for action in ('pause', 'unpause', 'suspend', 'resume', 'reboot',
+                       'rebuild'):
+            self.assertEqual(['instance.%s.start' % action,
+                              'instance.%s.end' % action],
+                             self.names(sid, 'instance.%s.' % action))
+        paused = [n for n in self.collector.of(sid)
+                  if n['event_type'] == 'instance.pause.end'][0]
+        self.assertEqual(('paused', 'paused'), (
+            paused['payload']['nova_object.data']['state'],
+            paused['payload']['nova_object.data']['power_state']))
+        self.admin.delete('/servers/%s' % sid, expect=204)
