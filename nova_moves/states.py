@@ -40,6 +40,9 @@ REBOOT_STARTED = 'reboot_started'
 REBOOTING_HARD = 'rebooting_hard'
 REBOOT_PENDING_HARD = 'reboot_pending_hard'
 REBOOT_STARTED_HARD = 'reboot_started_hard'
+SHELVING = 'shelving'
+SHELVING_OFFLOADING = 'shelving_offloading'
+UNSHELVING = 'unshelving'
 
 # --- power_state (Nova's nova/compute/power_state.py values)
 POWER_NOSTATE = 0
@@ -119,3 +122,7 @@ HARD_REBOOT_TASK_STATES = (REBOOTING_HARD, REBOOT_PENDING_HARD,
 ALLOW_REBUILD = (ACTIVE, STOPPED, ERROR)
 # vm_states os-resetState may set (Nova's body enum).
 RESET_VM_STATES = (ACTIVE, ERROR)
+# shelve / shelveOffload / unshelve (Nova's check_instance_state lists).
+ALLOW_SHELVE = (ACTIVE, STOPPED, PAUSED, SUSPENDED)
+ALLOW_SHELVE_OFFLOAD = (SHELVED,)
+ALLOW_UNSHELVE = (SHELVED, SHELVED_OFFLOADED)

@@ -278,7 +278,7 @@ def _action_body(name, schema):
 def _move_modules():
     modules = []
     for name in ('migrate', 'live_migrate', 'evacuate', 'power', 'lifecycle',
-                 'lock', 'rebuild', 'reset_state'):
+                 'lock', 'rebuild', 'reset_state', 'shelve'):
         try:
             modules.append(importlib.import_module('nova_moves.api.' + name))
         except ImportError:

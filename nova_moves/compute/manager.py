@@ -14,6 +14,7 @@ from nova_moves.compute import inflight
 from nova_moves.compute import lifecycle
 from nova_moves.compute import live_migration
 from nova_moves.compute import resize
+from nova_moves.compute import shelve
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import rpcapi as conductor_rpcapi
 from nova_moves import conf
@@ -42,7 +43,8 @@ def heartbeat_timeout():
 
 
 class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
-                     evacuate.EvacuateMixin, lifecycle.LifecycleMixin):
+                     evacuate.EvacuateMixin, lifecycle.LifecycleMixin,
+                     shelve.ShelveMixin):
     # The newest version served: see compute/rpcapi.py for the history.
     target = messaging.Target(version='1.4')
 

@@ -17,8 +17,9 @@ class ComputeAPI:
     1.3 - move_step_status: does this host still run a step of the move
           (any kind; the sweep asks before re-sending or rolling back)
     1.4 - pause_instance, unpause_instance, suspend_instance,
-          resume_instance, reboot_instance, rebuild_instance_same_host
-          (the lifecycle actions, compute/lifecycle.py)
+          resume_instance, reboot_instance, rebuild_instance_same_host,
+          shelve_instance, shelve_offload_instance, unshelve_instance
+          (the lifecycle actions, compute/lifecycle.py and shelve.py)
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
@@ -232,3 +233,15 @@ class ComputeAPI:
                                    image_ref):
         self._cast_14(ctxt, host, 'rebuild_instance_same_host',
                       instance_uuid=instance_uuid, image_ref=image_ref)
+
+    def shelve_instance(self, ctxt, host, instance_uuid):
+        self._cast_14(ctxt, host, 'shelve_instance',
+                      instance_uuid=instance_uuid)
+
+    def shelve_offload_instance(self, ctxt, host, instance_uuid):
+        self._cast_14(ctxt, host, 'shelve_offload_instance',
+                      instance_uuid=instance_uuid)
+
+    def unshelve_instance(self, ctxt, host, instance_uuid):
+        self._cast_14(ctxt, host, 'unshelve_instance',
+                      instance_uuid=instance_uuid)

@@ -17,6 +17,7 @@ from nova_moves.conductor.tasks import build
 from nova_moves.conductor.tasks import live_migrate
 from nova_moves.conductor.tasks import migrate
 from nova_moves.conductor.tasks import rebuild
+from nova_moves.conductor.tasks import unshelve
 from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves.scheduler import rpcapi as scheduler_rpcapi
@@ -31,7 +32,7 @@ wrap_instance_event = instance_actions.wrap_instance_event
 
 class ConductorManager:
     # The newest version served: see conductor/rpcapi.py for the history.
-    target = messaging.Target(namespace='compute_task', version='1.1')
+    target = messaging.Target(namespace='compute_task', version='1.2')
 
     def __init__(self):
         self.host = conf.CONF.host
@@ -169,3 +170,10 @@ class ConductorManager:
                          host=None, force=False, stop_after=False):
         return self._evacuate(ctxt, instance_uuid, migration_uuid, host=host,
                               force=force, stop_after=stop_after)
+
+    @wrap_instance_event('conductor', whole=True)
+    def unshelve_instance(self, ctxt, instance_uuid, host=None):
+        """1.2: place a SHELVED_OFFLOADED server (conductor/tasks/
+        unshelve.py); a failure is its event's Error and a fault."""
+        return unshelve.UnshelveTask(ctxt, instance_uuid, host,
+                                     **self._task_kwargs()).run()

@@ -21,10 +21,11 @@ class ComputeTaskAPI:
           rebuild_instance
     1.1 - migrate_server takes failed_host: a reschedule only moves the
           claim while the migration still names that host
+    1.2 - unshelve_instance (a SHELVED_OFFLOADED server is placed again)
 
     [upgrade_levels] conductor caps what is sent (rolling upgrades).
     """
-    VERSION = '1.1'
+    VERSION = '1.2'
 
     def __init__(self):
         self.client = rpc.get_client(
@@ -73,6 +74,14 @@ class ComputeTaskAPI:
             ctxt, 'rebuild_instance', instance_uuid=instance_uuid,
             migration_uuid=migration_uuid, host=host, force=force,
             stop_after=stop_after)
+
+
+    def unshelve_instance(self, ctxt, instance_uuid, host=None):
+        """Place a SHELVED_OFFLOADED server (scheduler, claim) and cast
+        its new compute; ``host`` is the one asked at 2.91."""
+        self.client.prepare(version='1.2').cast(
+            ctxt, 'unshelve_instance', instance_uuid=instance_uuid,
+            host=host)
 
 
 class ConductorDBAPI:

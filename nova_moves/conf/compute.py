@@ -46,6 +46,13 @@ compute_opts = [
     cfg.FloatOpt('default_operation_seconds', default=0.05, min=0.0,
                  help='Duration of a fake operation not in '
                       'operation_seconds.'),
+    cfg.IntOpt('shelved_offload_time', default=0, min=-1, max=0,
+               help='What a shelve does after powering the guest off '
+                    '(Nova\'s option, without its delayed offload): 0 '
+                    'offloads at once (the guest is removed, the host '
+                    'and its allocation are given up: SHELVED_OFFLOADED), '
+                    '-1 never (SHELVED, still on its host, until '
+                    'shelveOffload).'),
     cfg.ListOpt('fail_operations', default=[],
                 help='Fake hypervisor operations that raise, e.g. '
                      'spawn,prep_resize. Entries may be host-qualified as '

@@ -26,7 +26,7 @@ MIGRATION_TERMINAL = {'confirmed', 'reverted', 'error', 'failed',
 MIGRATION_PARKED = {'finished', 'done'}
 SERVER_SETTLED = {'ACTIVE', 'SHUTOFF', 'ERROR', 'VERIFY_RESIZE',
                   # The lifecycle actions' resting statuses.
-                  'PAUSED', 'SUSPENDED'}
+                  'PAUSED', 'SUSPENDED', 'SHELVED', 'SHELVED_OFFLOADED'}
 
 
 def _resources(flavor):
@@ -146,11 +146,11 @@ def check(client, guests=None, counts=None):
             problems.append('server %s is %s' % (server['id'],
                                                  server['status']))
         held = allocations.get(server['id'], {})
-        if server['status'] == 'ERROR' and not server.get(
-                'OS-EXT-SRV-ATTR:host'):
+        if server['status'] in ('ERROR', 'SHELVED_OFFLOADED') and \
+                not server.get('OS-EXT-SRV-ATTR:host'):
             if held:
-                problems.append('server %s in ERROR with no host holds %s'
-                                % (server['id'], held))
+                problems.append('server %s in %s with no host holds %s'
+                                % (server['id'], server['status'], held))
             continue
         host = server.get('OS-EXT-SRV-ATTR:host')
         wanted = _resources(server['flavor'])

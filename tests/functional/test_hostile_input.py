@@ -196,7 +196,12 @@ class _HostileInput(base.StackTestCase):
                {'lock': {'locked_reason': 'r' * 256}}, {'lock': 'x'},
                {'unlock': {'x': 1}}, {'os-resetState': None},
                {'os-resetState': {'state': 'paused'}},
-               {'os-resetState': {'state': 'active', 'x': 1}}]
+               {'os-resetState': {'state': 'active', 'x': 1}},
+               {'shelve': 1}, {'shelveOffload': {'x': None}},
+               {'unshelve': {}}, {'unshelve': {'host': ''}},
+               {'unshelve': {'host': 'nowhere'}},
+               {'unshelve': {'availability_zone': 5}},
+               {'unshelve': {'host': 'h', 'x': 1}}]
         for body in bad:
             data = json.dumps(body).encode('utf-8', 'surrogatepass')
             self.assertFault(self.admin_raw(
@@ -234,7 +239,8 @@ class _HostileInput(base.StackTestCase):
             'pause', 'unpause', 'suspend', 'resume', 'reboot', 'type',
             'rebuild', 'lock', 'unlock', 'locked_reason', 'os-resetState',
             'state', 'preserve_ephemeral', 'metadata', 'personality',
-            'user_data', 'hostname']), st.text(max_size=10))
+            'user_data', 'hostname', 'shelve', 'shelveOffload',
+            'unshelve']), st.text(max_size=10))
         bodies = st.recursive(
             scalars, lambda inner: st.one_of(
                 st.lists(inner, max_size=4),

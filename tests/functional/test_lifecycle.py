@@ -184,3 +184,86 @@ class LifecycleTest(base.StackTestCase):
         self.act(sid, {'reboot': {'type': 'HARD'}})
         self.settle(sid, 'ACTIVE')
         self.assertEqual('running', self.power(sid)[1])
+
+    def test_shelve_offloads_and_unshelve_is_a_move(self):
+        """[compute] shelved_offload_time = 0 (Nova's default): a shelve
+        gives the host and the allocation up; an unshelve is placed by
+        the scheduler, here on the host asked at 2.91."""
+        server = self.boot('shelve')
+        sid, first = server['id'], server['OS-EXT-SRV-ATTR:host']
+        self.act(sid, {'shelve': None})
+        server = self.settle(sid, 'SHELVED_OFFLOADED')
+        self.assertIsNone(server['OS-EXT-SRV-ATTR:host'])
+        self.assertNotIn(sid, self.local_guests(first))
+        self.assertEqual({}, self.admin.placement()['allocations'].get(
+            sid, {}))
+        for body in ({'pause': None}, {'os-start': None},
+                     {'shelve': None}, {'migrate': None}):
+            self.act(sid, body, expect=409)
+        other = 'compute2' if first == 'compute1' else 'compute1'
+        self.act(sid, {'unshelve': {'host': 'nowhere'}}, expect=400,
+                 version='2.91')
+        self.act(sid, {'unshelve': {'host': other}}, version='2.91')
+        server = self.settle(sid, 'ACTIVE')
+        self.assertEqual(other, server['OS-EXT-SRV-ATTR:host'])
+        self.assertEqual('running', self.local_guests(other)[sid]['power'])
+        self.assertEqual(['unshelve', 'shelve', 'create'],
+                         self.action_names(sid))
+        self.act(sid, {'unshelve': None}, expect=409)
+
+    def test_unshelve_with_no_valid_host_stays_offloaded(self):
+        sid = self.boot('shelve-novalid')['id']
+        self.act(sid, {'shelve': None})
+        self.settle(sid, 'SHELVED_OFFLOADED')
+        self.act(sid, {'unshelve': {'availability_zone': 'no-such-zone'}},
+                 version='2.77')
+        self.admin.wait_for(
+            lambda: self.admin.server(sid)['OS-EXT-STS:task_state'] is None,
+            timeout=30, what='unshelve given up')
+        server = self.admin.server(sid)
+        self.assertEqual(('SHELVED_OFFLOADED', None), (
+            server['status'], server['OS-EXT-SRV-ATTR:host']))
+        self.assertEqual({}, self.admin.placement()['allocations'].get(
+            sid, {}))
+        self.act(sid, {'unshelve': {'availability_zone': None}},
+                 version='2.91')
+        self.settle(sid, 'ACTIVE')
+
+
+class ShelveKeptTest(base.StackTestCase):
+    """shelved_offload_time = -1: a shelved server keeps its host until
+    shelveOffload."""
+
+    EXTRA_CONF = {'compute': {'shelved_offload_time': -1}}
+
+    def test_shelve_keep_then_offload_then_unshelve(self):
+        server = self.boot('kept')
+        sid, host = server['id'], server['OS-EXT-SRV-ATTR:host']
+        self.admin.action(sid, {'shelve': None}, expect=202)
+        server = self.admin.wait_for_status(sid, 'SHELVED')
+        self.assertEqual((host, 4), (server['OS-EXT-SRV-ATTR:host'],
+                                     server['OS-EXT-STS:power_state']))
+        self.assertEqual('shutdown', self.local_guests(host)[sid]['power'])
+        self.assertTrue(self.admin.placement()['allocations'].get(sid))
+        # A zone is only for an offloaded server.
+        self.admin.action(sid, {'unshelve': {'availability_zone': 'nova'}},
+                          version='2.77', expect=409)
+        self.admin.action(sid, {'unshelve': None}, expect=202)
+        server = self.admin.wait_for_status(sid, 'ACTIVE')
+        self.assertEqual(host, server['OS-EXT-SRV-ATTR:host'])
+        self.assertEqual('running', self.local_guests(host)[sid]['power'])
+        self.admin.action(sid, {'shelve': None}, expect=202)
+        self.admin.wait_for_status(sid, 'SHELVED')
+        self.admin.as_user(OWNER).action(sid, {'shelveOffload': None},
+                                         expect=404)
+        self.admin.action(sid, {'shelveOffload': None}, expect=202)
+        server = self.admin.wait_for_status(sid, 'SHELVED_OFFLOADED')
+        self.assertIsNone(server['OS-EXT-SRV-ATTR:host'])
+        self.assertEqual({}, self.admin.placement()['allocations'].get(
+            sid, {}))
+        self.admin.action(sid, {'unshelve': {'availability_zone': 'nova'}},
+                          version='2.77', expect=202)
+        self.admin.wait_for_status(sid, 'ACTIVE')
+        self.assertEqual(['unshelve', 'shelveOffload', 'shelve', 'unshelve',
+                          'shelve', 'create'],
+                         [a['action'] for a in self.admin.actions(sid)])

@@ -27,9 +27,13 @@ RULES = {
              'rebooting_hard'),
     'rebuild': ({'rebuild': {'imageRef': 'img-2', 'name': 'new'}},
                 ['active', 'stopped', 'error'], 'rebuilding'),
+    'shelve': ({'shelve': None}, ['active', 'stopped', 'paused',
+                                  'suspended'], 'shelving'),
+    'unshelve': ({'unshelve': None}, ['shelved', 'shelved_offloaded'],
+                 'unshelving'),
 }
 ALL_VM_STATES = ['active', 'stopped', 'paused', 'suspended', 'error',
-                 'resized', 'shelved']
+                 'resized', 'shelved', 'shelved_offloaded']
 
 
 class _Base(testtools.TestCase):
@@ -243,6 +247,50 @@ class ResetStateTest(_Base):
             server['uuid'])['vm_state'])
         self.assertEqual('finished', db_api.migration_get(
             migration['uuid'])['status'])
+
+
+class ShelveTest(_Base):
+
+    def test_offload_is_admin_and_needs_shelved(self):
+        server = self.server('shelved')
+        self.assertEqual(403, self.act(server, {'shelveOffload': None})
+                         .status_code)
+        active = self.server('active')
+        self.assertEqual(409, self.act(active, {'shelveOffload': None},
+                                       headers=ADMIN).status_code)
+        self.assertEqual(202, self.act(server, {'shelveOffload': None},
+                                       headers=ADMIN).status_code)
+        self.assertEqual('shelving_offloading', db_api.instance_get(
+            server['uuid'])['task_state'])
+
+    def test_unshelve_bodies_per_microversion(self):
+        offloaded = self.server('shelved_offloaded', host=None)
+        for version, body, code in (
+                ('2.76', {'availability_zone': 'nova'}, 400),
+                ('2.77', {}, 400),
+                ('2.77', {'host': 'h1'}, 400),
+                ('2.91', {'host': 'nowhere'}, 400),
+                ('2.91', {}, 400),
+                ('2.91', {'availability_zone': ''}, 400)):
+            response = self.act(offloaded, {'unshelve': body},
+                                headers=ADMIN, version=version)
+            self.assertEqual(code, response.status_code,
+                             (version, body, response.get_json()))
+        self.assertIsNone(db_api.instance_get(
+            offloaded['uuid'])['task_state'])
+        # To a host: admin only by default (unshelve_to_host).
+        owned = self.server('shelved_offloaded', host=None)
+        self.assertEqual(403, self.act(owned, {'unshelve': {'host': 'h1'}},
+                                       version='2.91').status_code)
+        # Zone or host for a server still SHELVED on its host: 409.
+        shelved = self.server('shelved')
+        self.assertEqual(409, self.act(shelved, {'unshelve': {
+            'availability_zone': 'nova'}}, version='2.77').status_code)
+        self.assertEqual(202, self.act(owned, {'unshelve': {
+            'availability_zone': 'az2'}}, version='2.77').status_code)
+        after = db_api.instance_get(owned['uuid'])
+        self.assertEqual(('unshelving', 'az2'), (after['task_state'],
+                                                 after['requested_az']))
 
 
 class StatusTest(testtools.TestCase):

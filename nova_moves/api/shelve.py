@@ -1,0 +1,177 @@
+"""Server actions shelve, shelveOffload and unshelve (202, no body).
+
+shelve (ACTIVE, SHUTOFF, PAUSED, SUSPENDED; task_state shelving): the
+server's compute powers the guest off -> SHELVED, and with [compute]
+shelved_offload_time = 0 (the default, as Nova) offloads it at once.
+shelveOffload (admin by default; SHELVED; task_state
+shelving_offloading): the compute removes the guest, drops the
+allocation on its host and the server gives its host up ->
+SHELVED_OFFLOADED.
+
+unshelve (SHELVED or SHELVED_OFFLOADED; task_state unshelving):
+- SHELVED: the server is still on its host with its allocation; its
+  compute powers the guest on -> ACTIVE. ``availability_zone`` / ``host``
+  are a 409 here, as Nova (only an offloaded server is placed).
+- SHELVED_OFFLOADED: a move. The conductor's UnshelveTask asks the
+  scheduler (select_destinations: the filters, an allocation claim),
+  honouring ``availability_zone`` (2.77; the zone becomes the server's
+  requested zone, null at 2.91 unpins it) and ``host`` (2.91, admin by
+  default: os_compute_api:os-shelve:unshelve_to_host; an unknown host is
+  a 400), then casts the chosen compute, which spawns the guest ->
+  ACTIVE. No valid host, or a failed spawn: the claim is dropped and the
+  server is SHELVED_OFFLOADED again, with a fault.
+Each starts with one compare-and-swap of task_state with the action
+record (db move_start): the wrong state, or a request that got there
+first, is a 409 with nothing written.
+"""
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import lifecycle
+from nova_moves.api import microversion
+from nova_moves.api import validation
+from nova_moves.db import api as db_api
+from nova_moves import exception
+from nova_moves import states
+
+POLICIES = {
+    'shelve': 'os_compute_api:os-shelve:shelve',
+    'shelveOffload': 'os_compute_api:os-shelve:shelve_offload',
+    'unshelve': 'os_compute_api:os-shelve:unshelve',
+}
+TO_HOST_POLICY = 'os_compute_api:os-shelve:unshelve_to_host'
+
+_NULL = {'type': ['null', 'object'], 'properties': {},
+         'additionalProperties': False}
+
+
+def _body(name, inner):
+    return {'type': 'object', 'properties': {name: inner},
+            'required': [name], 'additionalProperties': False}
+
+
+_UNSHELVE_277 = {'type': ['null', 'object'], 'additionalProperties': False,
+                 'required': ['availability_zone'],
+                 'properties': {'availability_zone': {
+                     'type': 'string', 'minLength': 1, 'maxLength': 255}}}
+_UNSHELVE_291 = {'type': ['null', 'object'], 'additionalProperties': False,
+                 'minProperties': 1,
+                 'properties': {
+                     'availability_zone': {'type': ['string', 'null'],
+                                           'minLength': 1,
+                                           'maxLength': 255},
+                     'host': validation.HOSTNAME}}
+
+BODY_SCHEMAS = {
+    'shelve': [('2.1', None, _body('shelve', _NULL))],
+    'shelveOffload': [('2.1', None, _body('shelveOffload', _NULL))],
+    'unshelve': [('2.1', '2.76', _body('unshelve', {'type': 'null'})),
+                 ('2.77', '2.90', _body('unshelve', _UNSHELVE_277)),
+                 ('2.91', microversion.MAX_VERSION,
+                  _body('unshelve', _UNSHELVE_291))],
+}
+
+
+class UnshelveNotOffloaded(exception.Conflict):
+    msg_fmt = ('The availability_zone or host of an unshelve can only be '
+               'given for a server in SHELVED_OFFLOADED; %(instance_uuid)s '
+               'is %(vm_state)s.')
+
+
+def _validate(name, value):
+    version = api_app.version()
+    for low, high, schema in BODY_SCHEMAS[name]:
+        if low <= version <= (high or microversion.MAX_VERSION):
+            return validation.validate({name: value}, schema)[name]
+    raise exception.NotFound()
+
+
+def _start(name, instance, vm_states, task_state):
+    compute = api_app.services().compute
+    if not compute.can_lifecycle():
+        raise lifecycle.LifecycleNotSupported(action=name)
+    common.start_move(instance, name, task_state, list(vm_states), name)
+    return compute
+
+
+def shelve(server_id, value):
+    _validate('shelve', value)
+    instance = common.get_instance(server_id, POLICIES['shelve'])
+    lifecycle._require_host('shelve', instance)
+    compute = _start('shelve', instance, states.ALLOW_SHELVE,
+                     states.SHELVING)
+    try:
+        compute.shelve_instance(api_app.context(), instance['host'],
+                                instance['uuid'])
+    except Exception:
+        common.release_task_state(instance['uuid'], states.SHELVING)
+        raise
+    return common.accepted()
+
+
+def shelve_offload(server_id, value):
+    _validate('shelveOffload', value)
+    instance = common.get_instance(server_id, POLICIES['shelveOffload'])
+    lifecycle._require_host('shelveOffload', instance)
+    compute = _start('shelveOffload', instance, states.ALLOW_SHELVE_OFFLOAD,
+                     states.SHELVING_OFFLOADING)
+    try:
+        compute.shelve_offload_instance(api_app.context(), instance['host'],
+                                        instance['uuid'])
+    except Exception:
+        common.release_task_state(instance['uuid'],
+                                  states.SHELVING_OFFLOADING)
+        raise
+    return common.accepted()
+
+
+def _placement(body, instance):
+    """(requested zone or None to keep, unpin?, host) of an unshelve body,
+    with its 403/400/409 before anything is written."""
+    body = body or {}
+    host = body.get('host')
+    if host is not None:
+        api_app.authorize(TO_HOST_POLICY,
+                          {'project_id': instance['project_id']})
+        try:
+            db_api.compute_node_get_by_host(host)
+        except exception.ComputeHostNotFound as exc:
+            raise exception.Invalid(exc.message, reason=exc.message)
+    if body and instance['vm_state'] != states.SHELVED_OFFLOADED:
+        raise UnshelveNotOffloaded(instance_uuid=instance['uuid'],
+                                   vm_state=instance['vm_state'])
+    return body.get('availability_zone'), 'availability_zone' in body, host
+
+
+def unshelve(server_id, value):
+    body = _validate('unshelve', value)
+    instance = common.get_instance(server_id, POLICIES['unshelve'])
+    zone, zone_given, host = _placement(body, instance)
+    compute = _start('unshelve', instance, states.ALLOW_UNSHELVE,
+                     states.UNSHELVING)
+    ctxt = api_app.context()
+    try:
+        # Read again under the claim: vm_state cannot change now, and a
+        # shelveOffload may have finished between the first read and it.
+        instance = db_api.instance_get(instance['uuid'])
+        if instance['vm_state'] == states.SHELVED:
+            if body:
+                raise UnshelveNotOffloaded(instance_uuid=instance['uuid'],
+                                           vm_state=instance['vm_state'])
+            compute.unshelve_instance(ctxt, instance['host'],
+                                      instance['uuid'])
+        else:
+            if zone_given:
+                db_api.instance_update(
+                    instance['uuid'], {'requested_az': zone,
+                                       'availability_zone': zone},
+                    expected_task_state=[states.UNSHELVING])
+            api_app.services().conductor.unshelve_instance(
+                ctxt, instance['uuid'], host=host)
+    except Exception:
+        common.release_task_state(instance['uuid'], states.UNSHELVING)
+        raise
+    return common.accepted()
+
+
+ACTIONS = {'shelve': shelve, 'shelveOffload': shelve_offload,
+           'unshelve': unshelve}
