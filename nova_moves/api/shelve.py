@@ -142,10 +142,20 @@ def _placement(body, instance):
     return body.get('availability_zone'), 'availability_zone' in body, host
 
 
+class UnshelveNotSupported(exception.Conflict):
+    msg_fmt = ('unshelve of an offloaded server needs every conductor at '
+               'RPC version 1.2 ([upgrade_levels] conductor caps below '
+               'it).')
+
+
 def unshelve(server_id, value):
     body = _validate('unshelve', value)
     instance = common.get_instance(server_id, POLICIES['unshelve'])
     zone, zone_given, host = _placement(body, instance)
+    conductor = api_app.services().conductor
+    if instance['vm_state'] == states.SHELVED_OFFLOADED and \
+            not conductor.can_unshelve():
+        raise UnshelveNotSupported()
     compute = _start('unshelve', instance, states.ALLOW_UNSHELVE,
                      states.UNSHELVING)
     ctxt = api_app.context()
@@ -165,8 +175,7 @@ def unshelve(server_id, value):
                     instance['uuid'], {'requested_az': zone,
                                        'availability_zone': zone},
                     expected_task_state=[states.UNSHELVING])
-            api_app.services().conductor.unshelve_instance(
-                ctxt, instance['uuid'], host=host)
+            conductor.unshelve_instance(ctxt, instance['uuid'], host=host)
     except Exception:
         common.release_task_state(instance['uuid'], states.UNSHELVING)
         raise

@@ -58,21 +58,38 @@ class LifecycleMixin:
         self._lifecycle_cas(ctxt, instance_uuid, {'task_state': None},
                             task_states)
 
+    def _still_claimed(self, ctxt, instance_uuid, task_state):
+        """A late or duplicate message finds the claim gone: the guest
+        is not touched. (A takeover after this read is still safe: the
+        final compare-and-swap fails and the taker drives the guest.)"""
+        try:
+            instance = self._instance(ctxt, instance_uuid)
+        except exception.InstanceNotFound:
+            return False
+        if instance['task_state'] != task_state or \
+                instance['host'] != self.host:
+            LOG.warning('Dropping a stale %s of %s on %s: task_state %s, '
+                        'host %s', task_state, instance_uuid, self.host,
+                        instance['task_state'], instance['host'])
+            return False
+        return True
+
     def _simple(self, ctxt, instance_uuid, name):
         task_state, require, power, operation, vm_state, power_state = \
             _SIMPLE[name]
+        if not self._still_claimed(ctxt, instance_uuid, task_state):
+            return
         try:
             self.driver.set_power(instance_uuid, power, operation,
                                   require=require)
         except Exception as exc:
             self._give_back(ctxt, instance_uuid, [task_state], exc)
             raise
-        if self._lifecycle_cas(ctxt, instance_uuid, {
-                'vm_state': vm_state, 'task_state': None,
-                'power_state': power_state}, [task_state]) is None:
-            # Someone took the server over (a hard reboot, a reset): the
-            # guest follows them, not this message.
-            return
+        # None: someone took the server over meanwhile (a hard reboot, a
+        # reset): the guest follows them, not this message.
+        self._lifecycle_cas(ctxt, instance_uuid, {
+            'vm_state': vm_state, 'task_state': None,
+            'power_state': power_state}, [task_state])
 
     @wrap_instance_event('compute')
     @notify_action('pause')

@@ -29,6 +29,8 @@ class ShelveMixin:
     @wrap_instance_event('compute')
     @notify_action('shelve')
     def shelve_instance(self, ctxt, instance_uuid):
+        if not self._still_claimed(ctxt, instance_uuid, states.SHELVING):
+            return
         try:
             self.driver.set_power(instance_uuid, 'shutdown', 'shelve')
         except Exception as exc:
@@ -47,7 +49,9 @@ class ShelveMixin:
     @wrap_instance_event('compute')
     @notify_action('shelve_offload')
     def shelve_offload_instance(self, ctxt, instance_uuid):
-        self._offload(ctxt, instance_uuid)
+        if self._still_claimed(ctxt, instance_uuid,
+                               states.SHELVING_OFFLOADING):
+            self._offload(ctxt, instance_uuid)
 
     def _offload(self, ctxt, instance_uuid):
         try:

@@ -76,6 +76,10 @@ class ComputeTaskAPI:
             stop_after=stop_after)
 
 
+    def can_unshelve(self):
+        """False while [upgrade_levels] conductor caps below 1.2."""
+        return self.client.can_send_version('1.2')
+
     def unshelve_instance(self, ctxt, instance_uuid, host=None):
         """Place a SHELVED_OFFLOADED server (scheduler, claim) and cast
         its new compute; ``host`` is the one asked at 2.91."""
