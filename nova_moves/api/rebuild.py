@@ -108,6 +108,8 @@ def rebuild(server_id, value):
     values = {'image_ref': body['imageRef']}
     if 'name' in body:
         values['display_name'] = body['name']
+    before = {'image_ref': instance['image_ref'],
+              'display_name': instance['display_name']}
     try:
         instance = db_api.instance_update(
             instance['uuid'], values, expected_task_state=[TASK_STATE])
@@ -115,6 +117,12 @@ def rebuild(server_id, value):
             api_app.context(), instance['host'], instance['uuid'],
             image_ref=body['imageRef'])
     except Exception:
+        # Nothing reached the compute: the server is as it was.
+        try:
+            db_api.instance_update(instance['uuid'], before,
+                                   expected_task_state=[TASK_STATE])
+        except exception.NovaMovesException:
+            pass
         common.release_task_state(instance['uuid'], TASK_STATE)
         raise
     server = views.server_detail(instance)
