@@ -17,7 +17,9 @@ unshelve (SHELVED or SHELVED_OFFLOADED; task_state unshelving):
   honouring ``availability_zone`` (2.77; the zone becomes the server's
   requested zone, null at 2.91 unpins it) and ``host`` (2.91, admin by
   default: os_compute_api:os-shelve:unshelve_to_host; an unknown host is
-  a 400), then casts the chosen compute, which spawns the guest ->
+  a 400; with ``check: true`` only the verdict {valid, reasons} on that
+  host, 200, nothing written, like the other moves), then casts the
+  chosen compute, which spawns the guest ->
   ACTIVE. No valid host, or a failed spawn: the claim is dropped and the
   server is SHELVED_OFFLOADED again, with a fault.
 Each starts with one compare-and-swap of task_state with the action
@@ -59,7 +61,10 @@ _UNSHELVE_291 = {'type': ['null', 'object'], 'additionalProperties': False,
                      'availability_zone': {'type': ['string', 'null'],
                                            'minLength': 1,
                                            'maxLength': 255},
-                     'host': validation.HOSTNAME}}
+                     'host': validation.HOSTNAME,
+                     # nova_moves extension, as on the other moves: a
+                     # dry run of the placement on ``host`` (seed 003).
+                     'check': validation.BOOLEAN}}
 
 BODY_SCHEMAS = {
     'shelve': [('2.1', None, _body('shelve', _NULL))],
@@ -124,10 +129,8 @@ def shelve_offload(server_id, value):
     return common.accepted()
 
 
-def _placement(body, instance):
-    """(requested zone or None to keep, unpin?, host) of an unshelve body,
-    with its 403/400/409 before anything is written."""
-    body = body or {}
+def _check_host(body, instance):
+    """A requested host: its policy (403), then known (400)."""
     host = body.get('host')
     if host is not None:
         api_app.authorize(TO_HOST_POLICY,
@@ -136,6 +139,14 @@ def _placement(body, instance):
             db_api.compute_node_get_by_host(host)
         except exception.ComputeHostNotFound as exc:
             raise exception.Invalid(exc.message, reason=exc.message)
+    return host
+
+
+def _placement(body, instance):
+    """(requested zone or None to keep, unpin?, host) of an unshelve body,
+    with its 403/400/409 before anything is written."""
+    body = body or {}
+    host = _check_host(body, instance)
     if body and instance['vm_state'] != states.SHELVED_OFFLOADED:
         raise UnshelveNotOffloaded(instance_uuid=instance['uuid'],
                                    vm_state=instance['vm_state'])
@@ -151,6 +162,12 @@ class UnshelveNotSupported(exception.Conflict):
 def unshelve(server_id, value):
     body = _validate('unshelve', value)
     instance = common.get_instance(server_id, POLICIES['unshelve'])
+    if validation.to_bool((body or {}).get('check', False)):
+        common.require_host_for('check', body.get('host'))
+        _check_host(body, instance)
+        # The server's state is one of the verdict's reasons, not a 409.
+        return common.dry_run_verdict(instance, body['host'], 'unshelve',
+                                      [states.SHELVED_OFFLOADED])
     zone, zone_given, host = _placement(body, instance)
     conductor = api_app.services().conductor
     if instance['vm_state'] == states.SHELVED_OFFLOADED and \

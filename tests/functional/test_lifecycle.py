@@ -203,6 +203,11 @@ class LifecycleTest(base.StackTestCase):
         other = 'compute2' if first == 'compute1' else 'compute1'
         self.act(sid, {'unshelve': {'host': 'nowhere'}}, expect=400,
                  version='2.91')
+        # A dry run first (seed 003, as the other moves): nothing moves.
+        verdict = self.act(sid, {'unshelve': {'host': other, 'check': True}},
+                           expect=200, version='2.91').json()
+        self.assertEqual({'valid': True, 'reasons': []}, verdict)
+        self.assertEqual('SHELVED_OFFLOADED', self.admin.server(sid)['status'])
         self.act(sid, {'unshelve': {'host': other}}, version='2.91')
         server = self.settle(sid, 'ACTIVE')
         self.assertEqual(other, server['OS-EXT-SRV-ATTR:host'])
@@ -210,6 +215,11 @@ class LifecycleTest(base.StackTestCase):
         self.assertEqual(['unshelve', 'shelve', 'create'],
                          self.action_names(sid))
         self.act(sid, {'unshelve': None}, expect=409)
+        verdict = self.act(sid, {'unshelve': {'host': first,
+                                              'check': True}},
+                           expect=200, version='2.91').json()
+        self.assertFalse(verdict['valid'])
+        self.assertIn('vm_state active', verdict['reasons'][0])
 
     def test_unshelve_with_no_valid_host_stays_offloaded(self):
         sid = self.boot('shelve-novalid')['id']

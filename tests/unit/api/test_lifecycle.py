@@ -292,6 +292,20 @@ class ShelveTest(_Base):
         self.assertEqual(('unshelving', 'az2'), (after['task_state'],
                                                  after['requested_az']))
 
+    def test_unshelve_check_needs_a_known_host(self):
+        # The verdict itself asks the scheduler: tests/functional.
+        offloaded = self.server('shelved_offloaded', host=None)
+        for body in ({'check': True}, {'check': True, 'host': 'nowhere'},
+                     {'check': 'maybe', 'host': 'h2'}):
+            self.assertEqual(400, self.act(offloaded, {'unshelve': body},
+                                           headers=ADMIN,
+                                           version='2.91').status_code)
+        self.assertEqual(400, self.act(offloaded, {'unshelve': {
+            'check': True, 'host': 'h2'}}, headers=ADMIN,
+            version='2.90').status_code)
+        self.assertIsNone(db_api.instance_get(
+            offloaded['uuid'])['task_state'])
+
 
 class StatusTest(testtools.TestCase):
 
