@@ -88,6 +88,34 @@ BODY_SCHEMAS = {'rebuild': [
 ]}
 
 
+# What Nova's rebuild response leaves out below 2.75.
+_NOT_BEFORE_275_PREFIXES = ('OS-EXT-AZ:', 'OS-EXT-SRV-ATTR:', 'OS-EXT-STS:',
+                            'OS-SRV-USG:')
+_NOT_BEFORE_275 = ('config_drive', 'key_name', 'security_groups',
+                   'os-extended-volumes:volumes_attached', 'host_status',
+                   'server_groups')
+
+
+def _rebuild_view(server, version):
+    """Nova's rebuild answers with the basic server until 2.75 (plus
+    key_name from 2.54, user_data from 2.57, server_groups from 2.71);
+    from 2.75 with GET /servers/{id}'s whole body, user_data in place of
+    OS-EXT-SRV-ATTR:user_data."""
+    user_data = server.pop('OS-EXT-SRV-ATTR:user_data', None)
+    if version < '2.75':
+        kept = dict(server)
+        server = {k: v for k, v in kept.items()
+                  if not k.startswith(_NOT_BEFORE_275_PREFIXES) and
+                  k not in _NOT_BEFORE_275}
+        if version >= '2.54':
+            server['key_name'] = kept.get('key_name')
+        if version >= '2.71':
+            server['server_groups'] = kept.get('server_groups', [])
+    if version >= '2.57':
+        server['user_data'] = user_data
+    return server
+
+
 def _schema_for(version):
     for low, high, schema in BODY_SCHEMAS['rebuild']:
         if low <= version <= high:
@@ -125,7 +153,8 @@ def rebuild(server_id, value):
             pass
         common.release_task_state(instance['uuid'], TASK_STATE)
         raise
-    server = views.server_detail(instance)
+    server = _rebuild_view(views.server_detail(instance, show=True),
+                           api_app.version())
     # Nova returns the new admin password ([api] enable_instance_password
     # defaults to true): the one given, or a generated one.
     server['adminPass'] = body.get('adminPass') or secrets.token_urlsafe(9)

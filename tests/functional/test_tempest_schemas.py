@@ -161,3 +161,38 @@ class TempestSchemasTest(base.StackTestCase):
         self.assertEqual(
             {'migration', 'resize', 'live-migration'},
             {m['migration_type'] for m in migrations})
+
+    def test_lifecycle_actions(self):
+        """pause, suspend, reboot, lock, shelve and rebuild through
+        tempest's clients: the rebuild response is a whole server, checked
+        against tempest's schema of each microversion."""
+        flavor = self.flavor('small')['id']
+        self.at(None)
+        server_id = self.servers.create_server(
+            name='tempest-life', imageRef='fake',
+            flavorRef=flavor)['server']['id']
+        self.wait_for(server_id, 'ACTIVE')
+        self.servers.pause_server(server_id)
+        self.wait_for(server_id, 'PAUSED')
+        self.servers.unpause_server(server_id)
+        self.wait_for(server_id, 'ACTIVE')
+        self.servers.suspend_server(server_id)
+        self.wait_for(server_id, 'SUSPENDED')
+        self.servers.resume_server(server_id)
+        self.wait_for(server_id, 'ACTIVE')
+        self.servers.reboot_server(server_id, type='HARD')
+        self.wait_for(server_id, 'ACTIVE')
+        self.servers.lock_server(server_id)
+        self.at('2.73')
+        self.servers.show_server(server_id)
+        self.servers.unlock_server(server_id)
+        for version in (None, '2.19', '2.26', '2.47', '2.54', '2.57',
+                        '2.63', '2.71', '2.73', '2.75', '2.90', '2.95'):
+            self.at(version)
+            self.servers.rebuild_server(server_id, 'fake')
+            self.wait_for(server_id, 'ACTIVE')
+        self.at(None)
+        self.servers.shelve_server(server_id)
+        self.wait_for(server_id, 'SHELVED_OFFLOADED')
+        self.servers.unshelve_server(server_id)
+        self.wait_for(server_id, 'ACTIVE')
