@@ -1,15 +1,15 @@
 """the server lock (lock/unlock, 2.73 locked_reason)
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-26 18:10:00
 """
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0006'
-down_revision = '0005'
+revision = '0008'
+down_revision = '0007'
 branch_labels = None
 depends_on = None
 
