@@ -277,3 +277,38 @@ class ShelveKeptTest(base.StackTestCase):
         self.assertEqual(['unshelve', 'shelveOffload', 'shelve', 'unshelve',
                           'shelve', 'create'],
                          [a['action'] for a in self.admin.actions(sid)])
+
+
+class UnshelveServerGroupTest(base.StackTestCase):
+    """Unshelve is a scheduled move: it honours the server's group."""
+
+    def test_unshelve_never_joins_an_anti_affine_member(self):
+        group = self.admin.post('/os-server-groups', {'server_group': {
+            'name': 'apart', 'policy': 'anti-affinity'}}, version='2.64',
+            expect=200).json()['server_group']
+        ids = []
+        for name in ('a', 'b'):
+            body = self.admin.post('/servers', {
+                'server': {'name': name, 'flavorRef': self.flavor('small')[
+                    'id'], 'imageRef': 'fake', 'networks': 'none'},
+                'os:scheduler_hints': {'group': group['id']}},
+                expect=202).json()['server']
+            ids.append(self.admin.wait_for_status(body['id'], 'ACTIVE')[
+                'id'])
+        a_host = self.admin.server(ids[0])['OS-EXT-SRV-ATTR:host']
+        self.admin.action(ids[1], {'shelve': None}, expect=202)
+        self.admin.wait_for_status(ids[1], 'SHELVED_OFFLOADED')
+        # Asked onto its anti-affine peer's host: the scheduler refuses,
+        # the server stays offloaded with nothing claimed.
+        self.admin.action(ids[1], {'unshelve': {'host': a_host}},
+                          version='2.91', expect=202)
+        self.admin.wait_for(
+            lambda: self.admin.server(ids[1])['OS-EXT-STS:task_state'] is
+            None, timeout=30, what='unshelve refused')
+        self.assertEqual('SHELVED_OFFLOADED', self.admin.server(ids[1])[
+            'status'])
+        self.assertEqual({}, self.admin.placement()['allocations'].get(
+            ids[1], {}))
+        self.admin.action(ids[1], {'unshelve': None}, expect=202)
+        server = self.admin.wait_for_status(ids[1], 'ACTIVE')
+        self.assertNotEqual(a_host, server['OS-EXT-SRV-ATTR:host'])
