@@ -162,24 +162,37 @@ def show(server_id):
 
 def delete(server_id):
     ctxt = api_app.context()
-    instance = common.get_instance(server_id,
-                                   'os_compute_api:servers:delete')
+    policy = 'os_compute_api:servers:delete'
+    instance = common.get_instance(server_id, policy)
     lock.check_not_locked(instance)  # a locked server: admin only
-    # A server in the middle of a move is not deleted under its feet.
-    if instance['task_state'] not in (None, 'scheduling') and \
-            instance['vm_state'] != 'error':
+    # A server in the middle of a move is not deleted under its feet; a
+    # boot is (as Nova does): its conductor or compute sees 'deleting'
+    # and stops. The state read may be stale by the time of the swap (a
+    # boot goes scheduling -> spawning): read again and retry.
+    for _attempt in range(5):
+        if instance['task_state'] not in _DELETABLE_TASK_STATES and \
+                instance['vm_state'] != 'error':
+            raise exception.InstanceInvalidState(
+                method='delete', instance_uuid=server_id, attr='task_state',
+                state=instance['task_state'])
+        try:
+            instance = db_api.instance_update(
+                server_id, {'task_state': 'deleting'},
+                expected_task_state=[instance['task_state']])
+            break
+        except exception.UnexpectedTaskState:
+            instance = common.get_instance(server_id, policy)
+    else:
         raise exception.InstanceInvalidState(
             method='delete', instance_uuid=server_id, attr='task_state',
             state=instance['task_state'])
-    instance = db_api.instance_update(
-        server_id, {'task_state': 'deleting'},
-        expected_task_state=[instance['task_state']])
     common.record_action(instance, 'delete')
     for migration in db_api.migration_get_all(instance_uuid=server_id):
         db_api.allocations_delete(migration['uuid'])
         if migration['status'] not in _TERMINAL_MIGRATION:
             db_api.migration_update(migration['id'], {'status': 'error'})
-    db_api.allocations_delete(server_id)
+    # retire: a boot's scheduler claim still on its way is refused.
+    db_api.allocations_delete(server_id, retire=True)
     if instance['host']:
         api_app.services().compute.terminate_instance(ctxt, instance['host'],
                                                       server_id)
@@ -187,6 +200,8 @@ def delete(server_id):
     return common.no_content()
 
 
+# A boot may be deleted at any point (Nova's delete while building).
+_DELETABLE_TASK_STATES = (None, 'scheduling', 'spawning')
 _TERMINAL_MIGRATION = ('confirmed', 'reverted', 'error', 'failed',
                        'completed', 'cancelled', 'done')
 

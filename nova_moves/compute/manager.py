@@ -185,7 +185,13 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
     @notify_action('create')
     def build_and_run_instance(self, ctxt, instance_uuid, request_spec,
                                alternates):
-        instance = self._instance(ctxt, instance_uuid)
+        try:
+            instance = self._instance(ctxt, instance_uuid)
+        except exception.InstanceNotFound:
+            instance = None
+        if instance is None or instance['task_state'] != states.SPAWNING:
+            LOG.info('Not building %s: deleted meanwhile', instance_uuid)
+            return
         try:
             self.driver.spawn(instance_uuid, instance['flavor'])
         except Exception as exc:
@@ -194,11 +200,18 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
             self._reschedule_build(ctxt, instance_uuid, request_spec,
                                    alternates, exc)
             raise
-        self._update(ctxt, instance_uuid,
-                     {'vm_state': states.ACTIVE, 'task_state': None,
-                      'power_state': POWER_RUNNING,
-                      'launched_at': timeutil.utcnow_iso()},
-                     expected_task_state=[states.SPAWNING])
+        try:
+            self._update(ctxt, instance_uuid,
+                         {'vm_state': states.ACTIVE, 'task_state': None,
+                          'power_state': POWER_RUNNING,
+                          'launched_at': timeutil.utcnow_iso()},
+                         expected_task_state=[states.SPAWNING])
+        except (exception.InstanceNotFound, exception.UnexpectedTaskState):
+            # Deleted while spawning: its terminate may have run before
+            # the guest existed, so the copy is removed here.
+            LOG.info('%s was deleted while spawning; removing it',
+                     instance_uuid)
+            self.driver.destroy(instance_uuid)
 
     def _reschedule_build(self, ctxt, instance_uuid, request_spec,
                           alternates, exc):

@@ -254,7 +254,7 @@ def allocations_move(from_consumer, to_consumer):
         return _move_in(session, from_consumer, to_consumer)
 
 
-def _delete_in(session, consumer_id, root_host=None):
+def _delete_in(session, consumer_id, root_host=None, retire=False):
     if root_host is None:
         rows = session.execute(_ROWS_OF, {'b_consumer': consumer_id}).all()
     else:
@@ -268,6 +268,10 @@ def _delete_in(session, consumer_id, root_host=None):
                     sa.select(providers.c.id).where(
                         providers.c.root_provider_id == root)))).all()
     if not rows:
+        if retire:
+            # Nothing held yet, but a claim may still be on its way
+            # (a boot's scheduler call): it states the old generation.
+            session.execute(_BUMP_CONSUMER, {'b_uuid': consumer_id})
         return False
     session.execute(_DROP_ROWS, {'b_ids': [r.id for r in rows]})
     _bump_consumers(session, [consumer_id])
@@ -276,11 +280,28 @@ def _delete_in(session, consumer_id, root_host=None):
 
 
 @_with_cas_retry
-def allocations_delete(consumer_id, root_host=None):
+def allocations_delete(consumer_id, root_host=None, retire=False):
     """Drop what a consumer holds; with ``root_host`` only its allocations
-    in that host's provider tree (the source half after an evacuation)."""
+    in that host's provider tree (the source half after an evacuation).
+    With ``retire``, the consumer's generation moves even when it held
+    nothing, so a claim stating the generation read before (a failed or
+    deleted boot's late scheduler claim) is refused."""
     with _tx() as session:
-        return _delete_in(session, consumer_id, root_host)
+        return _delete_in(session, consumer_id, root_host, retire)
+
+
+@_with_cas_retry
+def consumer_ensure(consumer_id):
+    """The consumer's generation, recording it (holding nothing) if it
+    is new: a boot's claim states it like a move's claim does."""
+    with _tx() as session:
+        generation = session.execute(_CONSUMER_GENERATION,
+                                     {'b_uuid': consumer_id}).scalar()
+        if generation is None:
+            # A concurrent insert fails on the unique key: retried.
+            session.execute(_NEW_CONSUMER, {'v_uuid': consumer_id})
+            generation = 1
+        return generation
 
 
 def allocations_all():

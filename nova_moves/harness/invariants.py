@@ -10,9 +10,11 @@ moves forward (compared with what the same client saw last time).
 Given the fake hypervisors' guests (read_guests), also: every server runs
 as exactly one copy, on the host it is recorded on -- none anywhere else
 (a live migration that left both copies running is a split brain) and,
-when ACTIVE or VERIFY_RESIZE, that one on its host. Hosts whose compute
-service is down are not counted: a dead host runs nothing (its disk still
-lists the copies an evacuation left behind until it returns).
+when ACTIVE or VERIFY_RESIZE, that one on its host. A server in ERROR
+that never launched (a failed boot) holds no allocation at all. Hosts
+whose compute service is down are not counted: a dead host runs nothing
+(its disk still lists the copies an evacuation left behind until it
+returns).
 
 And every hard server group policy holds: no more anti-affine members on
 one host than the group allows, every affinity group on one host."""
@@ -146,10 +148,17 @@ def check(client, guests=None, counts=None):
             problems.append('server %s is %s' % (server['id'],
                                                  server['status']))
         held = allocations.get(server['id'], {})
-        if server['status'] in ('ERROR', 'SHELVED_OFFLOADED') and \
-                not server.get('OS-EXT-SRV-ATTR:host'):
+        # No host (a shelved-offloaded server, a failed boot) or never
+        # launched (a boot that failed, or a late claim for it that must
+        # have been refused): it holds nothing, ever.
+        if (server['status'] in ('ERROR', 'SHELVED_OFFLOADED') and
+                not server.get('OS-EXT-SRV-ATTR:host')) or (
+                server['status'] == 'ERROR' and
+                not server.get('OS-SRV-USG:launched_at')):
             if held:
-                problems.append('server %s in %s with no host holds %s'
+                counts['leaked'] += 1
+                problems.append('server %s in %s, with no host or never '
+                                'built, holds %s'
                                 % (server['id'], server['status'], held))
             continue
         host = server.get('OS-EXT-SRV-ATTR:host')

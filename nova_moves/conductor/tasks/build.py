@@ -1,12 +1,24 @@
 """Boot: pick a host (or the next alternate after a failed spawn), claim
-it, and cast the build to that compute."""
+it, and cast the build to that compute.
+
+A boot's claim states the server's consumer generation, as a move's does:
+a failed boot's rollback and a delete both move that generation, so a
+claim that arrives late (a scheduler that was paused or slow past the
+conductor's timeout) is refused instead of leaking an allocation."""
 from oslo_log import log as logging
 
 from nova_moves.conductor.tasks import base
+from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import states
 
 LOG = logging.getLogger(__name__)
+# The task_states a boot has before its compute reports ACTIVE.
+BUILDING = (states.SCHEDULING, states.SPAWNING)
+
+
+class BuildAborted(exception.NovaMovesException):
+    msg_fmt = 'Build of %(uuid)s stopped: the server was deleted.'
 
 
 class BuildTask(base.TaskBase):
@@ -19,27 +31,46 @@ class BuildTask(base.TaskBase):
         self.scheduler = scheduler
         self.compute_rpcapi = compute_rpcapi
 
-    def _claim_alternate(self, alternates):
+    def _claim_alternate(self, alternates, generation):
         """Reschedule: claim the first alternate that still fits."""
         while alternates:
             selection = alternates.pop(0)
             try:
-                self.db.allocations_replace(self.ctxt, self.instance_uuid,
-                                            selection['allocation_request'])
+                self.db.allocations_replace(
+                    self.ctxt, self.instance_uuid,
+                    selection['allocation_request'],
+                    consumer_generation=generation)
                 return selection
+            except exception.ConsumerGenerationConflict:
+                raise
             except exception.AllocationFailed as exc:
                 LOG.info('Alternate %s no longer fits %s: %s',
                          selection['host'], self.instance_uuid, exc)
         raise exception.MaxRetriesExceeded(
             reason='No alternate host left for %s.' % self.instance_uuid)
 
+    def _generation(self):
+        """The generation the claim states, read BEFORE the server is
+        checked: a delete after the check moves it (the claim fails), a
+        delete before it is seen here."""
+        generation = db_api.consumer_ensure(self.instance_uuid)
+        try:
+            instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+        except exception.InstanceNotFound:
+            raise BuildAborted(uuid=self.instance_uuid)
+        if instance['task_state'] != states.SCHEDULING:
+            raise BuildAborted(uuid=self.instance_uuid)
+        return generation
+
     def execute(self):
+        generation = self._generation()
         alternates = self.request_spec.pop('alternates', None)
         if alternates is not None:
-            selection = self._claim_alternate(alternates)
+            selection = self._claim_alternate(alternates, generation)
         else:
+            spec = dict(self.request_spec, consumer_generation=generation)
             selections = self.scheduler.select_destinations(
-                self.ctxt, self.request_spec, [self.instance_uuid],
+                self.ctxt, spec, [self.instance_uuid],
                 return_alternates=True)[0]
             selection, alternates = selections[0], selections[1:]
         self.db.instance_update(
@@ -51,11 +82,33 @@ class BuildTask(base.TaskBase):
             self.ctxt, selection['host'], self.instance_uuid,
             self.request_spec, alternates)
 
+    def _deleted(self):
+        """True when the server is gone or being deleted: the delete
+        owns it now, and there is nothing to mark ERROR."""
+        try:
+            instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+        except exception.InstanceNotFound:
+            return True
+        return instance['task_state'] not in BUILDING
+
     def rollback(self, exc):
-        self.db.allocations_delete(self.ctxt, self.instance_uuid)
+        # Retire the generation: a claim still on its way is refused.
+        db_api.allocations_delete(self.instance_uuid, retire=True)
+        if isinstance(exc, BuildAborted) or self._deleted():
+            LOG.info('Build of %s stopped: the server was deleted',
+                     self.instance_uuid)
+            return
         # The fault first: whoever sees ERROR must also see why.
         self.db.instance_fault_create(
             self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
             str(exc) or type(exc).__name__)
-        self.db.instance_update(self.ctxt, self.instance_uuid,
-                                {'vm_state': states.ERROR, 'task_state': None})
+        try:
+            # A boot that failed is on no host (as Nova leaves it).
+            self.db.instance_update(
+                self.ctxt, self.instance_uuid,
+                {'vm_state': states.ERROR, 'task_state': None,
+                 'host': None, 'node': None},
+                expected={'expected_task_state': list(BUILDING)})
+        except (exception.InstanceNotFound, exception.UnexpectedTaskState):
+            LOG.info('Build of %s: deleted during its rollback',
+                     self.instance_uuid)
