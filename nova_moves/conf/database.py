@@ -11,13 +11,29 @@ DEFAULT_SQL_CONNECTION = 'sqlite:///$state_path/nova_moves.sqlite'
 # a process opens no more connections than it runs transactions at once.
 MAX_POOL_SIZE = 64
 
+# Ours, next to oslo.db's in [database].
+opts = [
+    cfg.IntOpt('idle_connection_timeout', default=60, min=0,
+               help='Seconds a pooled PostgreSQL/MySQL connection may sit '
+                    'idle before the server closes it (PostgreSQL '
+                    'idle_session_timeout, MySQL wait_timeout, set on '
+                    'each new connection). A process keeps up to '
+                    'max_pool_size connections after a burst; without '
+                    'this they hold the server\'s max_connections and a '
+                    'process that lost its own (an idle API worker) '
+                    'cannot open one. The pool pings a connection before '
+                    'use and reopens a closed one, so nothing fails. '
+                    '0 leaves the server\'s setting.'),
+]
+
 
 def register_opts(conf):
     set_defaults(conf)
+    conf.register_opts(opts, group='database')
 
 
 def list_opts():
-    return {'database': [o for o in db_options.database_opts]}
+    return {'database': [o for o in db_options.database_opts] + opts}
 
 
 def set_defaults(conf):

@@ -5,12 +5,14 @@ logged by every process), Galera's wsrep_sync_wait, connection retries at
 start, debug and trace, driver parameters."""
 
 # [database] options consumed elsewhere: connection (the URL itself),
-# use_db_reconnect and db_*retry* (nova_moves.db.retry), backend
+# use_db_reconnect and db_*retry* (nova_moves.db.retry),
+# idle_connection_timeout (nova_moves.db.session), backend
 # (sqlalchemy is the only one). Not supported: read replicas
 # (slave_connection, synchronous_reader) and the asyncio URLs.
 HANDLED_ELSEWHERE = frozenset([
     'connection', 'backend', 'use_db_reconnect', 'db_retry_interval',
-    'db_inc_retry_interval', 'db_max_retry_interval', 'db_max_retries'])
+    'db_inc_retry_interval', 'db_max_retry_interval', 'db_max_retries',
+    'idle_connection_timeout'])
 UNSUPPORTED = frozenset([
     'slave_connection', 'synchronous_reader', 'asyncio_connection',
     'asyncio_slave_connection'])

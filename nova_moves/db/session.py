@@ -99,6 +99,46 @@ def _fair_write_lock(conn, take):
     fcntl.flock(lock.fileno(), fcntl.LOCK_EX if take else fcntl.LOCK_UN)
 
 
+# Drivers whose connect() takes libpq's options / MySQL's init_command.
+_IDLE_DRIVERS = {('postgresql', 'psycopg2'), ('postgresql', 'psycopg'),
+                 ('mysql', 'pymysql'), ('mysql', 'mysqldb'),
+                 ('mariadb', 'pymysql'), ('mariadb', 'mysqldb')}
+
+
+def _set_idle_timeout(engine, seconds):
+    """Idle pooled connections are closed by the server after
+    ``seconds``: a process keeps up to max_pool_size connections after a
+    burst, and all of them together would hold max_connections forever,
+    locking out a process that lost its own (an idle API worker
+    answered 503 for minutes). The pre-ping reopens a closed one. Set
+    when each connection opens (libpq / PyMySQL connect options)."""
+    name = engine.dialect.name
+    if not seconds or (name, engine.dialect.driver) not in _IDLE_DRIVERS:
+        return
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def _on_connect(_dialect, _record, _cargs, cparams):
+        if name == 'postgresql':
+            # libpq startup options (the setting needs PostgreSQL 14+;
+            # older servers refuse the connection: set 0 there).
+            cparams['options'] = ('%s -c idle_session_timeout=%d' % (
+                cparams.get('options', ''), seconds * 1000)).strip()
+        elif 'init_command' not in cparams:
+            cparams['init_command'] = (
+                'SET SESSION wait_timeout = %d' % seconds)
+
+    # Reuse the connection given back last (LIFO): the periodic tasks of
+    # an idle conductor then keep one or two connections busy and let
+    # the rest time out, instead of touching each in turn (FIFO) and
+    # keeping all of them alive. (oslo.db has no pool_use_lifo option.)
+    queue = getattr(engine.pool, '_pool', None)
+    if hasattr(queue, 'use_lifo'):
+        queue.use_lifo = True
+    # oslo.db opened one connection to test the URL, before this: drop
+    # it so every pooled connection has the timeout.
+    engine.dispose()
+
+
 def _make_engine(url, immediate):
     if url.startswith('sqlite'):
         path = sa.engine.make_url(url).database
@@ -114,8 +154,11 @@ def _make_engine(url, immediate):
             max_overflow=CONF.database.max_overflow or 10)
         _configure_sqlite(engine, immediate)
     else:
+        # oslo.db's engine pings each connection at checkout
+        # (pool_pre_ping) and reopens one the server closed or lost.
         engine = engines.create_engine(url,
                                        **engine_opts.engine_kwargs(CONF))
+        _set_idle_timeout(engine, CONF.database.idle_connection_timeout)
     sqlstats.attach(engine)
     return engine
 

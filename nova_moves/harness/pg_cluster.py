@@ -39,8 +39,9 @@ def _free_port():
 class PostgresCluster:
     """start() / stop(mode) / restart(down_for) / destroy()."""
 
-    def __init__(self, start_timeout=60):
+    def __init__(self, start_timeout=60, max_connections=300):
         self.start_timeout = start_timeout
+        self.max_connections = max_connections
         self.base = None
         self.port = None
 
@@ -68,7 +69,8 @@ class PostgresCluster:
                       'postgres', '--no-sync', '-E', 'UTF8')
         options = ' '.join([
             '-p %d' % self.port, '-k %s' % self.base,
-            '-c listen_addresses=127.0.0.1', '-c max_connections=300',
+            '-c listen_addresses=127.0.0.1',
+            '-c max_connections=%d' % self.max_connections,
             # No fsync: the files outlive a crash of the server (they sit
             # in the page cache), not one of the machine, which is all a
             # throw-away cluster needs. synchronous_commit stays on, or a

@@ -13,7 +13,8 @@ class PrivatePostgres:
     def setUpClass(cls):
         if not pg_cluster.available():
             raise cls.skipException('PostgreSQL server binaries missing')
-        cls.postgres = pg_cluster.PostgresCluster().start()
+        cls.postgres = pg_cluster.PostgresCluster(
+            max_connections=cls.PG_MAX_CONNECTIONS).start()
         try:
             cls.DATABASE_URL = cls.postgres.create_database('nova_moves')
             super().setUpClass()
