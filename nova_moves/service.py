@@ -8,6 +8,8 @@ import threading
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_reports import guru_meditation_report as gmr
+from oslo_reports import opts as gmr_opts
 
 from nova_moves import conf
 from nova_moves import context as nm_context
@@ -27,9 +29,33 @@ def prepare(argv, binary):
     if binary == 'nova-moves-manage':
         # Output of the command goes to stdout; its logs to stderr.
         CONF.set_default('use_stderr', True)
+    set_defaults()
     CONF(argv[1:], project='nova_moves', prog=binary,
          version=version.version_string())
     logging.setup(CONF, 'nova_moves')
+    setup_reports(binary)
+
+
+def set_defaults():
+    """Project defaults for library options (before the files are
+    read): oslo.messaging's RabbitMQ queues, oslo.reports' options."""
+    rpc.set_defaults(CONF)
+    gmr_opts.set_defaults(CONF)
+
+
+def write_report(binary):
+    """A Guru Meditation report now (a WSGI master's own SIGUSR2 path)."""
+    gmr.TextGuruMeditation.handle_signal(
+        version.version_info, binary, CONF.oslo_reports.log_dir, None)
+
+
+def setup_reports(binary):
+    """SIGUSR2 writes a Guru Meditation report (threads, configuration,
+    package versions) to stderr, or to a file in [oslo_reports] log_dir,
+    and the process runs on, as Nova's services do. Without a handler
+    SIGUSR2's default action ended the process."""
+    gmr.TextGuruMeditation.setup_autorun(version.version_info,
+                                         service_name=binary, conf=CONF)
 
 
 def reload_config():

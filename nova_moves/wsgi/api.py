@@ -44,9 +44,13 @@ def config_files(environ=None):
 
 def init_config():
     logging.register_options(CONF)
+    service.set_defaults()
     CONF([], project='nova_moves', prog='nova-moves-api',
          default_config_files=config_files())
     logging.setup(CONF, 'nova_moves')
+    # SIGUSR2 (Guru Meditation) in the worker; a WSGI server that keeps
+    # SIGUSR2 for itself wins, as it registers its handler later.
+    service.setup_reports('nova-moves-api')
 
 
 class LazyApplication:

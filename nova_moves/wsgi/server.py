@@ -111,6 +111,8 @@ class Worker(gthread.ThreadWorker):
         super().init_signals()
         signal.signal(signal.SIGHUP, _reload_soon)
         signal.siginterrupt(signal.SIGHUP, False)
+        # gunicorn resets SIGUSR2 to its default (exit) in workers.
+        service.setup_reports('nova-moves-api')
 
     def set_accept_enabled(self, enabled):
         super().set_accept_enabled(enabled)
@@ -142,6 +144,17 @@ class Arbiter(arbiter.Arbiter):
         for pid in list(self.WORKERS):
             try:
                 os.kill(pid, signal.SIGHUP)
+            except ProcessLookupError:
+                pass
+
+    def handle_usr2(self):
+        # A Guru Meditation report of the master and of every worker, as
+        # every other service gives on SIGUSR2 (gunicorn's own meaning,
+        # re-executing the binary, does not fit a systemd unit).
+        service.write_report('nova-moves-api')
+        for pid in list(self.WORKERS):
+            try:
+                os.kill(pid, signal.SIGUSR2)
             except ProcessLookupError:
                 pass
 
