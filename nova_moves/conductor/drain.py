@@ -13,6 +13,11 @@ and moves each one on from what the database says:
   live migration for ACTIVE/PAUSED, cold migration for SHUTOFF
   (``auto``), or as ``mode`` says; evacuation when the host is down and
   ``force_down_if_dead`` was asked (the service is forced down first);
+  when the host went down after the drain began, without that flag,
+  the server stays pending with a reason saying it waits for the host,
+  and moves when the host is back, up to ``[conductor]
+  drain_host_down_wait`` seconds of silence (a host already down at the
+  start fails its servers at once: drain it with force_down_if_dead);
 - a moving server is ``done`` once its migration completed (a cold
   migration is confirmed first), else retried up to
   ``[conductor] drain_max_attempts`` times and then ``failed`` with the
@@ -155,13 +160,43 @@ class DrainRunner:
                  status)
 
     # -- pending -> moving ------------------------------------------------
+    def _wait_for_host(self, drain, server, service):
+        """The host went down after the drain began (a restart, a
+        blink): keep the server pending with the reason (the drain's
+        report shows it) while the host has been silent for less than
+        drain_host_down_wait. False (fail now, as before) for a host
+        already down when the drain began, or silent too long."""
+        last = db_api._parse_time(service['last_seen_up'])
+        started = db_api._parse_time(drain['started_at'])
+        if last is None or started is None or last < started:
+            return False
+        down_for = (timeutil.utcnow() - last).total_seconds()
+        limit = CONF.conductor.drain_host_down_wait
+        if down_for > limit:
+            return False
+        reason = ('waiting: host %s is down (silent %ds); the server moves '
+                  'when it is back, or fails after %ds silent'
+                  % (drain['host'], down_for, limit))
+        if server['reason'] != reason:
+            db_api.drain_server_update(
+                drain['uuid'], server['instance_uuid'], {'reason': reason},
+                expected_state=d.PENDING)
+        return True
+
     def _kind(self, drain, instance, service):
         """(kind, None) or (None, why the server cannot move): the same
         rule a drain plan states (drain_plan.move_kind)."""
-        return drain_plan.move_kind(
+        kind, why = drain_plan.move_kind(
             drain['mode'], drain['force_down_if_dead'],
             service is not None and db_api.service_is_up(service),
             instance['vm_state'], drain['host'])
+        if kind == admission.EVACUATE and service is not None and \
+                not service['forced_down']:
+            # Down after the drain began: fence it before evacuating (as
+            # the first pass does), so it cannot come back running the
+            # servers moved away.
+            db_api.service_update(service['id'], {'forced_down': True})
+        return kind, why
 
     def _fail(self, drain, server, reason, expected=d.PENDING):
         LOG.warning('Host drain %s: server %s failed: %s', drain['uuid'],
@@ -181,6 +216,10 @@ class DrainRunner:
                               d.PENDING)
         kind, why = self._kind(drain, instance, service)
         if kind is None:
+            host_down = service is not None and \
+                not db_api.service_is_up(service)
+            if host_down and self._wait_for_host(drain, server, service):
+                return None
             return self._fail(drain, server, why)
         if instance['task_state']:
             started = db_api._parse_time(drain['started_at'])

@@ -30,6 +30,14 @@ conductor_opts = [
                help='A server of a drained host that is busy with another '
                     'task (task_state set) for longer than this many '
                     'seconds after the drain started is reported failed.'),
+    cfg.IntOpt('drain_host_down_wait', default=600, min=0,
+               help='A drain whose host goes down after the drain began '
+                    '(and was not asked to force_down_if_dead) keeps the '
+                    'servers it has not moved yet pending, reason '
+                    '"waiting: host ... is down", and moves them when the '
+                    'host is back; a host silent for longer than this '
+                    'many seconds fails them. A host already down when '
+                    'the drain began fails them at once. 0: never wait.'),
 ]
 
 
