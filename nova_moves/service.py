@@ -5,6 +5,7 @@ import gc
 import signal
 import sys
 import threading
+import time
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -98,6 +99,9 @@ class Service:
         self._stop = threading.Event()
         self._server = None
         self._heartbeat = None
+        # When the last report went through (monotonic: runs on while
+        # the process is stopped, not while the machine sleeps).
+        self._reported_at = None
 
     def start(self):
         if hasattr(self.manager, 'init_host'):
@@ -115,10 +119,23 @@ class Service:
         LOG.info('%s serving topic %s as %s', self.binary, self.topic,
                  self.host)
 
+    def _away(self):
+        """True when the last report is older than service_down_time:
+        others may have taken this host for dead (and evacuated it)."""
+        return self._reported_at is not None and \
+            time.monotonic() - self._reported_at > CONF.service_down_time
+
     def report_state(self, raise_on_error=False):
         ctxt = nm_context.get_admin_context()
         try:
+            if self._away() and hasattr(self.manager,
+                                        'before_reporting_up'):
+                LOG.warning('%s on %s was silent for over %ss; settling '
+                            'what happened meanwhile before reporting up',
+                            self.binary, self.host, CONF.service_down_time)
+                self.manager.before_reporting_up(ctxt)
             self._report(ctxt, self.host, self.binary, self.topic)
+            self._reported_at = time.monotonic()
         except Exception:
             if raise_on_error:
                 raise

@@ -99,6 +99,16 @@ class EvacuateMixin:
                           status=states.M_FAILED,
                           expected_values={'dest_compute': self.host})
 
+    # -- source, back from a partition (no restart) ------------------------
+    def before_reporting_up(self, ctxt):
+        """Called by the heartbeat (nova_moves.service) when this host was
+        silent longer than service_down_time while running (a network
+        partition, a frozen process): its servers may have been evacuated
+        meanwhile, so their copies go BEFORE it reports up again, as at a
+        restart (Nova only cleans up at a restart). Raises while the
+        conductors are still out of reach: then no report is sent."""
+        self._init_host_evacuate(ctxt)
+
     # -- source, when it comes back ---------------------------------------
     def _init_host_evacuate(self, ctxt):
         migrations = self.conductor.migration_get_all(
