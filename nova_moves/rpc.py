@@ -7,6 +7,7 @@ import inspect
 import time
 
 import oslo_messaging as messaging
+from oslo_messaging import opts as messaging_opts
 from oslo_messaging.rpc import dispatcher
 
 from nova_moves import conf
@@ -43,9 +44,34 @@ class _Transports:
     transport = None
 
 
+# A broker restart (or a node lost, in a cluster) loses no step: topic
+# queues are quorum queues (durable, replicated where there are nodes to
+# replicate to) and kombu publishes persistent messages, confirmed by the
+# broker (oslo.messaging's confirm_publish), so a cast the sender saw
+# succeed is on disk. Reply and fanout queues stay transient: a call in
+# flight during the restart times out as before. The cost is measured in
+# doc/scale.md ("A broker restart loses no step"). Operators may set it
+# back.
+RABBIT_DEFAULTS = {'rabbit_quorum_queue': True}
+RABBIT_GROUP = 'oslo_messaging_rabbit'
+
+
+def set_defaults(conf):
+    """Project defaults for oslo.messaging's RabbitMQ options. The driver
+    registers its options only when a transport is built; registering
+    the same option objects first lets their defaults be set (and the
+    config file still wins)."""
+    for group, opts in messaging_opts.list_opts():
+        if group == RABBIT_GROUP:
+            conf.register_opts(opts, group=group)
+    for name, value in RABBIT_DEFAULTS.items():
+        conf.set_default(name, value, group=RABBIT_GROUP)
+
+
 def get_transport():
     if _Transports.transport is None:
         messaging.set_transport_defaults(control_exchange=EXCHANGE)
+        set_defaults(CONF)
         _Transports.transport = messaging.get_rpc_transport(
             CONF, allowed_remote_exmods=ALLOWED_EXMODS)
     return _Transports.transport

@@ -61,7 +61,7 @@ TX_VERBS = ('BEGIN', 'COMMIT', 'ROLLBACK')
 
 # -- the stack ----------------------------------------------------------
 def make_stack(database_url, rpc_dir, keep, limits=None, api_workers=1,
-               conductors=1):
+               conductors=1, settings=()):
     conductor = {}
     if limits:
         conductor = {'max_concurrent_migrations_per_cluster': limits[0],
@@ -70,14 +70,18 @@ def make_stack(database_url, rpc_dir, keep, limits=None, api_workers=1,
     computes = [{'name': 'compute%s' % c, 'hosts': [
         'h%s%d' % (c.lower(), i) for i in range(2)], 'compute': fast}
         for c in 'AB']
+    extra = {'DEFAULT': {'debug': 'false', 'report_interval': 10,
+                         'rpc_stats_dir': rpc_dir},
+             'conductor': conductor, 'quota': UNLIMITED,
+             'api': {'workers': str(api_workers)}}
+    for setting in settings:  # --set SECTION.OPTION=VALUE
+        name, _, value = setting.partition('=')
+        section, _, option = name.rpartition('.')
+        extra.setdefault(section or 'DEFAULT', {})[option] = value
     return nm_stack.Stack(
         computes=computes, conductors=conductors,
         database_url=database_url, keep_workdir=keep,
-        service_down_time=60,
-        extra_conf={'DEFAULT': {'debug': 'false', 'report_interval': 10,
-                                'rpc_stats_dir': rpc_dir},
-                    'conductor': conductor, 'quota': UNLIMITED,
-                    'api': {'workers': str(api_workers)}})
+        service_down_time=60, extra_conf=extra)
 
 
 # -- counters from the rpcstats files -------------------------------------
@@ -309,7 +313,7 @@ def run(args, database_url, counted):
         ('trace' if args.trace else '1') if counted else '0')
     stack = make_stack(database_url, rpc_dir if counted else '',
                        args.keep_logs, args.move_limits, args.api_workers,
-                       args.conductors)
+                       args.conductors, args.set)
     stack.start(timeout=180)
     results = {}
     try:
@@ -440,6 +444,11 @@ def main(argv=None):
         help='[conductor] max_concurrent_migrations_per_cluster and '
              'max_outbound_migrations_per_host (default: the product '
              'defaults, 5 and 2)')
+    parser.add_argument('--set', action='append', default=[],
+                        metavar='SECTION.OPTION=VALUE',
+                        help='an option for every process of the stack '
+                             '(repeatable), e.g. oslo_messaging_rabbit.'
+                             'rabbit_quorum_queue=false')
     parser.add_argument('--json', metavar='FILE',
                         help='also write the summary to FILE as JSON')
     parser.add_argument('--summarize', metavar='DIR',
