@@ -22,6 +22,7 @@ API already running (noauth token admin:admin).
 import argparse
 import collections
 import ipaddress
+import multiprocessing
 import resource
 import selectors
 import socket
@@ -32,6 +33,7 @@ import urllib.parse
 
 import requests
 
+import benchlib
 from nova_moves.harness import stack as nm_stack
 
 MAX_SLOW = 5000
@@ -51,7 +53,8 @@ def raise_nofile():
 
 
 class SlowClients:
-    """Every slow socket, driven by one thread: each second every open
+    """Every slow socket, driven by one loop in a process of its own (so
+    that it does not take the normal clients' GIL): each second every open
     socket gets its next line (or body byte); one the server closed is
     replaced by a new connection of the same kind."""
 
@@ -63,8 +66,8 @@ class SlowClients:
         self.count = count
         self.socks = {}  # sock -> kind
         self.stats = collections.Counter()
-        self.stop = threading.Event()
-        self.selector = selectors.DefaultSelector()
+        self.stop = multiprocessing.Event()
+        self.selector = None  # made in the child
 
     def _open(self, kind):
         try:
@@ -151,6 +154,27 @@ class SlowClients:
     def open_counts(self):
         return collections.Counter(self.socks.values())
 
+    def serve(self, pipe, connect_time):
+        """The child process: open them all, report, drive them until
+        told to stop, report again."""
+        self.selector = selectors.DefaultSelector()
+        started = time.monotonic()
+        self.open_all(started + connect_time)
+        pipe.send((dict(self.open_counts()), time.monotonic() - started))
+        self.run_until_stopped(pipe)
+
+    def run_until_stopped(self, pipe):
+        still_open = {}
+
+        def watch():
+            # Asked to stop: what is open now, then the loop ends.
+            pipe.recv()
+            still_open.update(self.open_counts())
+            self.stop.set()
+        threading.Thread(target=watch, daemon=True).start()
+        self.run()
+        pipe.send((still_open, dict(self.stats)))
+
 
 def normal_client(endpoint, paths, until, timeout, results):
     session = requests.Session()
@@ -205,7 +229,7 @@ def mover(endpoint, server_id, until, timeout, results):
                 time.sleep(0.5)
 
 
-def measure(args, endpoint, server_id=None):
+def measure(args, endpoint, server_id=None, api_cpu=None):
     parsed = urllib.parse.urlparse(endpoint)
     if not ipaddress.ip_address(parsed.hostname).is_loopback:
         sys.exit('bench_slow_clients: loopback addresses only')
@@ -217,13 +241,16 @@ def measure(args, endpoint, server_id=None):
     slow = SlowClients(parsed.hostname, parsed.port, base_path + '/flavors',
                        'X-Auth-Token: admin:admin\r\n',
                        base_path + '/flavors', args.slow)
-    started = time.monotonic()
-    slow.open_all(started + args.connect_time)
-    print('slow clients: %s opened in %.1f s' % (
-        dict(slow.open_counts()), time.monotonic() - started))
-    driver = threading.Thread(target=slow.run, daemon=True)
+    pipe, child_pipe = multiprocessing.Pipe()
+    driver = multiprocessing.Process(
+        target=slow.serve, args=(child_pipe, args.connect_time), daemon=True)
     driver.start()
+    if not pipe.poll(args.connect_time + 30):
+        driver.kill()
+        sys.exit('bench_slow_clients: the slow clients did not open')
+    print('slow clients: %s opened in %.1f s' % pipe.recv())
     time.sleep(2)  # the slow ones start their second line first
+    cpu_before = api_cpu() if api_cpu else None
     results = []
     until = time.monotonic() + args.duration
     paths = ['/flavors'] + (['/servers/%s' % server_id] if server_id else [])
@@ -238,9 +265,18 @@ def measure(args, endpoint, server_id=None):
         thread.start()
     for thread in threads:
         thread.join(args.duration + args.timeout + 180)
-    still_open = slow.open_counts()
-    slow.stop.set()
+    pipe.send('stop')
+    still_open, slow_stats = (pipe.recv() if pipe.poll(30)
+                              else ({}, {'driver': 'did not answer'}))
     driver.join(10)
+    if driver.is_alive():
+        driver.kill()
+    if api_cpu:
+        seconds = time.monotonic() - until + args.duration
+        spent = api_cpu() - cpu_before
+        print('API CPU: %.2f s per s over the run, %.1f ms per normal '
+              'request' % (spent / seconds,
+                           1000 * spent / max(1, len(results))))
     latencies = sorted(t for _, _, t in results)
     outcomes = collections.Counter('%s %s' % (m, o) for m, o, _ in results)
     print('normal clients: %d (+%d mover), %d requests in %d s: %s' % (
@@ -252,8 +288,8 @@ def measure(args, endpoint, server_id=None):
                   1000 * percentile(latencies, 0.50),
                   1000 * percentile(latencies, 0.99),
                   1000 * latencies[-1], args.timeout))
-    print('slow clients still open at the end: %s' % dict(still_open))
-    print('slow clients over the run: %s' % dict(sorted(slow.stats.items())))
+    print('slow clients still open at the end: %s' % still_open)
+    print('slow clients over the run: %s' % dict(sorted(slow_stats.items())))
     errors = sum(n for o, n in outcomes.items()
                  if o not in ('GET 200', 'POST 202', 'POST 204'))
     return latencies, errors
@@ -292,7 +328,8 @@ def main(argv=None):
             server_id = admin.boot('bench-slow', flavor['id'],
                                    wait=False)['id']
             admin.wait_for_status(server_id, 'ACTIVE', timeout=120)
-        measure(args, stack.endpoint, server_id)
+        measure(args, stack.endpoint, server_id,
+                lambda: benchlib.cpu_by_process(stack)['api'])
     finally:
         stack.stop()
     return 0
