@@ -96,11 +96,24 @@ class Request(httputil.HTTPMessageDelegate):
         self.headers = None
         self.chunks = []
         self.dispatched = False
+        # Set for a body too big to read: its announced Content-Length,
+        # and the stream taken over from tornado to answer on.
+        self.announced = None
+        self.stream = None
 
     def headers_received(self, start_line, headers):
         self.start_line = start_line
         self.headers = headers
         self.server.busy[self.server_conn] = self
+        length = headers.get('Content-Length', '')
+        if length.isdigit() and int(length) > self.server.max_body_size:
+            # Too big to read: the app answers now, from the announced
+            # length (the pipeline's 413, in Nova's fault format, logged
+            # as any request), and the connection is closed after it
+            # instead of reading the body.
+            self.announced = length
+            self.stream = self.conn.detach()
+            self.finish()
 
     def data_received(self, chunk):
         self.chunks.append(chunk)
@@ -150,7 +163,7 @@ class Request(httputil.HTTPMessageDelegate):
                 context.address, tuple) else '',
             # The whole body is here: its length is known even when the
             # client sent it chunked.
-            'CONTENT_LENGTH': str(len(body)),
+            'CONTENT_LENGTH': self.announced or str(len(body)),
             'wsgi.version': (1, 0),
             'wsgi.url_scheme': 'http',
             'wsgi.input': io.BytesIO(body),
@@ -203,6 +216,9 @@ class Request(httputil.HTTPMessageDelegate):
             headers['Content-Length'] = str(len(body))
         if self.start_line.method == 'HEAD' or code in _NO_BODY:
             body = b''
+        if self.stream is not None:
+            self._write_and_close(code, reason, headers, body)
+            return
         try:
             self.conn.write_headers(
                 httputil.ResponseStartLine('HTTP/1.1', code, reason),
@@ -213,6 +229,29 @@ class Request(httputil.HTTPMessageDelegate):
             # connection goes; the worker stays.
             LOG.debug('Could not write the response', exc_info=True)
             self.conn.close()
+
+
+    def _write_and_close(self, code, reason, headers, body):
+        headers['Connection'] = 'close'
+        head = ['HTTP/1.1 %d %s' % (code, reason)] + [
+            '%s: %s' % (name, value) for name, value in headers.get_all()]
+        stream, self.stream = self.stream, None
+        if stream.closed():
+            return
+        try:
+            if any('\r' in line or '\n' in line for line in head):
+                raise ValueError('CR or LF in a response header')
+            written = stream.write(
+                ('\r\n'.join(head) + '\r\n\r\n').encode('latin-1') + body)
+        except Exception:
+            LOG.debug('Could not write the response', exc_info=True)
+            stream.close()
+            return
+
+        def close(future):
+            future.exception()  # a client that left is no news
+            stream.close()
+        written.add_done_callback(close)
 
 
 class HTTPServer(httpserver.HTTPServer):
@@ -228,6 +267,7 @@ class HTTPServer(httpserver.HTTPServer):
         self.address = address
         self.multiprocess = multiprocess
         self.max_connections = max_connections
+        self.max_body_size = kwargs['max_body_size']
         self.date = _Date()
         # HTTP1ServerConnection -> its Request with headers received and
         # no response written yet.
