@@ -59,6 +59,15 @@ class _Date:
         return self.value
 
 
+def _local_address(stream):
+    """The connection's own address: an IP, or 'unix'."""
+    try:
+        name = stream.socket.getsockname()
+    except (AttributeError, OSError):  # closed meanwhile
+        return ''
+    return 'unix' if isinstance(name, (str, bytes)) else name[0]
+
+
 def run_wsgi(app, environ):
     """In a worker thread: the app's status, headers and whole body."""
     response = []
@@ -100,10 +109,12 @@ class Request(httputil.HTTPMessageDelegate):
         # and the stream taken over from tornado to answer on.
         self.announced = None
         self.stream = None
+        self.local_addr = ''
 
     def headers_received(self, start_line, headers):
         self.start_line = start_line
         self.headers = headers
+        self.local_addr = _local_address(self.conn.stream)
         self.server.busy[self.server_conn] = self
         length = headers.get('Content-Length', '')
         if length.isdigit() and int(length) > self.server.max_body_size:
@@ -159,6 +170,9 @@ class Request(httputil.HTTPMessageDelegate):
             'SERVER_PORT': port,
             'SERVER_PROTOCOL': start.version,
             'REMOTE_ADDR': context.remote_ip,
+            # The address the connection came to (mod_wsgi's name): what
+            # noauth's loopback check reads, whatever [api] listen says.
+            'SERVER_ADDR': self.local_addr,
             'REMOTE_PORT': str(context.address[1]) if isinstance(
                 context.address, tuple) else '',
             # The whole body is here: its length is known even when the

@@ -42,6 +42,7 @@ class EnvironTest(testtools.TestCase):
         conn = mock.Mock()
         conn.context.remote_ip = '192.0.2.7'
         conn.context.address = ('192.0.2.7', 40000)
+        conn.stream.socket.getsockname.return_value = ('127.0.0.1', 8774)
         req = worker.Request(srv, object(), conn)
         req.headers_received(
             httputil.RequestStartLine(method, path, 'HTTP/1.1'),
@@ -65,6 +66,8 @@ class EnvironTest(testtools.TestCase):
         self.assertEqual('admin:admin', environ['HTTP_X_AUTH_TOKEN'])
         self.assertNotIn('HTTP_TRANSFER_ENCODING', environ)
         self.assertEqual('192.0.2.7', environ['REMOTE_ADDR'])
+        # The connection's own address, for noauth's loopback check.
+        self.assertEqual('127.0.0.1', environ['SERVER_ADDR'])
         self.assertTrue(environ['wsgi.input_terminated'])
 
     def test_path_bytes_as_latin1(self):
