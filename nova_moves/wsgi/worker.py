@@ -104,7 +104,6 @@ class Request(httputil.HTTPMessageDelegate):
         self.start_line = None
         self.headers = None
         self.chunks = []
-        self.dispatched = False
         # Set for a body too big to read: its announced Content-Length,
         # and the stream taken over from tornado to answer on.
         self.announced = None
@@ -115,7 +114,6 @@ class Request(httputil.HTTPMessageDelegate):
         self.start_line = start_line
         self.headers = headers
         self.local_addr = _local_address(self.conn.stream)
-        self.server.busy[self.server_conn] = self
         length = headers.get('Content-Length', '')
         if length.isdigit() and int(length) > self.server.max_body_size:
             # Too big to read: the app answers now, from the announced
@@ -131,12 +129,12 @@ class Request(httputil.HTTPMessageDelegate):
 
     def on_connection_close(self):
         # The client went away before its request was complete.
-        if not self.dispatched:
-            self.server.busy.pop(self.server_conn, None)
         self.chunks = []
 
     def finish(self):
-        self.dispatched = True
+        # From here the request is in flight: a drain waits for it (one
+        # still being read is not: its client can send it again).
+        self.server.busy[self.server_conn] = self
         try:
             environ = self.environ()
         except ValueError:
@@ -283,8 +281,8 @@ class HTTPServer(httpserver.HTTPServer):
         self.max_connections = max_connections
         self.max_body_size = kwargs['max_body_size']
         self.date = _Date()
-        # HTTP1ServerConnection -> its Request with headers received and
-        # no response written yet.
+        # HTTP1ServerConnection -> its Request read whole and not yet
+        # answered.
         self.busy = {}
 
     def start_request(self, server_conn, request_conn):
@@ -383,8 +381,9 @@ class Worker(base.Worker):
         await self._drain()
 
     async def _drain(self):
-        """SIGTERM: stop accepting at once, close idle connections, let
-        the requests in flight finish (graceful_timeout at most)."""
+        """SIGTERM: stop accepting at once, close the connections with no
+        request in flight (idle, or a request still being read), let the
+        requests in flight finish (graceful_timeout at most)."""
         self.server.stop()
         self.server.conn_params.no_keep_alive = True
         deadline = time.monotonic() + self.cfg.graceful_timeout
