@@ -90,6 +90,13 @@ function configure_nova_moves {
             "" nova-moves-api
         iniset "$NOVA_MOVES_UWSGI_CONF" uwsgi env \
             "NOVA_MOVES_CONFIG=$NOVA_MOVES_CONF"
+        # Slow clients: Apache reads headers whole before it calls uwsgi
+        # (mod_reqtimeout bounds them and the body's rate); a read from
+        # Apache's socket waiting longer than 10 s ends the request, and
+        # no request holds a uwsgi worker longer than 180 s.
+        # doc/api-server.md says more.
+        iniset "$NOVA_MOVES_UWSGI_CONF" uwsgi socket-timeout 10
+        iniset "$NOVA_MOVES_UWSGI_CONF" uwsgi harakiri 180
     fi
 }
 

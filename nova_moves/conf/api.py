@@ -10,12 +10,16 @@ api_opts = [
                             'insecure_noauth_on_network).'),
     cfg.PortOpt('port', default=8774,
                 help='Port the nova-moves-api server listens on.'),
-    # The embedded gunicorn server (nova_moves/wsgi/server.py).
+    # The embedded server (nova_moves/wsgi/server.py and worker.py):
+    # gunicorn's master, workers that read each request whole in an event
+    # loop before a thread runs it.
     cfg.IntOpt('workers', min=1,
                help='API worker processes (default: the number of CPUs). '
                     'Each has its own database pool and RPC transport.'),
     cfg.IntOpt('threads', default=8, min=1,
-               help='Requests one worker process serves at a time.'),
+               help='Requests one worker process runs at a time. A request '
+                    'takes a thread only once its headers and body have '
+                    'been read whole: slow or idle clients hold none.'),
     cfg.IntOpt('worker_timeout', default=120, min=0,
                help='A worker whose main loop stays silent this many '
                     'seconds is killed and replaced (0: never).'),
@@ -23,12 +27,25 @@ api_opts = [
                help='Seconds an idle client connection (kept alive, or '
                     'opened without sending a request) stays open; 0 '
                     'turns keep-alive off.'),
+    cfg.IntOpt('header_timeout', default=10, min=1,
+               help='Seconds a client has to send a request line and all '
+                    'its headers, counted from its connection\'s opening '
+                    'or its previous response; the connection is closed '
+                    'after that. The server keeps one deadline per '
+                    'request: the smaller of this and keep_alive_timeout.'),
+    cfg.IntOpt('body_timeout', default=30, min=1,
+               help='Seconds a client has to send a request\'s whole body '
+                    'once its headers are in; the connection is closed '
+                    'after that.'),
     cfg.IntOpt('graceful_shutdown_timeout', default=60, min=0,
                help='On SIGTERM the API stops accepting connections and '
                     'lets in-flight requests finish for at most this many '
                     'seconds before it exits.'),
-    cfg.IntOpt('max_connections', default=1000, min=1,
-               help='Open client connections one worker accepts at most.'),
+    cfg.IntOpt('max_connections', default=5000, min=1,
+               help='Open client connections one worker holds at most '
+                    '(idle, being read, or running); one more is closed '
+                    'at once. nova-moves-api raises its open-file limit '
+                    'to the hard limit at start to allow them.'),
     cfg.StrOpt('auth_strategy', default='noauth',
                choices=[('keystone', 'keystonemiddleware auth_token '
                          'validates the X-Auth-Token with Keystone (the '

@@ -1,33 +1,32 @@
-"""nova-moves-api's HTTP server: gunicorn, embedded as an application.
+"""nova-moves-api's HTTP server: gunicorn's master, embedded as an
+application, supervising workers of our own class (worker.py).
 
 The master process parses the configuration, binds the socket and
 supervises [api] workers processes of [api] threads threads each. Every
 worker builds its own app after the fork, so a worker shares nothing with
 its siblings but the database and the broker (its own engine pool, its own
-RPC transport).
+RPC transport). A worker reads each request whole in its event loop
+before a thread runs it: slow or idle clients hold no thread.
 
 Signals, to the master: SIGTERM closes the listening socket, lets each
 worker finish its in-flight requests (at most
 [api] graceful_shutdown_timeout) and exits 0; SIGHUP re-reads the
 mutable options (log levels) in the master and every worker, which keep
 running; SIGINT stops at once."""
-import functools
 import os
-import selectors
+import resource
 import signal
-import threading
-import time
 
 from gunicorn.app import base
 from gunicorn import arbiter
 from gunicorn import glogging
 from gunicorn.http import wsgi as gunicorn_wsgi
-from gunicorn.workers import gthread
 from oslo_log import log as logging
 
 from nova_moves import conf
 from nova_moves import service
 from nova_moves import systemd
+from nova_moves.wsgi import worker
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -50,7 +49,7 @@ def server_options():
         'bind': [bind_address(CONF.api.listen, CONF.api.port)],
         'workers': CONF.api.workers or os.cpu_count() or 1,
         'threads': CONF.api.threads,
-        'worker_class': Worker,
+        'worker_class': worker.Worker,
         'worker_connections': CONF.api.max_connections,
         'timeout': CONF.api.worker_timeout,
         'graceful_timeout': CONF.api.graceful_shutdown_timeout,
@@ -68,7 +67,7 @@ def server_options():
     }
 
 
-def _worker_ready(worker):
+def _worker_ready(_worker):
     # The app is built: what it holds stays out of every collection.
     service.freeze_heap()
 
@@ -88,47 +87,19 @@ class Logger(glogging.Logger):
         pass
 
 
-class Worker(gthread.ThreadWorker):
-    """gunicorn's threaded worker; SIGHUP reloads options instead of
-    killing it (gunicorn leaves SIGHUP at its default in workers), and a
-    new connection waits for its first bytes in the poller."""
-
-    def enqueue_req(self, conn):
-        if conn.initialized or conn.data_ready:
-            super().enqueue_req(conn)
-            return
-        # gunicorn hands a new connection to a thread that waits up to 5 s
-        # for the request: 100 silent connections then stall 4 threads for
-        # a minute. Wait in the poller instead (gunicorn's own path for a
-        # connection that stayed silent), at most keep_alive_timeout.
-        conn.timeout = time.monotonic() + max(self.cfg.keepalive, 1)
-        self.pending_conns.append(conn)
-        self.poller.register(conn.sock, selectors.EVENT_READ,
-                             functools.partial(
-                                 self.on_pending_socket_readable, conn))
-
-    def init_signals(self):
-        super().init_signals()
-        signal.signal(signal.SIGHUP, _reload_soon)
-        signal.siginterrupt(signal.SIGHUP, False)
-        # gunicorn resets SIGUSR2 to its default (exit) in workers.
-        service.setup_reports('nova-moves-api')
-
-    def set_accept_enabled(self, enabled):
-        super().set_accept_enabled(enabled)
-        if not enabled and not self.alive:
-            # Stopping: close our copy of the listening socket now, not
-            # after the drain, or the kernel keeps queueing connections
-            # nobody will accept while in-flight requests finish.
-            for listener in self.sockets:
-                listener.close()
-
-
-def _reload_soon(_signum, _frame):
-    # Not in the handler itself: reloading takes logging's locks, which the
-    # interrupted code may hold.
-    threading.Thread(target=service.reload_config, daemon=True,
-                     name='reload-config').start()
+def raise_open_files_limit(wanted):
+    """The soft RLIMIT_NOFILE up to the hard limit when ``wanted``
+    descriptors (every worker's connections) need it; the workers
+    inherit it. Returns the soft limit in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        LOG.warning('Open files limit %d is below the %d connections '
+                    '[api] max_connections allows (+ 100): raise the hard '
+                    'limit (LimitNOFILE= in the systemd unit)', soft, wanted)
+    return soft
 
 
 class Arbiter(arbiter.Arbiter):
@@ -191,4 +162,7 @@ class APIServer(base.BaseApplication):
         return self._load_app()
 
     def run(self):
+        # Each worker holds up to max_connections sockets, plus its
+        # database, broker and log descriptors.
+        raise_open_files_limit(CONF.api.max_connections + 100)
         Arbiter(self).run()

@@ -54,7 +54,7 @@ class APIServerTest(base.StackTestCase):
     EXTRA_CONF = {'DEFAULT': {'debug': 'false'},
                   'api': {'workers': 2, 'threads': 4,
                           'graceful_shutdown_timeout': 30,
-                          'keep_alive_timeout': 3},
+                          'keep_alive_timeout': 3, 'body_timeout': 6},
                   'cors': {'allowed_origin': 'https://dashboard.example'},
                   'oslo_middleware': {'enable_proxy_headers_parsing': 'true',
                                       'max_request_body_size': 4096}}
@@ -223,6 +223,34 @@ class APIServerTest(base.StackTestCase):
             except ConnectionResetError:
                 pass
 
+    def test_slow_clients_hold_no_thread(self):
+        # 60 clients sending their headers a line a second and 60 sending
+        # a body a byte a second, against 2 workers x 4 threads: a server
+        # that gives a thread to a request before it is read whole stops
+        # answering anyone else.
+        port = self.stack.api_port
+        slow = SlowClients(port, 60)
+        self.addCleanup(slow.close)
+        slow.start()
+        time.sleep(2)  # every slow one has sent more than its first line
+        session = requests.Session()
+        session.headers['X-Auth-Token'] = 'admin:admin'
+        times = []
+        for _ in range(20):
+            started = time.monotonic()
+            response = session.get(
+                'http://127.0.0.1:%d/v2.1/flavors' % port, timeout=30)
+            self.assertEqual(200, response.status_code, response.text)
+            times.append(time.monotonic() - started)
+            time.sleep(0.2)
+        # Generous: the machine is shared; the old server took > 30 s.
+        self.assertLess(max(times), 5, times)
+        # The server, not the clients, ends them: headers within [api]
+        # keep_alive_timeout (3 s, below header_timeout), bodies within
+        # body_timeout (6 s).
+        closed = slow.wait_closed(20)
+        self.assertEqual({'header': 60, 'body': 60}, closed)
+
     def test_healthcheck_needs_no_token(self):
         url = 'http://127.0.0.1:%d/healthcheck' % self.stack.api_port
         response = requests.get(url, timeout=30)
@@ -365,6 +393,68 @@ class APIServerTest(base.StackTestCase):
     def _migration_started(self, server_id):
         return self.admin.server(server_id)['OS-EXT-STS:task_state'] == \
             'migrating'
+
+
+class SlowClients:
+    """``count`` slow-header and ``count`` slow-body connections, fed a
+    header line or a body byte a second by one thread."""
+
+    def __init__(self, port, count):
+        self.socks = []
+        self.closed = {'header': 0, 'body': 0}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._feed, daemon=True)
+        for _ in range(count):
+            for kind, first in (
+                    ('header', b'GET /v2.1/flavors HTTP/1.1\r\n'
+                               b'Host: localhost\r\n'),
+                    ('body', b'POST /v2.1/flavors HTTP/1.1\r\n'
+                             b'Host: localhost\r\n'
+                             b'X-Auth-Token: admin:admin\r\n'
+                             b'Content-Type: application/json\r\n'
+                             b'Content-Length: 4000\r\n\r\n{')):
+                sock = socket.create_connection(('127.0.0.1', port), 10)
+                sock.sendall(first)
+                sock.setblocking(False)
+                self.socks.append((kind, sock))
+
+    def start(self):
+        self.thread.start()
+
+    def _feed(self):
+        line = 0
+        while not self.stop.wait(1):
+            line += 1
+            for kind, sock in list(self.socks):
+                try:
+                    sock.send(b'X-Slow-%d: x\r\n' % line
+                              if kind == 'header' else b' ')
+                except (BlockingIOError, OSError):
+                    pass
+
+    def wait_closed(self, timeout):
+        """{kind: connections the server closed} within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        pending = list(self.socks)
+        while pending and time.monotonic() < deadline:
+            for kind, sock in list(pending):
+                try:
+                    data = sock.recv(4096)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b''
+                if not data:
+                    self.closed[kind] += 1
+                    pending.remove((kind, sock))
+            time.sleep(0.2)
+        return self.closed
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(5)
+        for _kind, sock in self.socks:
+            sock.close()
 
 
 def _line_with(log, needle):

@@ -170,6 +170,9 @@ class DevstackPluginTest(testtools.TestCase):
                          uwsgi.get('uwsgi', 'module'))
         self.assertEqual('NOVA_MOVES_CONFIG=%s' % self.conf,
                          uwsgi.get('uwsgi', 'env'))
+        # What bounds a slow client behind Apache (doc/api-server.md).
+        self.assertEqual('10', uwsgi.get('uwsgi', 'socket-timeout'))
+        self.assertEqual('180', uwsgi.get('uwsgi', 'harakiri'))
 
     def test_stack_post_config_ipv6_listen(self):
         self.run_plugin(('stack', 'post-config'),
