@@ -7,16 +7,25 @@ strips any such header the client sent, so only validated values reach
 ``context_from_request``. The role ``admin`` is admin, as in Nova.
 
 ``noauth``: the token is ``user:project`` taken as given (the user
-``admin`` is admin). Anyone can claim anything, so the API then refuses to
-listen on anything but loopback unless the operator sets the loudly named
-``insecure_noauth_on_network``.
+``admin`` is admin). Anyone can claim anything, so unless the operator sets
+the loudly named ``insecure_noauth_on_network`` the API refuses noauth on
+anything but loopback twice: at start (``[api] listen``, for the embedded
+server) and on every request (the address the request's connection came
+to and came from, whatever WSGI server runs the app; see ``NoauthGuard``).
 """
 import ipaddress
+import json
+import os
 import re
+import socket
 import uuid
+
+from oslo_log import log as logging
 
 from nova_moves import context as nm_context
 from nova_moves import exception
+
+LOG = logging.getLogger(__name__)
 
 # Both parts non-empty, no whitespace or control characters, and no ':'
 # inside a part: there is exactly one way to read a token.
@@ -37,15 +46,32 @@ def _strategy(conf):
     return 'keystone' if conf.api.auth_strategy == 'keystone' else 'noauth'
 
 
-def check_listen(conf):
-    """Refuse noauth on anything but loopback unless explicitly allowed."""
-    if _strategy(conf) != 'noauth' or conf.api.insecure_noauth_on_network:
-        return
+def is_loopback(address):
+    """True for a loopback IP (v4, v6 or v4-mapped v6) or 'localhost'."""
+    address = (address or '').strip('[]').split('%', 1)[0]
+    if address == 'localhost':
+        return True
     try:
-        loopback = ipaddress.ip_address(conf.api.listen).is_loopback
+        ip = ipaddress.ip_address(address)
     except ValueError:
-        loopback = conf.api.listen == 'localhost'
-    if not loopback:
+        return False
+    mapped = getattr(ip, 'ipv4_mapped', None)
+    return (mapped or ip).is_loopback
+
+
+def check_listen(conf):
+    """Refuse noauth on anything but loopback unless explicitly allowed;
+    say loudly that it is allowed when it is."""
+    if _strategy(conf) != 'noauth':
+        return
+    if conf.api.insecure_noauth_on_network:
+        LOG.warning(
+            '!!! [api] auth_strategy = noauth with '
+            'insecure_noauth_on_network = true: ANYONE WHO CAN REACH THIS '
+            'API IS ADMIN (token "admin:x"). Only for an isolated lab '
+            'network; use auth_strategy = keystone anywhere else. !!!')
+        return
+    if not is_loopback(conf.api.listen):
         raise InsecureConfig(
             '[api] auth_strategy = noauth trusts any X-Auth-Token, so the '
             'API only listens on loopback; [api] listen = %s is not. Use '
@@ -54,14 +80,108 @@ def check_listen(conf):
             % conf.api.listen)
 
 
+def _local_address(environ):
+    """The address the request's connection was accepted on, as the WSGI
+    server gives it: its socket (gunicorn, werkzeug), uwsgi's connection
+    fd, or SERVER_ADDR (mod_wsgi; a uwsgi front end passing it). 'unix'
+    for a Unix socket; None when the server tells nothing. SERVER_NAME is
+    not used: mod_wsgi and uwsgi fill it from the client's Host header."""
+    for key in ('gunicorn.socket', 'werkzeug.socket'):
+        sock = environ.get(key)
+        if hasattr(sock, 'getsockname'):
+            try:
+                return _sockname(sock.getsockname())
+            except OSError:
+                return None
+    uwsgi_fd = _uwsgi_connection_fd()
+    if uwsgi_fd is not None:
+        try:
+            with socket.socket(fileno=os.dup(uwsgi_fd)) as sock:
+                return _sockname(sock.getsockname())
+        except OSError:
+            return None
+    return environ.get('SERVER_ADDR') or None
+
+
+def _sockname(name):
+    return 'unix' if isinstance(name, (str, bytes)) else name[0]
+
+
+def _uwsgi_connection_fd():
+    try:
+        import uwsgi  # only importable inside uwsgi
+    except ImportError:
+        return None
+    try:
+        return uwsgi.connection_fd()
+    except Exception:  # noqa: BLE001 - not in a request, old uwsgi
+        return None
+
+
+def noauth_refusal(environ):
+    """Why this request may not be served with noauth, or None.
+
+    Fails closed: a server that does not say which address the connection
+    came to is refused. A Unix socket is local, but a front end (nginx,
+    Apache) that passes REMOTE_ADDR of a network client is refused."""
+    local = _local_address(environ)
+    if local is None:
+        return ('the WSGI server does not tell which address this request '
+                'came to')
+    if local != 'unix' and not is_loopback(local):
+        return 'this request came to a non-loopback address'
+    remote = environ.get('REMOTE_ADDR')
+    if remote and remote != 'unix' and _is_ip(remote) and \
+            not is_loopback(remote):
+        return 'this request came from a non-loopback address'
+    return None
+
+
+def _is_ip(value):
+    try:
+        ipaddress.ip_address(value.strip('[]').split('%', 1)[0])
+        return True
+    except ValueError:
+        return False
+
+
+class NoauthGuard:
+    """noauth, checked per request: ``[api] listen`` only covers the
+    embedded server, and gunicorn/uwsgi/mod_wsgi bind where their own
+    configuration says."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        why = noauth_refusal(environ)
+        if why is None:
+            return self.app(environ, start_response)
+        LOG.error('Refused a request: [api] auth_strategy = noauth is '
+                  'served on loopback only and %s (set auth_strategy = '
+                  'keystone).', why)
+        body = json.dumps({'forbidden': {'code': 403, 'message': (
+            'This API uses auth_strategy = noauth, which is served on '
+            'loopback only, and %s. The operator must configure '
+            'auth_strategy = keystone.' % why)}}).encode()
+        start_response('403 Forbidden', [
+            ('Content-Type', 'application/json'),
+            ('Content-Length', str(len(body)))])
+        return [body]
+
+
 def wrap(wsgi_app, conf):
     """The WSGI app behind auth_token when the strategy is keystone.
 
     delay_auth_decision lets unauthenticated requests through marked
     X-Identity-Status: Invalid, so that the version documents stay public
-    and every other path gets Nova's 401 fault from this app."""
+    and every other path gets Nova's 401 fault from this app.
+
+    With noauth, behind NoauthGuard unless insecure_noauth_on_network."""
     if _strategy(conf) != 'keystone':
-        return wsgi_app
+        if conf.api.insecure_noauth_on_network:
+            return wsgi_app
+        return NoauthGuard(wsgi_app)
     from keystonemiddleware import auth_token
     return auth_token.AuthProtocol(wsgi_app, {
         'oslo_config_config': conf, 'delay_auth_decision': True})

@@ -46,7 +46,7 @@ api_opts = [
                     '(idle, being read, or running); one more is closed '
                     'at once. nova-moves-api raises its open-file limit '
                     'to the hard limit at start to allow them.'),
-    cfg.StrOpt('auth_strategy', default='noauth',
+    cfg.StrOpt('auth_strategy', default='keystone',
                choices=[('keystone', 'keystonemiddleware auth_token '
                          'validates the X-Auth-Token with Keystone (the '
                          '[keystone_authtoken] section); the role "admin" '
@@ -54,14 +54,16 @@ api_opts = [
                         ('noauth', 'X-Auth-Token "user:project" is trusted '
                          'as given; the user "admin" is admin. For the '
                          'quickstart and tests only: the API then binds '
-                         'to loopback only'),
+                         'to loopback only and refuses every request whose '
+                         'connection is not loopback'),
                         ('noauth2', 'Deprecated alias of noauth')],
                help='How API requests are authenticated.'),
     cfg.BoolOpt('insecure_noauth_on_network', default=False,
-                help='Let auth_strategy = noauth listen on a non-loopback '
-                     'address. Anyone who can reach the port is then admin '
-                     '(the token "admin:x"). Only for an isolated lab '
-                     'network; never on a shared one.'),
+                help='Let auth_strategy = noauth listen on, and serve '
+                     'requests from, a non-loopback address (logged as a '
+                     'warning at start). Anyone who can reach the port is '
+                     'then admin (the token "admin:x"). Only for an '
+                     'isolated lab network; never on a shared one.'),
     cfg.StrOpt('link_prefix',
                help='Base URL of the links in API responses (e.g. '
                     'https://compute.example.com:8774) when the API is '

@@ -129,7 +129,10 @@ class Stack:
                               'sqlite:///%s/nova_moves.sqlite' % state}
         # One API worker keeps a test's start cheap on 2 cores;
         # extra_conf {'api': {'workers': N}} for more.
+        # noauth explicitly: the product's default is keystone (a test
+        # that wants Keystone sets it in extra_conf).
         parser['api'] = {'listen': '127.0.0.1', 'port': str(self.api_port),
+                         'auth_strategy': 'noauth',
                          'enable_test_hooks': 'true', 'workers': '1',
                          'threads': '16', 'graceful_shutdown_timeout': '10'}
         parser['coordination'] = {'backend_url': self.coordination_url or

@@ -336,7 +336,7 @@ class APIServerTest(base.StackTestCase):
         self.assertTrue(hrefs[0].startswith('https://compute.example/'),
                         hrefs)
 
-    def _gunicorn(self, config, port):
+    def _gunicorn(self, config, port, host='127.0.0.1'):
         """gunicorn's own command line on nova_moves.wsgi.api, as a
         deployment outside nova-moves-api would run it."""
         log = open(os.path.join(self.stack.workdir, 'logs',
@@ -345,7 +345,7 @@ class APIServerTest(base.StackTestCase):
         proc = subprocess.Popen(
             [os.path.join(os.path.dirname(sys.executable), 'gunicorn'),
              '--workers', '1', '--worker-class', 'gthread', '--threads', '8',
-             '--bind', '127.0.0.1:%d' % port, '--no-control-socket',
+             '--bind', '%s:%d' % (host, port), '--no-control-socket',
              'nova_moves.wsgi.api:application'],
             env=dict(os.environ, NOVA_MOVES_CONFIG=config),
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -353,18 +353,21 @@ class APIServerTest(base.StackTestCase):
             proc.terminate(), proc.wait(30)))
         return proc, log
 
+    def _wait_bound(self, host, port):
+        deadline = time.monotonic() + 30
+        while True:  # the master binds before the worker loads the app
+            try:
+                socket.create_connection((host, port), 1).close()
+                return
+            except OSError:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.05)
+
     def test_wsgi_entry_point_concurrent_first_requests(self):
         from nova_moves.harness import stack as nm_stack
         port = nm_stack.free_port()
         proc, log = self._gunicorn(self.stack.config_path, port)
-        deadline = time.monotonic() + 30
-        while True:  # the master binds before the worker loads the app
-            try:
-                socket.create_connection(('127.0.0.1', port), 1).close()
-                break
-            except OSError:
-                self.assertLess(time.monotonic(), deadline)
-                time.sleep(0.05)
+        self._wait_bound('127.0.0.1', port)
         client = apiclient.Client('http://127.0.0.1:%d/v2.1' % port)
         barrier = threading.Barrier(8)
         results = []
@@ -380,6 +383,28 @@ class APIServerTest(base.StackTestCase):
             thread.join(60)
         log.seek(0)
         self.assertEqual([200] * 8, results, log.read()[-3000:])
+
+    def test_wsgi_entry_point_noauth_on_the_network_refused(self):
+        # The stack's config: noauth, [api] listen = 127.0.0.1. gunicorn
+        # binds where its own command line says; the request is refused
+        # for the address it came to, not for [api] listen.
+        from nova_moves.harness import stack as nm_stack
+        address = _non_loopback_address()
+        if address is None:
+            self.skipTest('no non-loopback local address')
+        port = nm_stack.free_port()
+        proc, log = self._gunicorn(self.stack.config_path, port, address)
+        self._wait_bound(address, port)
+        for path in ('/v2.1/os-services', '/v2.1/os-hypervisors', '/'):
+            response = requests.get('http://%s:%d%s' % (address, port, path),
+                                    headers={'X-Auth-Token': 'admin:x'},
+                                    timeout=60)
+            log.seek(0)
+            self.assertEqual(403, response.status_code, log.read()[-3000:])
+            self.assertIn('loopback', response.text)
+        log.seek(0)
+        self.assertIn('auth_strategy = noauth is served on loopback only',
+                      log.read())
 
     def test_wsgi_entry_point_without_config_does_not_start(self):
         from nova_moves.harness import stack as nm_stack
@@ -455,6 +480,17 @@ class SlowClients:
         self.thread.join(5)
         for _kind, sock in self.socks:
             sock.close()
+
+
+def _non_loopback_address():
+    """One of this machine's own non-loopback IPv4 addresses, or None."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(('192.0.2.1', 9))  # no packet is sent
+            address = probe.getsockname()[0]
+    except OSError:
+        return None
+    return None if address.startswith('127.') else address
 
 
 def _line_with(log, needle):

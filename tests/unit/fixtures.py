@@ -52,6 +52,18 @@ class FakeHosts(fixtures.Fixture):
                                  'compute'))
 
 
+def api_client(test):
+    """The API app's Flask test client with noauth (the product's default
+    is keystone), its requests arriving on 127.0.0.1 as a real server's
+    would (noauth refuses a request whose local address is unknown)."""
+    from nova_moves.api import app as api_app
+    test.useFixture(Override('auth_strategy', 'noauth', 'api'))
+    client = api_app.create_app().test_client()
+    client.environ_base = dict(client.environ_base or {},
+                               SERVER_ADDR='127.0.0.1')
+    return client
+
+
 def _rmtree(path):
     import shutil
     shutil.rmtree(path, ignore_errors=True)

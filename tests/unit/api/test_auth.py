@@ -1,5 +1,7 @@
 """[api] auth_strategy: strict noauth tokens, loopback-only noauth, and
 the request context from auth_token's validated headers."""
+from unittest import mock
+
 from keystonemiddleware import auth_token  # noqa: F401 - its options
 import testtools
 
@@ -29,7 +31,7 @@ class NoauthTokenTest(_ConfTest):
         super().setUp()
         self.useFixture(nm_fixtures.Database())
         self.useFixture(fake_rpc.FakeTransport())
-        self.client = api_app.create_app().test_client()
+        self.client = nm_fixtures.api_client(self)
 
     def status(self, token):
         headers = {} if token is None else {'X-Auth-Token': token}
@@ -61,8 +63,78 @@ class NoauthTokenTest(_ConfTest):
     def test_versions_need_no_token(self):
         self.assertEqual(200, self.client.get('/').status_code)
 
+    def test_request_to_or_from_the_network_refused(self):
+        # Whatever [api] listen says: the request's own addresses count.
+        for environ in ({'SERVER_ADDR': '192.0.2.2'},
+                        {'SERVER_ADDR': '127.0.0.1',
+                         'REMOTE_ADDR': '198.51.100.7'}):
+            response = self.client.get('/v2.1/flavors', headers={
+                'X-Auth-Token': 'admin:x'}, environ_overrides=environ)
+            self.assertEqual(403, response.status_code, environ)
+            self.assertIn('loopback',
+                          response.get_json()['forbidden']['message'])
+        # ...and a server that does not say is refused (fail closed).
+        client = api_app.create_app().test_client()
+        self.assertEqual(403, client.get('/v2.1/flavors', headers={
+            'X-Auth-Token': 'admin:x'}).status_code)
+        self.assertEqual(403, client.get('/').status_code)
+
+    def test_override_serves_the_network(self):
+        CONF.set_override('insecure_noauth_on_network', True, 'api')
+        client = api_app.create_app().test_client()
+        response = client.get('/v2.1/flavors', headers={
+            'X-Auth-Token': 'admin:x'}, environ_overrides={
+                'SERVER_ADDR': '192.0.2.2', 'REMOTE_ADDR': '192.0.2.9'})
+        self.assertEqual(200, response.status_code)
+
+
+class _Socket:
+    def __init__(self, name):
+        self.name = name
+
+    def getsockname(self):
+        if isinstance(self.name, Exception):
+            raise self.name
+        return self.name
+
+
+class NoauthRefusalTest(testtools.TestCase):
+
+    def test_the_socket_a_server_gives(self):
+        for key in ('gunicorn.socket', 'werkzeug.socket'):
+            for name, refused in ((('127.0.0.1', 8774), False),
+                                  (('::1', 8774, 0, 0), False),
+                                  (('::ffff:127.0.0.1', 8774, 0, 0), False),
+                                  ('/run/nova-moves.sock', False),
+                                  (('192.0.2.2', 8774), True),
+                                  (('::', 8774, 0, 0), True),
+                                  (OSError('closed'), True)):
+                # SERVER_ADDR/SERVER_NAME never outvote the socket.
+                environ = {key: _Socket(name), 'SERVER_ADDR': '127.0.0.1',
+                           'SERVER_NAME': 'localhost'}
+                self.assertEqual(refused,
+                                 auth.noauth_refusal(environ) is not None,
+                                 (key, name))
+
+    def test_fails_closed(self):
+        # SERVER_NAME is the client's Host header under mod_wsgi/uwsgi.
+        self.assertIsNotNone(auth.noauth_refusal({'SERVER_NAME':
+                                                  'localhost'}))
+        self.assertIsNone(auth.noauth_refusal({'SERVER_ADDR': '::1'}))
+
+    def test_a_proxy_passing_a_remote_client_is_refused(self):
+        environ = {'gunicorn.socket': _Socket('/run/nm.sock'),
+                   'REMOTE_ADDR': '203.0.113.5'}
+        self.assertIsNotNone(auth.noauth_refusal(environ))
+        environ['REMOTE_ADDR'] = '127.0.0.1'
+        self.assertIsNone(auth.noauth_refusal(environ))
+
 
 class ListenTest(_ConfTest):
+
+    def setUp(self):
+        super().setUp()
+        CONF.set_override('auth_strategy', 'noauth', 'api')
 
     def test_noauth_loopback_is_fine(self):
         for addr in ('127.0.0.1', '::1', 'localhost', '127.0.0.5'):
@@ -84,9 +156,23 @@ class ListenTest(_ConfTest):
         CONF.set_override('insecure_noauth_on_network', False, 'api')
         CONF.set_override('auth_strategy', 'keystone', 'api')
         auth.check_listen(CONF)
+        CONF.set_override('auth_strategy', 'noauth', 'api')
 
     def test_default_listen_is_loopback(self):
         self.assertEqual('127.0.0.1', CONF.api.listen)
+
+    def test_default_strategy_is_keystone(self):
+        CONF.clear_override('auth_strategy', 'api')
+        self.assertEqual('keystone', CONF.api.auth_strategy)
+
+    def test_override_warns_loudly(self):
+        CONF.set_override('auth_strategy', 'noauth', 'api')
+        CONF.set_override('listen', '0.0.0.0', 'api')
+        CONF.set_override('insecure_noauth_on_network', True, 'api')
+        with mock.patch.object(auth.LOG, 'warning') as warning:
+            auth.check_listen(CONF)
+        self.assertIn('ANYONE WHO CAN REACH THIS API IS ADMIN',
+                      warning.call_args[0][0])
 
 
 class KeystoneContextTest(_ConfTest):

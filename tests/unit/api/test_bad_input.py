@@ -2,7 +2,6 @@
 a 4xx whose message names the problem, never a 500."""
 import testtools
 
-from nova_moves.api import app as api_app
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from tests.unit.compute import test_build_fake_transport as fake_rpc
@@ -19,7 +18,7 @@ class BadInputTest(testtools.TestCase):
         conf.CONF([], project='nova_moves', default_config_files=[])
         self.useFixture(nm_fixtures.Database())
         self.useFixture(fake_rpc.FakeTransport())
-        self.client = api_app.create_app().test_client()
+        self.client = nm_fixtures.api_client(self)
         flavor = nm_fixtures.flavor()
         self.instance = db_api.instance_create({
             'display_name': 'vm', 'user_id': 'admin', 'project_id': 'admin',

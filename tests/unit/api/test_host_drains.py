@@ -3,7 +3,6 @@ request checks, one active drain per host, cancel, admin-only policy.
 The conductors that run a drain are the functional test's part."""
 import testtools
 
-from nova_moves.api import app as api_app
 from nova_moves import conf
 from tests.unit.compute import test_build_fake_transport as fake_rpc
 from tests.unit import fixtures as nm_fixtures
@@ -20,7 +19,7 @@ def app_client(test, *hosts):
     test.useFixture(fake_rpc.FakeTransport())
     for host in hosts:
         nm_fixtures.compute(host)
-    return api_app.create_app().test_client()
+    return nm_fixtures.api_client(test)
 
 
 class HostDrainsAPITest(testtools.TestCase):

@@ -6,7 +6,6 @@ from oslo_db import exception as db_exc
 import sqlalchemy as sa
 import testtools
 
-from nova_moves.api import app as api_app
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.db import candidates
@@ -144,7 +143,7 @@ class DatabaseDownApiTest(testtools.TestCase):
         self.addCleanup(db_api.dispose_engines)
         self.addCleanup(CONF.set_default, 'use_db_reconnect', True,
                         group='database')
-        self.client = api_app.create_app().test_client()
+        self.client = nm_fixtures.api_client(self)
 
     def test_503_with_retry_after_not_500(self):
         response = self.client.get('/v2.1/servers',
