@@ -15,6 +15,7 @@ from oslo_reports import opts as gmr_opts
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import coordination
+from nova_moves import logsafe
 from nova_moves import rpc
 from nova_moves import rpc_shutdown
 from nova_moves import systemd
@@ -35,6 +36,8 @@ def prepare(argv, binary):
          version=version.version_string())
     logging.setup(CONF, 'nova_moves')
     setup_reports(binary)
+    # Request values in log messages: one record, one line.
+    logsafe.install()
 
 
 def set_defaults():

@@ -6,11 +6,18 @@
 The request id comes from oslo.middleware's request_id (outside this
 middleware); it is made the thread's logging context before anything
 else runs, so every line the request logs carries it, authenticated or
-not."""
+not.
+
+Every request value in the line (path, query, method, address) is
+escaped (nova_moves/logsafe.py): a ``%0A`` in a path must not start a
+line of the client's choosing.
+"""
 import time
 
 from oslo_context import context as oslo_context
 from oslo_log import log as logging
+
+from nova_moves import logsafe
 
 LOG = logging.getLogger(__name__)
 
@@ -65,9 +72,10 @@ class _Logged:
                 'PATH_INFO', '')
             if environ.get('QUERY_STRING'):
                 path += '?' + environ['QUERY_STRING']
+            esc = logsafe.escape
             LOG.info('%s "%s %s" status: %s len: %d microversion: %s '
-                     'time: %.4f', environ.get('REMOTE_ADDR', '-'),
-                     environ.get('REQUEST_METHOD'), path,
+                     'time: %.4f', esc(environ.get('REMOTE_ADDR') or '-'),
+                     esc(environ.get('REQUEST_METHOD') or '-'), esc(path),
                      self._seen.get('status', '-'), self._length,
-                     self._seen.get('microversion', '-'),
+                     esc(self._seen.get('microversion', '-')),
                      time.monotonic() - self._started)

@@ -27,9 +27,11 @@ from nova_moves import exception
 
 LOG = logging.getLogger(__name__)
 
-# Both parts non-empty, no whitespace or control characters, and no ':'
-# inside a part: there is exactly one way to read a token.
-_NOAUTH_TOKEN = re.compile(r'^([^\s:\x00-\x1f\x7f]+):([^\s:\x00-\x1f\x7f]+)$')
+# Both parts non-empty, no whitespace or control characters (C0, DEL,
+# C1: the ids end up in every log line of the request), and no ':' inside
+# a part: there is exactly one way to read a token.
+_NOAUTH_TOKEN = re.compile(
+    r'^([^\s:\x00-\x1f\x7f-\x9f]+):([^\s:\x00-\x1f\x7f-\x9f]+)$')
 MAX_ID = 255  # the user_id/project_id columns
 
 

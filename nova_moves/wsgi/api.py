@@ -18,6 +18,7 @@ from oslo_log import log as logging
 
 from nova_moves.api import app as api_app
 from nova_moves import conf
+from nova_moves import logsafe
 from nova_moves import service
 
 CONF = conf.CONF
@@ -48,6 +49,8 @@ def init_config():
     CONF([], project='nova_moves', prog='nova-moves-api',
          default_config_files=config_files())
     logging.setup(CONF, 'nova_moves')
+    # Request values in log messages: one record, one line.
+    logsafe.install()
     # SIGUSR2 (Guru Meditation) in the worker; a WSGI server that keeps
     # SIGUSR2 for itself wins, as it registers its handler later.
     service.setup_reports('nova-moves-api')

@@ -117,6 +117,30 @@ class _HostileInput(base.StackTestCase):
         self.assertFault(self.admin_raw('DELETE', '/os-services/%D9%A3'),
                          404, 404)
 
+    def test_control_characters_never_reach_the_log_raw(self):
+        marker = 'FORGED-%s' % type(self).__name__
+        paths = ['/servers/x%%0A%s%%20INFO%%20forged' % marker,
+                 '/servers/x%%0D%%0A%s-crlf' % marker,
+                 '/servers/x%%1B%%5B31m%s-esc' % marker,
+                 '/servers/x%%00%s-nul' % marker,
+                 '/servers/x%%C2%%85%s-nel' % marker]
+        for path in paths:
+            self.assertFault(self.raw('GET', path))
+        self.assertEqual(200, self.raw('GET', '/servers', params={
+            'name': 'a\n%s-query' % marker}).status_code)
+        self.assertFault(self.raw('GET', '/servers',
+                                  token='u\x85:%s-token' % marker), 401, 401)
+        api_log = self.stack.log('api')
+        lines = [line for line in api_log.splitlines() if marker in line]
+        self.assertGreaterEqual(len(lines), len(paths) + 1, api_log[-3000:])
+        for line in lines:
+            # Every such line is a whole, prefixed log line...
+            self.assertFalse(line.startswith(marker), line)
+            self.assertRegex(line, r'^\d{4}-\d\d-\d\d ', line)
+            # ...holding no raw control character.
+            self.assertNotRegex(line, '[\x00-\x1f\x7f-\x9f]', repr(line))
+        self.assertIn('\\x0a' + marker, api_log)
+
     def test_long_user_or_project_is_401(self):
         self.assertFault(self.raw('GET', '/servers',
                                   token='u' * 8000 + ':p'), 401, 401)
