@@ -9,6 +9,8 @@ import traceback as tb
 
 from oslo_log import log as logging
 
+from nova_moves import faultinfo
+
 LOG = logging.getLogger(__name__)
 
 
@@ -32,7 +34,8 @@ def event(backend, ctxt, instance_uuid, name, host=None, whole=False):
         except Exception as exc:
             _safe(backend.action_event_finish, ctxt, instance_uuid,
                   request_id, name, 'Error', traceback=_format(exc),
-                  host=host, start_time=started_at)
+                  details=faultinfo.message(exc), host=host,
+                  start_time=started_at)
             raise
         _safe(backend.action_event_finish, ctxt, instance_uuid, request_id,
               name, 'Success', host=host, start_time=started_at)
@@ -44,7 +47,8 @@ def event(backend, ctxt, instance_uuid, name, host=None, whole=False):
     except Exception as exc:
         if started:
             _safe(backend.action_event_finish, ctxt, instance_uuid,
-                  request_id, name, 'Error', traceback=_format(exc))
+                  request_id, name, 'Error', traceback=_format(exc),
+                  details=faultinfo.message(exc))
         raise
     else:
         if started:

@@ -6,6 +6,7 @@ from nova_moves.api import app as api_app
 from nova_moves.api import common
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import faultinfo
 from nova_moves import timeutil
 
 
@@ -34,7 +35,10 @@ def _event_view(event, version, project_id, show_details):
             body['host'] = event['host'] or ''
         body['hostId'] = api_app.host_id(project_id, event['host'])
     if version >= '2.84':
-        body['details'] = event['details']
+        # The owner's view of an Error event's message (rows written
+        # before it was masked at write time included).
+        body['details'] = event['details'] if show_details else \
+            faultinfo.owner_text(event['details'], (event['host'],))
     return body
 
 

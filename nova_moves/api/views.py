@@ -9,6 +9,7 @@ from nova_moves.api import servicegroup_cache
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import faultinfo
 from nova_moves import timeutil
 
 POWER_STATES = {0: 0, 1: 1, 3: 3, 4: 4, 6: 6, 7: 7}
@@ -151,7 +152,13 @@ def server_detail(instance, fault=None, show=False):
     if version >= '2.96':
         body['pinned_availability_zone'] = None
     if fault and status in ('ERROR', 'DELETED'):
-        body['fault'] = {'code': fault['code'], 'message': fault['message'],
+        message = fault['message']
+        if not ctxt.is_admin:
+            # Rows written before faults were masked at write time.
+            message = faultinfo.owner_text(message, (
+                fault.get('host'), instance.get('host'),
+                instance.get('node')))
+        body['fault'] = {'code': fault['code'], 'message': message,
                          'created': timeutil.api_time_z(fault['created_at'])}
         if ctxt.is_admin and fault.get('details'):
             body['fault']['details'] = fault['details']

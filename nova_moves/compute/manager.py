@@ -3,7 +3,6 @@ read and write goes to the conductor (``self.conductor``). Move flows live
 in one mixin per operation."""
 import itertools
 import time
-import traceback
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -19,6 +18,7 @@ from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import rpcapi as conductor_rpcapi
 from nova_moves import conf
 from nova_moves import exception
+from nova_moves import faultinfo
 from nova_moves import instance_actions
 from nova_moves import notifications
 from nova_moves import timeutil
@@ -149,16 +149,14 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         move). None when another path settled the move first."""
         details = fault = None
         if exc is not None:  # None: an abort, no fault to show
-            details = ''.join(traceback.format_exception(
-                type(exc), exc, exc.__traceback__))
-            fault = {'code': getattr(exc, 'code', 500),
-                     'message': str(exc) or type(exc).__name__,
-                     'details': details, 'host': self.host}
+            fault = faultinfo.from_exc(exc, self.host)
+            details = fault['details']
         try:
             rows = self.conductor.move_failed(
                 ctxt, migration_uuid, fault=fault,
                 event=event and dict({'name': event, 'host': self.host,
-                                      'traceback': details},
+                                      'traceback': details,
+                                      'details': fault and fault['message']},
                                      **({'action': 'newest'}
                                         if newest_action else {})),
                 **kwargs)
@@ -174,11 +172,10 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         return rows
 
     def _fault(self, ctxt, instance_uuid, exc):
+        fault = faultinfo.from_exc(exc, self.host)
         self.conductor.instance_fault_create(
-            ctxt, instance_uuid, getattr(exc, 'code', 500),
-            str(exc) or type(exc).__name__,
-            details=''.join(traceback.format_exception(
-                type(exc), exc, exc.__traceback__)), host=self.host)
+            ctxt, instance_uuid, fault['code'], fault['message'],
+            details=fault['details'], host=fault['host'])
 
     # -- boot and delete ------------------------------------------------------
     @wrap_instance_event('compute')

@@ -28,6 +28,7 @@ from nova_moves.compute import inflight
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import exception
+from nova_moves import faultinfo
 from nova_moves import notifications
 from nova_moves import states
 from nova_moves import timeutil
@@ -251,9 +252,7 @@ class ResizeMixin:
             LOG.warning('Could not destroy the old copy of %s on %s: %s',
                         instance_uuid, self.host, exc)
             status, result = states.M_ERROR, 'Error'
-            fault = {'code': getattr(exc, 'code', 500),
-                     'message': str(exc) or type(exc).__name__,
-                     'host': self.host}
+            fault = faultinfo.from_exc(exc, self.host)
         self._advance(ctxt, migration_uuid, name, result,
                       status=[states.M_CONFIRMING, status],
                       expected_vm_state=[states.RESIZED],

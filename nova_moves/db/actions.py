@@ -1,6 +1,7 @@
 """Instance actions and their events (os-instance-actions)."""
 import sqlalchemy as sa
 
+from nova_moves.db import fault_text
 from nova_moves.db import models
 from nova_moves import exception
 from nova_moves.db.session import (
@@ -157,6 +158,8 @@ def _event_finish_in(session, instance_uuid, request_id, event, result,
         raise exception.ActionNotFound(request_id=request_id,
                                        instance_uuid=instance_uuid)
     action_id, event_id = row
+    # 2.84 details of an Error event, fit for the owner.
+    details = fault_text.event_details(session, result, details, traceback)
     done = {'v_now': now, 'v_result': result, 'v_traceback': traceback,
             'v_details': details}
     if event_id is not None:

@@ -4,6 +4,7 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
+from nova_moves.db import fault_text
 from nova_moves.db import models
 from nova_moves import exception
 from nova_moves import states
@@ -171,9 +172,11 @@ def instance_destroy(instance_uuid):
 def instance_fault_create(instance_uuid, code, message, details=None,
                           host=None):
     with _session() as session:
-        session.add(models.InstanceFault(
-            instance_uuid=instance_uuid, code=code, message=message[:255],
-            details=details, host=host))
+        values = fault_text.fault(session, {  # fit for the owner
+            'code': code, 'message': message, 'details': details,
+            'host': host})
+        session.add(models.InstanceFault(instance_uuid=instance_uuid,
+                                         **values))
 
 
 def instance_fault_get_latest(instance_uuid):

@@ -31,6 +31,7 @@ from nova_moves.db.allocations import (_allocations_of, _delete_in, _move_in,
                                        _replace_in, _with_cas_retry)
 from nova_moves.db.instances import (_encode_instance_values,
                                      _instance_row, _instance_row_dict)
+from nova_moves.db import fault_text
 from nova_moves.db import phases
 from nova_moves.db.session import (_row_by_id_or_uuid, _row_dict, _tx,
                                    utcnow)
@@ -314,6 +315,7 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
 
 def _add_fault(session, instance_uuid, fault):
     if fault:
+        fault = fault_text.fault(session, fault)  # fit for the owner
         session.execute(_FAULTS.insert().values(
             instance_uuid=instance_uuid, code=fault.get('code') or 500,
             message=(fault.get('message') or 'move failed')[:255],

@@ -44,6 +44,42 @@ class PlatformTest(base.StackTestCase):
         self.assertNotIn(server['id'], self.admin.placement()['allocations'])
         self.admin.delete('/servers/%s' % server['id'], expect=204)
 
+    def test_owner_sees_faults_without_traceback_paths_or_hosts(self):
+        owner = self.admin.as_user('olga:proj-o', version='2.84')
+        hosts = self.stack.compute_hosts()
+        for host in hosts:
+            self.admin.set_faults(host, ['spawn'])
+            self.addCleanup(self.admin.set_faults, host, [])
+        spawn = owner.boot('spawn-fails', self.flavor('small')['id'],
+                           wait=False)
+        unfit = owner.boot('fits-nowhere', self.flavor('huge', ram=10 ** 6)
+                           ['id'], wait=False)
+        for body, expected in ((spawn, 'spawn failed on ***'),
+                               (unfit, 'No valid host was found')):
+            owner.wait_for_status(body['id'], 'ERROR')
+            fault = owner.server(body['id'])['fault']
+            # As Nova stores them: 500, the message, no details for the
+            # owner; nothing of ours in the message.
+            self.assertEqual(500, fault['code'], fault)
+            self.assertIn(expected, fault['message'])
+            self.assertNotIn('details', fault)
+            for secret in ['Traceback', '\n', '.py', '/'] + hosts:
+                self.assertNotIn(secret, fault['message'])
+            admin_fault = self.admin.server(body['id'])['fault']
+            self.assertIn('Traceback', admin_fault['details'])
+            # Every Error event says why (2.84 details), for the owner
+            # too, without host names.
+            [action] = owner.actions(body['id'])
+            events = owner.action_detail(body['id'],
+                                         action['request_id'])['events']
+            errors = [e for e in events if e['result'] == 'Error']
+            self.assertTrue(errors, events)
+            for event in errors:
+                self.assertTrue(event['details'], event)
+                for secret in ['Traceback', '/'] + hosts:
+                    self.assertNotIn(secret, event['details'])
+            self.admin.delete('/servers/%s' % body['id'], expect=204)
+
     def test_delete_frees_allocation(self):
         server = self.boot('gone')
         self.assertIn(server['id'], self.admin.placement()['allocations'])

@@ -8,10 +8,13 @@ conductor's timeout) is refused instead of leaking an allocation."""
 from oslo_log import log as logging
 
 from nova_moves.conductor.tasks import base
+from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import faultinfo
 from nova_moves import states
 
+CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 # The task_states a boot has before its compute reports ACTIVE.
 BUILDING = (states.SCHEDULING, states.SPAWNING)
@@ -99,9 +102,10 @@ class BuildTask(base.TaskBase):
                      self.instance_uuid)
             return
         # The fault first: whoever sees ERROR must also see why.
+        fault = faultinfo.from_exc(exc, CONF.host)
         self.db.instance_fault_create(
-            self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
-            str(exc) or type(exc).__name__)
+            self.ctxt, self.instance_uuid, fault['code'], fault['message'],
+            details=fault['details'], host=fault['host'])
         try:
             # A boot that failed is on no host (as Nova leaves it).
             self.db.instance_update(

@@ -19,6 +19,7 @@ from nova_moves.conductor.tasks import base
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import faultinfo
 from nova_moves import states
 
 CONF = conf.CONF
@@ -198,9 +199,7 @@ class LiveMigrationTask(base.TaskBase):
             self.db.move_failed(
                 self.ctxt, self.migration_uuid,
                 expected_status=[states.M_ACCEPTED],
-                fault={'code': getattr(exc, 'code', 500),
-                       'message': getattr(exc, 'message', None) or str(exc)
-                       or type(exc).__name__})
+                fault=faultinfo.from_exc(exc, CONF.host))
         except exception.MoveConflict as conflict:
             LOG.info('Live migration of %s settled elsewhere: %s',
                      self.instance_uuid, conflict)

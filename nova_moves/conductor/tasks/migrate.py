@@ -21,6 +21,7 @@ from nova_moves.conductor.tasks import base
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import faultinfo
 from nova_moves import states
 
 CONF = conf.CONF
@@ -214,9 +215,7 @@ class MigrationTask(base.TaskBase):
         """move_failed: the one undo (see db/transitions.py)."""
         if isinstance(exc, exception.MoveConflict):
             return  # a stale reschedule request: nothing of ours to undo
-        fault = {'code': getattr(exc, 'code', 500),
-                 'message': str(exc) or type(exc).__name__,
-                 'host': CONF.host}
+        fault = faultinfo.from_exc(exc, CONF.host)
         try:
             if self.migration is not None:
                 self.db.move_failed(

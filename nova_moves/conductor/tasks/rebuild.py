@@ -11,10 +11,13 @@ gets rebuild_instance(recreate=True) once all of that is written down.
 from oslo_log import log as logging
 
 from nova_moves.conductor.tasks import base
+from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import faultinfo
 from nova_moves import states
 
+CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 
 
@@ -112,8 +115,7 @@ class EvacuateTask(base.TaskBase):
             self.db.move_failed(
                 self.ctxt, self.migration_uuid,
                 expected_status=[states.M_ACCEPTED, states.M_PRE_MIGRATING],
-                fault={'code': getattr(exc, 'code', 500),
-                       'message': str(exc) or type(exc).__name__})
+                fault=faultinfo.from_exc(exc, CONF.host))
         except exception.MoveConflict as conflict:
             LOG.info('Evacuation of %s settled elsewhere: %s',
                      self.instance_uuid, conflict)
