@@ -64,6 +64,16 @@ def api_client(test):
     return client
 
 
+def api_on_database(test):
+    """api_client on a fresh SQLite database at head, with RPC on
+    oslo.messaging's fake driver: a whole API for one test."""
+    from tests.unit.compute import test_build_fake_transport as fake_rpc
+    CONF([], project='nova_moves', default_config_files=[])
+    test.useFixture(Database())
+    test.useFixture(fake_rpc.FakeTransport())
+    return api_client(test)
+
+
 def _rmtree(path):
     import shutil
     shutil.rmtree(path, ignore_errors=True)

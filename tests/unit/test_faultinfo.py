@@ -6,11 +6,9 @@ import oslo_messaging
 from oslo_messaging._drivers import common as rpc_common
 import testtools
 
-from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import faultinfo
-from tests.unit.compute import test_build_fake_transport as fake_rpc
 from tests.unit import fixtures as nm_fixtures
 
 ADMIN = {'X-Auth-Token': 'admin:admin', 'OpenStack-API-Version':
@@ -72,10 +70,7 @@ class WrittenAndShownTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        conf.CONF([], project='nova_moves', default_config_files=[])
-        self.useFixture(nm_fixtures.Database())
-        self.useFixture(fake_rpc.FakeTransport())
-        self.client = nm_fixtures.api_client(self)
+        self.client = nm_fixtures.api_on_database(self)
         nm_fixtures.compute('compute1')
         self.instance = db_api.instance_create({
             'display_name': 'vm', 'user_id': 'olga', 'project_id': 'proj-o',
