@@ -5,6 +5,8 @@ changes-before, 2.80 user and project).
 Policies as Nova 32.0.0: a project manager lists their own project's
 migrations (``project_id`` must name it), without the host fields;
 admins list any project's, with hosts."""
+import re
+
 import flask
 
 from nova_moves.api import app as api_app
@@ -28,7 +30,7 @@ def instance_type_id(value):
     instead: look those up (None once the flavor is gone)."""
     if value in (None, ''):
         return None
-    if str(value).isdigit():
+    if re.fullmatch('[0-9]{1,10}', str(value)):  # '²'.isdigit() too
         return int(value)
     try:
         return db_api.flavor_get(value)['id']

@@ -9,7 +9,8 @@ import sqlalchemy as sa
 
 from nova_moves.db import models
 from nova_moves import exception
-from nova_moves.db.session import _session, _to_dict, utcnow
+from nova_moves.db.session import (_id_or_uuid, _session, _to_dict,
+                                   utcnow)
 
 __all__ = ['HostDrainNotFound', 'drain_create', 'drain_get', 'drain_get_all',
            'drain_update', 'drain_claim', 'drain_servers_add',
@@ -64,10 +65,13 @@ def drain_create(host, mode, target_hosts=None, force_down_if_dead=False,
 
 
 def _drain_row(session, drain_id):
-    column = (models.HostDrain.id if str(drain_id).isdigit()
-              else models.HostDrain.uuid)
+    def not_found():
+        raise HostDrainNotFound(drain_id=drain_id)
+    # The one parser of numeric ids (ASCII digits within the Integer
+    # column): isdigit() took '²' and 2**31 to PostgreSQL, a 500.
+    column, value = _id_or_uuid(drain_id, not_found)
     row = session.scalars(sa.select(models.HostDrain).where(
-        column == drain_id)).first()
+        getattr(models.HostDrain, column) == value)).first()
     if row is None:
         raise HostDrainNotFound(drain_id=drain_id)
     return row

@@ -116,6 +116,35 @@ class _HostileInput(base.StackTestCase):
                          404, 404)
         self.assertFault(self.admin_raw('DELETE', '/os-services/%D9%A3'),
                          404, 404)
+        # One parser for every numeric path id: ASCII digits within the
+        # Integer column, else no such row (PostgreSQL answered 500).
+        for ident in (HUGE, '2147483648', '%C2%B2', '%D9%A3', '-1', '0x10'):
+            for method, path in (
+                    ('GET', '/os-host-drains/' + ident),
+                    ('DELETE', '/os-host-drains/' + ident),
+                    ('GET', '/os-hypervisors/' + ident),
+                    ('DELETE', '/os-services/' + ident),
+                    ('GET', '/servers/%s/migrations/%s' % (sid, ident))):
+                self.assertFault(self.admin_raw(method, path), 404, 404)
+
+    def test_request_values_echoed_only_as_a_short_prefix(self):
+        sid = self.server['id']
+        big = 'f' * 100000
+        for method, path, body in (
+                ('POST', '/servers/%s/action' % sid,
+                 {'resize': {'flavorRef': big}}),
+                ('POST', '/servers', {'server': {
+                    'name': 'x', 'flavorRef': big, 'imageRef': 'fake',
+                    'networks': 'none'}}),
+                ('GET', '/servers/' + 'f' * 3000, None),
+                ('GET', '/flavors/' + 'f' * 3000, None),
+                ('GET', '/os-host-drains/' + 'f' * 3000, None),
+                ('GET', '/servers?marker=' + 'f' * 3000, None)):
+            response = self.admin_raw(method, path, data=json.dumps(body)
+                                      if body else None)
+            message = self.assertFault(response)
+            self.assertNotIn('f' * 65, message)
+            self.assertLess(len(response.content), 400)
 
     def test_control_characters_never_reach_the_log_raw(self):
         marker = 'FORGED-%s' % type(self).__name__

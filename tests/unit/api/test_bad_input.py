@@ -41,6 +41,24 @@ class BadInputTest(testtools.TestCase):
         for word in words:
             self.assertIn(word, fault['message'])
 
+    def test_request_values_echoed_as_a_short_prefix_only(self):
+        headers = dict(ADMIN, **{'OpenStack-API-Version': 'compute 2.95'})
+        for path, body in (
+                ('/v2.1/servers/%s/action' % self.instance['uuid'],
+                 {'resize': {'flavorRef': 'f' * 100000}}),
+                ('/v2.1/servers', {'server': {
+                    'name': 'x', 'flavorRef': 'f' * 100000,
+                    'imageRef': 'fake', 'networks': 'none'}})):
+            response = self.client.post(path, json=body, headers=headers)
+            self.assertEqual(400, response.status_code)
+            message = response.get_json()['badRequest']['message']
+            self.assertIn('f' * 64 + '...', message)
+            self.assertNotIn('f' * 65, message)
+        response = self.client.get('/v2.1/flavors/' + 'g' * 3000,
+                                   headers=headers)
+        self.assertEqual(404, response.status_code)
+        self.assertLess(len(response.data), 200)
+
     def test_instance_actions_bad_times_are_400(self):
         path = '/servers/%s/os-instance-actions' % self.instance['uuid']
         self.assertFault(self.get(path + '?changes-since=yesterday'), 400,

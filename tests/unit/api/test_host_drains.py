@@ -73,6 +73,37 @@ class HostDrainsAPITest(testtools.TestCase):
             self.assertEqual(code, response.status_code,
                              (body, response.get_json()))
 
+    def test_ids_parsed_like_every_numeric_id(self):
+        # ASCII digits within the Integer column look up by id; anything
+        # else by uuid, and 2**31 or more is no row without a query
+        # (isdigit() sent '²' and 2147483648 to PostgreSQL's integer id).
+        import sqlalchemy as sa
+        from nova_moves.db import session as db_session
+        seen = []
+
+        def record(conn, cursor, statement, params, context, many):
+            if 'host_drains' in statement:
+                seen.append((statement, params))
+        engine = db_session.get_engine(writer=False)
+        sa.event.listen(engine, 'before_cursor_execute', record)
+        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
+                        record)
+        for ident, column in (('2147483648', None), ('²', 'uuid'),
+                              ('٣', 'uuid'), ('9' * 23, 'uuid'),
+                              ('7', 'id')):
+            del seen[:]
+            for method in ('get', 'delete'):
+                response = getattr(self.client, method)(
+                    '/v2.1/os-host-drains/' + ident, headers=ADMIN)
+                self.assertEqual(404, response.status_code, ident)
+            where = [st.rsplit('WHERE', 1)[-1] for st, _ in seen]
+            if column is None:
+                self.assertEqual([], where, ident)
+            else:
+                self.assertTrue(where, ident)
+                self.assertTrue(all('host_drains.%s =' % column in w
+                                    for w in where), (ident, where))
+
     def test_admin_only(self):
         user = {'X-Auth-Token': 'alice:p1'}
         self.assertEqual(403, self.post({'host': 'h1'}, user).status_code)
