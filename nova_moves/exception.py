@@ -47,6 +47,11 @@ class Forbidden(NovaMovesException):
     code = 403
 
 
+class TestHooksDisabled(Forbidden):
+    msg_fmt = ('Fault injection is not served by %(host)s: its [api] '
+               'enable_test_hooks is off.')
+
+
 class InstanceNotFound(NotFound):
     msg_fmt = 'Instance %(instance_id)s could not be found.'
 

@@ -44,6 +44,10 @@ class InsecureConfig(ValueError):
     """A configuration that would expose an unauthenticated API."""
 
 
+def is_noauth(conf):
+    return _strategy(conf) == 'noauth'
+
+
 def _strategy(conf):
     return 'keystone' if conf.api.auth_strategy == 'keystone' else 'noauth'
 
@@ -184,8 +188,8 @@ def wrap(wsgi_app, conf):
         if conf.api.insecure_noauth_on_network:
             return wsgi_app
         return NoauthGuard(wsgi_app)
-    from keystonemiddleware import auth_token
-    return auth_token.AuthProtocol(wsgi_app, {
+    from nova_moves.api import keystone_auth  # Keystone down: 503
+    return keystone_auth.AuthProtocol(wsgi_app, {
         'oslo_config_config': conf, 'delay_auth_decision': True})
 
 

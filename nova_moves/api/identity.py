@@ -6,14 +6,17 @@ api/versions.py), so its identity service is "v2" and it refuses ``server
 list`` or ``flavor create`` (it requires identity v3 before sending any
 request). Pointing identity here with
 ``OS_IDENTITY_ENDPOINT_OVERRIDE=http://HOST:PORT/v3`` makes them work.
-nova_moves has no Keystone: tokens are ``user:project`` strings and any
-name is a valid project or user id. So projects and users resolve to
-themselves, which is what ``--project X`` / ``--user X`` lookups need.
+Served with auth_strategy = noauth only. There nova_moves has no
+Keystone: tokens are ``user:project`` strings and any name is a valid
+project or user id. So projects and users resolve to themselves, which is
+what ``--project X`` / ``--user X`` lookups need.
 """
 import flask
 
 from nova_moves.api import app as api_app
+from nova_moves.api import auth
 from nova_moves.api import common
+from nova_moves import conf
 from nova_moves import exception
 
 
@@ -55,6 +58,13 @@ def _list(kind):
 
 
 def register(app):
+    # Made-up projects and users are only true of noauth's tokens; with
+    # Keystone, /v3 is Keystone's (a 404 here).
+    if auth.is_noauth(conf.CONF):
+        register_routes(app)
+
+
+def register_routes(app):
     app.add_url_rule('/v3', 'identity_version', version, methods=['GET'])
     app.add_url_rule('/v3/', 'identity_version_slash', version,
                      methods=['GET'])

@@ -393,8 +393,13 @@ def build(app=None):
     if app is None:
         import flask
         from nova_moves.api import routes
+        from nova_moves.api import identity
         app = flask.Flask('nova_moves.api.openapi')
         routes.register(app)
+        if 'identity_version' not in app.view_functions:
+            # Described whatever auth_strategy this process runs with
+            # (served with noauth only).
+            identity.register_routes(app)
     bodies = _request_bodies()
     paths = {}
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: (r.rule,

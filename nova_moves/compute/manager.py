@@ -269,5 +269,9 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
     # -- test hook ---------------------------------------------------------
     def set_fault_injection(self, ctxt, fail_operations,
                             operation_seconds=None):
+        # Anyone on the message bus can call this: the API's route is
+        # not enough of a gate.
+        if not CONF.api.enable_test_hooks:
+            raise exception.TestHooksDisabled(host=self.host)
         return self.driver.set_fault_injection(fail_operations,
                                                operation_seconds)

@@ -67,13 +67,19 @@ api_opts = [
     cfg.StrOpt('link_prefix',
                help='Base URL of the links in API responses (e.g. '
                     'https://compute.example.com:8774) when the API is '
-                    'behind a proxy. Unset: the URL the request came to.'),
+                    'behind a proxy. Unset: the URL the request came to, '
+                    'i.e. its Host header (as Nova\'s compute_link_prefix), '
+                    'or X-Forwarded-Host/Proto with [oslo_middleware] '
+                    'enable_proxy_headers_parsing. Set it wherever clients '
+                    'can send any Host they like.'),
     cfg.IntOpt('max_limit', default=1000, min=1,
                help='Most items one list request returns.'),
     cfg.BoolOpt('enable_test_hooks', default=False,
                 help='Serve the admin-only /nova-moves-test endpoints that '
-                     'inject failures into compute agents. Never enable in '
-                     'production.'),
+                     'inject failures into compute agents (nova-moves-api), '
+                     'and the fault-injection RPC those call '
+                     '(nova-moves-compute: set it in the configuration of '
+                     'both). Never enable in production.'),
     cfg.ListOpt('image_names', default=['fake'],
                 help='Names of the images the fake hypervisor can boot. They '
                      'are served, Glance v2 style, at /v2.1/images so that '

@@ -150,6 +150,48 @@ class APIServerTest(base.StackTestCase):
         self.assertEqual(200, requests.get('http://127.0.0.1:%d/' % port,
                                            timeout=30).status_code)
 
+    def test_keystone_unreachable_is_503_not_401(self):
+        # A second API with auth_strategy = keystone whose Keystone does
+        # not answer (a closed port).
+        from nova_moves.harness import stack as nm_stack
+        port, dead = nm_stack.free_port(), nm_stack.free_port()
+        keystone = 'http://127.0.0.1:%d/v3' % dead
+        name = 'api-ks-%d' % port
+        overlay = self.stack._overlay(name, {
+            'DEFAULT': {'host': name},
+            'api': {'port': port, 'workers': 1,
+                    'auth_strategy': 'keystone'},
+            'keystone_authtoken': {
+                'www_authenticate_uri': keystone, 'auth_url': keystone,
+                'auth_type': 'password', 'username': 'nova-moves',
+                'password': 'x', 'project_name': 'service',
+                'user_domain_name': 'Default',
+                'project_domain_name': 'Default'}})
+        self.stack.add_process(name, 'nova-moves-api', overlay)
+        self.addCleanup(self.stack.kill, name, signal.SIGTERM, 30)
+        root = 'http://127.0.0.1:%d' % port
+        deadline = time.monotonic() + 60
+        while True:  # the version document needs no token
+            try:
+                if requests.get(root + '/', timeout=5).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            self.assertLess(time.monotonic(), deadline, 'API not up')
+            time.sleep(0.2)
+        response = requests.get(root + '/v2.1/servers', timeout=60,
+                                headers={'X-Auth-Token': 'some-token'})
+        self.assertEqual(503, response.status_code, response.text)
+        self.assertGreater(int(response.headers['Retry-After']), 0)
+        self.assertEqual(503, response.json()['serviceUnavailable']['code'])
+        # No token at all is still the client's problem...
+        self.assertEqual(401, requests.get(root + '/v2.1/servers',
+                                           timeout=60).status_code)
+        # ...and the noauth identity shim is not served under Keystone.
+        self.assertEqual(404, requests.get(root + '/v3', timeout=60)
+                         .status_code)
+        self.assertIn('Keystone is unreachable', self.stack.log(name))
+
     def _second_api(self, api_options):
         from nova_moves.harness import stack as nm_stack
         port = nm_stack.free_port()

@@ -10,11 +10,13 @@ import oslo_messaging as messaging
 import testtools
 
 from nova_moves.compute import manager as compute_manager
+from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import manager as conductor_manager
 from nova_moves.conductor import rpcapi as conductor_rpcapi
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
+from nova_moves import exception
 from nova_moves import rpc
 from nova_moves.scheduler import manager as scheduler_manager
 from nova_moves import service
@@ -119,6 +121,19 @@ class BuildOverFakeTransportTest(testtools.TestCase):
             {'conductor_schedule_and_build_instances': 'Success',
              'compute_build_and_run_instance': 'Success'},
             self.events(instance_uuid))
+
+    def test_fault_injection_rpc_only_with_test_hooks(self):
+        # Over the (fake) bus, as the API or anyone on it would call it.
+        rpc = compute_rpcapi.ComputeAPI()
+        exc = self.assertRaises(
+            exception.TestHooksDisabled, rpc.set_fault_injection,
+            self.ctxt, 'h1', ['spawn'])
+        self.assertEqual(403, exc.code)
+        self.assertEqual(set(), self.computes['h1'].driver._fail)
+        self.useFixture(nm_fixtures.Override('enable_test_hooks', True,
+                                             'api'))
+        rpc.set_fault_injection(self.ctxt, 'h1', ['spawn'])
+        self.assertEqual({'spawn'}, self.computes['h1'].driver._fail)
 
     def test_spawn_failing_everywhere_is_error_without_allocation(self):
         for compute in self.computes.values():
