@@ -15,6 +15,7 @@ from oslo_reports import opts as gmr_opts
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import coordination
+from nova_moves import fileperms
 from nova_moves import logsafe
 from nova_moves import rpc
 from nova_moves import rpc_shutdown
@@ -27,6 +28,7 @@ LOG = logging.getLogger(__name__)
 
 def prepare(argv, binary):
     """Parse options and set up logging, as every console script does."""
+    fileperms.restrict()  # before any file (a log) is created
     logging.register_options(CONF)
     if binary == 'nova-moves-manage':
         # Output of the command goes to stdout; its logs to stderr.

@@ -114,8 +114,9 @@ class Stack:
     def _write_config(self):
         parser = configparser.ConfigParser(interpolation=None)
         state = os.path.join(self.workdir, 'state')
-        os.makedirs(state, exist_ok=True)
-        os.makedirs(os.path.join(self.workdir, 'logs'), exist_ok=True)
+        os.makedirs(state, mode=0o750, exist_ok=True)
+        os.makedirs(os.path.join(self.workdir, 'logs'), mode=0o750,
+                    exist_ok=True)
         parser['DEFAULT'] = {
             'transport_url': self.transport_url,
             'state_path': state,
@@ -143,7 +144,11 @@ class Stack:
                 parser.add_section(section)
             for key, value in values.items():
                 parser[section][key] = str(value)
-        with open(self.config_path, 'w') as f:
+        # Holds the database and broker credentials: 0640, as the product's
+        # own files.
+        with open(os.open(self.config_path,
+                          os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640),
+                  'w') as f:
             parser.write(f)
 
     def _overlay(self, name, sections):

@@ -18,6 +18,7 @@ from oslo_log import log as logging
 
 from nova_moves.api import app as api_app
 from nova_moves import conf
+from nova_moves import fileperms
 from nova_moves import logsafe
 from nova_moves import service
 
@@ -44,6 +45,7 @@ def config_files(environ=None):
 
 
 def init_config():
+    fileperms.restrict()  # before any file (a log) is created
     logging.register_options(CONF)
     service.set_defaults()
     CONF([], project='nova_moves', prog='nova-moves-api',

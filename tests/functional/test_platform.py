@@ -1,4 +1,6 @@
 """The platform on real processes: boot, read back, delete, services."""
+import os
+import stat
 import subprocess
 
 from tests.functional import base
@@ -79,6 +81,24 @@ class PlatformTest(base.StackTestCase):
                 for secret in ['Traceback', '/'] + hosts:
                     self.assertNotIn(secret, event['details'])
             self.admin.delete('/servers/%s' % body['id'], expect=204)
+
+    def test_state_files_are_not_world_readable(self):
+        # A booted server: its fake guest file, the SQLite database, the
+        # file:// coordination backend, all written by the services.
+        self.boot('perm')
+        state = os.path.join(self.stack.workdir, 'state')
+        seen = 0
+        for root, dirs, files in os.walk(state):
+            for name in dirs + files:
+                path = os.path.join(root, name)
+                mode = stat.S_IMODE(os.lstat(path).st_mode)
+                allowed = 0o750 if os.path.isdir(path) else 0o640
+                self.assertEqual(0, mode & ~allowed, '%s is %o' % (path,
+                                                                   mode))
+                seen += 1
+        self.assertGreater(seen, 2)
+        self.assertEqual(0, stat.S_IMODE(os.stat(
+            self.stack.config_path).st_mode) & 0o027)
 
     def test_delete_frees_allocation(self):
         server = self.boot('gone')

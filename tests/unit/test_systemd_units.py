@@ -3,6 +3,7 @@ against the units themselves, systemd-analyze verify (when available) and
 a real nova-moves-api speaking the sd_notify protocol."""
 import configparser
 import os
+import re
 import shutil
 import signal
 import socket
@@ -71,6 +72,52 @@ class UnitFilesTest(testtools.TestCase):
                 # drain.
                 self.assertGreater(stop, api_graceful if process == 'api'
                                    else graceful)
+
+    # The sandbox every unit runs in (systemd.exec(5)).
+    HARDENING = {
+        'ProtectSystem': 'strict', 'ProtectHome': 'true',
+        'PrivateTmp': 'true', 'PrivateDevices': 'true',
+        'NoNewPrivileges': 'true', 'CapabilityBoundingSet': '',
+        'AmbientCapabilities': '', 'UMask': '0027',
+        'StateDirectoryMode': '0750', 'LogsDirectory': 'nova_moves',
+        'LogsDirectoryMode': '0750',
+        'ReadWritePaths': '-/var/lib/nova_moves -/var/log/nova_moves',
+        'SystemCallArchitectures': 'native', 'RestrictSUIDSGID': 'true',
+        'RestrictNamespaces': 'true', 'ProtectKernelTunables': 'true',
+        'ProtectKernelModules': 'true', 'ProtectControlGroups': 'true',
+        'LockPersonality': 'true',
+        'SystemCallFilter': '@system-service'}
+
+    def test_hardening(self):
+        for process in PROCESSES:
+            svc = read_unit('nova-moves-%s.service' % process)['Service']
+            with self.subTest(process):
+                for key, value in self.HARDENING.items():
+                    self.assertEqual(value, svc.get(key), (process, key))
+
+    def test_systemd_analyze_security(self):
+        analyze = shutil.which('systemd-analyze')
+        if analyze is None:
+            self.skipTest('systemd-analyze not installed')
+        tmp = tempfile.mkdtemp(prefix='nm-units-')
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        for process in PROCESSES:
+            name = 'nova-moves-%s.service' % process
+            with open(os.path.join(UNIT_DIR, name)) as f:
+                text = f.read().replace(BIN_DIR, '/bin/true ')
+            path = os.path.join(tmp, name)
+            with open(path, 'w') as f:
+                f.write(text)
+            proc = subprocess.run(
+                [analyze, 'security', '--offline=true', '--no-pager', path],
+                capture_output=True, text=True, timeout=120)
+            if 'offline' in proc.stderr and proc.returncode:
+                self.skipTest('systemd-analyze has no --offline')
+            match = re.search(r'Overall exposure level for \S+: ([0-9.]+)',
+                              proc.stdout)
+            self.assertIsNotNone(match, proc.stdout + proc.stderr)
+            # 10 is no sandbox at all; these units scored 8.5 before.
+            self.assertLessEqual(float(match.group(1)), 2.0, proc.stdout)
 
     def test_console_scripts_exist(self):
         with open(os.path.join(ROOT, 'setup.cfg')) as f:
