@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 
+import fixtures
 import testtools
 
 from nova_moves.conf import api as api_conf
@@ -96,18 +97,17 @@ class UnitFilesTest(testtools.TestCase):
                     self.assertEqual(value, svc.get(key), (process, key))
 
     def test_systemd_analyze_security(self):
+        # Offline: the unit files alone, ExecStart pointed at /bin/true.
         analyze = shutil.which('systemd-analyze')
         if analyze is None:
             self.skipTest('systemd-analyze not installed')
-        tmp = tempfile.mkdtemp(prefix='nm-units-')
-        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        tmp = self.useFixture(fixtures.TempDir()).path
         for process in PROCESSES:
             name = 'nova-moves-%s.service' % process
-            with open(os.path.join(UNIT_DIR, name)) as f:
-                text = f.read().replace(BIN_DIR, '/bin/true ')
             path = os.path.join(tmp, name)
-            with open(path, 'w') as f:
-                f.write(text)
+            shutil.copy(os.path.join(UNIT_DIR, name), path)
+            subprocess.run(['sed', '-i', 's#%s#/bin/true #' % BIN_DIR, path],
+                           check=True)
             proc = subprocess.run(
                 [analyze, 'security', '--offline=true', '--no-pager', path],
                 capture_output=True, text=True, timeout=120)
