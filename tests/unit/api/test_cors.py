@@ -5,7 +5,6 @@ request id and microversion headers (Nova's defaults)."""
 from oslo_middleware import cors
 import testtools
 
-from nova_moves.api import app as api_app
 from nova_moves import conf
 from tests.unit.compute import test_build_fake_transport as fake_rpc
 from tests.unit import fixtures as nm_fixtures
@@ -24,7 +23,7 @@ class CorsDefaultsTest(testtools.TestCase):
         self.addCleanup(CONF.clear_override, 'allowed_origin', 'cors')
         self.useFixture(nm_fixtures.Database())
         self.useFixture(fake_rpc.FakeTransport())
-        self.client = api_app.create_app().test_client()
+        self.client = nm_fixtures.api_client(self)  # noauth
 
     def preflight(self, headers, origin=ORIGIN):
         return self.client.options('/v2.1/servers', headers={
