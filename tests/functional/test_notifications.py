@@ -7,6 +7,7 @@ import threading
 from oslo_config import cfg
 import oslo_messaging as messaging
 
+from nova_moves import rpc as nm_rpc
 from tests.functional import test_evacuate
 
 TOPIC = 'versioned_notifications'
@@ -47,6 +48,9 @@ class NotificationsTest(test_evacuate.EvacuateBase):
         super().setUpClass()
         conf = cfg.ConfigOpts()
         conf([], project='nova_moves-test-listener')
+        # A consumer of the exchange declares it as the services do
+        # (durable, since topic queues are quorum queues by default).
+        nm_rpc.set_defaults(conf)
         cls.transport = messaging.get_notification_transport(
             conf, url=cls.stack.transport_url)
         cls.collector = Collector()
