@@ -133,13 +133,18 @@ def move_failed(api, ctxt, migration_id=None, expected_status=None,
         task_states = transitions.MOVE_TASK_STATES.get(
             migration['migration_type'], ())
     instance = api.instance_get(ctxt, instance_uuid)
+    ours = instance['task_state'] in (task_states or ())
+    if migration is None and not ours:
+        # Settled is final: the move got further or was undone already.
+        raise _conflict({'uuid': '(none)', 'instance_uuid': instance_uuid},
+                        'task_state %s' % instance['task_state'])
     if fault:
         api.instance_fault_create(ctxt, instance_uuid,
                                   fault.get('code') or 500,
                                   fault.get('message') or 'move failed',
                                   details=fault.get('details'),
                                   host=fault.get('host'))
-    if instance['task_state'] in (task_states or ()):
+    if ours:
         values = (transitions.failed_instance_values(migration, instance)
                   if migration is not None else {})
         values.update(instance_values or {})

@@ -112,11 +112,14 @@ def _recover(instance, cutoff, redrive=False):
     message = ('Move interrupted (%s): a service died before finishing '
                'it; rolled back' % task_state)
     fault = {'code': 500, 'message': message, 'host': CONF.host}
+    event = steps.error_event(message)
     try:
         if migration is None:
+            # Only while the server still has this task_state: a move
+            # that got further (or another sweeper) wins, nothing written.
             db_api.move_failed(
                 instance_uuid=instance['uuid'], task_states=[task_state],
-                fault=fault,
+                fault=fault, event=event,
                 instance_values={'vm_state': vm_state} if vm_state else None)
         else:
             if migration['status'] not in stuck_statuses or not _older_than(
@@ -125,12 +128,16 @@ def _recover(instance, cutoff, redrive=False):
                 return False  # the flow got further, or is still moving
             if redrive and migration['dest_node']:
                 return False  # its step was cast: steps.py re-drives it
+            claimed = db_api.move_claim(migration['uuid'],
+                                        migration['status'],
+                                        migration['updated_at'])
+            if claimed is None:
+                return False  # another sweeper, or the flow moved on
             db_api.move_failed(migration['uuid'],
                                expected_status=[migration['status']],
-                               fault=fault)
+                               fault=fault, event=event, claimed=claimed)
     except exception.MoveConflict:
         return False  # another sweeper or the flow itself won
-    steps.error_event(instance['uuid'], message)
     LOG.warning('Rolled back interrupted move of %s (task_state %s, '
                 'migration %s)', instance['uuid'], task_state,
                 migration and migration['uuid'])

@@ -103,9 +103,12 @@ def _still_running(compute, ctxt, migration, step, unreachable):
 
 
 def redrive_or_fail(ctxt, migration, compute, unreachable=None):
-    """One stalled migration: leave it when the host holding its step
-    still runs it, else re-send its step once, else roll it back. True
-    when something was done."""
+    """One stalled migration: claim it (move_claim: of several conductors
+    exactly one goes on, and none when its step moved meanwhile), then
+    leave it when the host holding its step still runs it, else re-send
+    its step once, else roll it back; the re-send and the rollback write
+    only while nothing touched the migration since the claim. True when
+    something was done."""
     unreachable = set() if unreachable is None else unreachable
     try:
         instance = db_api.instance_get(migration['instance_uuid'])
@@ -113,14 +116,18 @@ def redrive_or_fail(ctxt, migration, compute, unreachable=None):
         instance = None
     if instance is None:
         return False  # deleted: the delete settles its migration
+    claimed = db_api.move_claim(migration['uuid'], migration['status'],
+                                migration['updated_at'])
+    if claimed is None:
+        return False  # another conductor has it, or its step moved on
     step = _step(compute, ctxt, migration, instance)
     running = _still_running(compute, ctxt, migration, step, unreachable)
     if running:
-        # Only slow: touch the migration so it is not asked again before
-        # its next timeout. Its late end finds the move as it left it.
+        # Only slow: the claim touched the migration, so it is not asked
+        # again before its next timeout. Its late end finds the move as
+        # it left it.
         LOG.info('Move step %s of migration %s is still running; waiting',
                  migration['status'], migration['uuid'])
-        db_api.move_advance(migration['uuid'], status=[migration['status']])
         return False
     # A live migration's source that does not answer is gone: re-sending
     # it its step is pointless. A cold move's step is re-sent even to a
@@ -132,7 +139,7 @@ def redrive_or_fail(ctxt, migration, compute, unreachable=None):
             db_api.move_advance(
                 migration['uuid'], status=[migration['status']],
                 task_state=[instance['task_state']],
-                values={'step_retries': 1})
+                values={'step_retries': 1}, claimed=claimed)
         except exception.MoveConflict:
             return False  # it moved on meanwhile
         step[1]()
@@ -140,20 +147,20 @@ def redrive_or_fail(ctxt, migration, compute, unreachable=None):
                     migration['status'], migration['uuid'],
                     migration['instance_uuid'])
         return True
-    return _fail(ctxt, migration, instance, compute)
+    return _fail(ctxt, migration, instance, compute, claimed)
 
 
-def _fail(ctxt, migration, instance, compute):
+def _fail(ctxt, migration, instance, compute, claimed):
     message = ('Move step %s of migration %s did not finish in time (a '
                'service died or its message was lost); rolled back'
                % (migration['status'], migration['uuid']))
     try:
         db_api.move_failed(
             migration['uuid'], expected_status=[migration['status']],
-            fault={'code': 500, 'message': message})
+            fault={'code': 500, 'message': message}, claimed=claimed,
+            event=error_event(message))
     except exception.MoveConflict:
-        return False
-    error_event(migration['instance_uuid'], message)
+        return False  # settled or advanced meanwhile: nothing written
     LOG.warning(message)
     host = migration['source_compute']
     try:
@@ -176,12 +183,9 @@ def _fail(ctxt, migration, instance, compute):
     return True
 
 
-def error_event(instance_uuid, message):
-    """Close the move's instance action (the newest one, which the API
-    recorded before it cast) with an Error event, so `server event show`
-    says what happened to the request."""
-    actions = db_api.actions_get(instance_uuid, limit=1)
-    if actions:
-        db_api.action_event_finish(
-            instance_uuid, actions[0]['request_id'], EVENT, 'Error',
-            traceback=message, details=message)
+def error_event(message):
+    """The Error event move_failed closes in its own transaction, on the
+    move's action (the server's newest, which the API recorded before it
+    cast), so `server event show` says what happened to the request."""
+    return {'name': EVENT, 'traceback': message, 'details': message,
+            'action': 'newest'}

@@ -33,8 +33,8 @@ from nova_moves.db.instances import (_encode_instance_values,
                                      _instance_row, _instance_row_dict)
 from nova_moves.db import fault_text
 from nova_moves.db import phases
-from nova_moves.db.session import (_row_by_id_or_uuid, _row_dict, _tx,
-                                   utcnow)
+from nova_moves.db.session import (_parse_time, _row_by_id_or_uuid,
+                                   _row_dict, _tx, utcnow)
 
 # Core tables: every move step runs these statements, and ORM objects
 # (identity map, attribute instrumentation, flush) cost more CPU than
@@ -97,13 +97,53 @@ def _as_list(value):
 
 
 @functools.lru_cache(maxsize=256)
-def _migration_update(keys, statuses):
+def _migration_update(keys, statuses, claimed=False):
     """UPDATE migrations SET ``keys`` WHERE id (AND status IN b_status_*
-    when ``statuses``, their count); values bound as v_<column>."""
+    when ``statuses``, their count; AND updated_at = b_claimed when
+    ``claimed``); values bound as v_<column>."""
     query = _MIGRATIONS.update().where(_MIGRATIONS.c.id == _bp('b_id'))
     if statuses:
         query = query.where(_in(_MIGRATIONS.c.status, 'b_status', statuses))
+    if claimed:
+        query = query.where(_MIGRATIONS.c.updated_at == _bp('b_claimed'))
     return query.values({k: _bp('v_' + k) for k in keys})
+
+
+_CLAIM = (_MIGRATIONS.update()
+          .where(_MIGRATIONS.c.uuid == _bp('b_uuid'),
+                 _MIGRATIONS.c.status == _bp('b_status'),
+                 _MIGRATIONS.c.updated_at == _bp('b_stamp'))
+          .values(updated_at=_bp('v_now')))
+_CLAIM_NEW = (_MIGRATIONS.update()
+              .where(_MIGRATIONS.c.uuid == _bp('b_uuid'),
+                     _MIGRATIONS.c.status == _bp('b_status'),
+                     _MIGRATIONS.c.updated_at.is_(None))
+              .values(updated_at=_bp('v_now')))
+_STAMP = sa.select(_MIGRATIONS.c.updated_at).where(
+    _MIGRATIONS.c.uuid == _bp('b_uuid'))
+
+
+def move_claim(migration_uuid, status, updated_at):
+    """The stuck-move sweep's claim on a stalled step, in the one
+    statement that reads it: the migration's ``updated_at`` moves on
+    only while it is still ``status`` and still the ``updated_at`` the
+    sweep read (None: never touched). Of several conductors sweeping at
+    once exactly one wins; a step that advanced meanwhile is not claimed.
+    Returns the stamp as stored (pass it as ``claimed`` to move_advance
+    or move_failed: they then write only if nothing touched the
+    migration since), or None when the claim was lost."""
+    with _tx() as session:
+        params = {'b_uuid': migration_uuid, 'b_status': status,
+                  'v_now': utcnow()}
+        if updated_at is None:
+            query = _CLAIM_NEW
+        else:
+            query = _CLAIM
+            params['b_stamp'] = _parse_time(updated_at)
+        if session.execute(query, params).rowcount != 1:
+            return None
+        # As stored: a database with coarser timestamps rounds it.
+        return session.execute(_STAMP, {'b_uuid': migration_uuid}).scalar()
 
 
 @functools.lru_cache(maxsize=256)
@@ -265,7 +305,7 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
 def move_advance(migration_id, status=None, task_state=None, values=None,
                  instance_values=None, expected_vm_state=None,
                  allocations=None, event=None, request_id=None,
-                 expected_values=None, fault=None):
+                 expected_values=None, fault=None, claimed=None):
     """One step of a move in one transaction.
 
     ``status`` and ``task_state`` are [expected] (a check) or [expected,
@@ -276,10 +316,11 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
     ``fault`` {code, message, details, host} on the server.
     ``expected_values`` are migration columns that must still hold (a
     step for one destination is stale once a reschedule chose another).
-    The
-    migration's updated_at moves on every step (the stuck-move sweep
-    measures from it). Returns {'instance', 'migration'} as they are now;
-    raises MoveConflict, writing nothing, when either row moved on."""
+    ``claimed`` (move_claim's stamp): the migration must not have been
+    touched since the claim. The migration's updated_at moves on every
+    step (the stuck-move sweep measures from it). Returns {'instance',
+    'migration'} as they are now; raises MoveConflict, writing nothing,
+    when either row moved on."""
     with _tx() as session:
         migration = _migration_row(session, migration_id)
         if status is not None and migration.status not in _as_list(
@@ -300,7 +341,10 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
         params['b_id'] = migration.id
         expected = _as_list(status[0]) if status is not None else []
         params.update(_in_params('b_status', expected))
-        query = _migration_update(tuple(sorted(mig_values)), len(expected))
+        if claimed is not None:
+            params['b_claimed'] = claimed
+        query = _migration_update(tuple(sorted(mig_values)), len(expected),
+                                  claimed is not None)
         if session.execute(query, params).rowcount != 1:
             raise _conflict(migration, 'migration changed meanwhile')
         instance = None
@@ -373,63 +417,93 @@ def failed_instance_values(migration, instance):
 def move_failed(migration_id=None, expected_status=None, status=states.M_ERROR,
                 instance_values=None, fault=None, event=None,
                 request_id=None, allocations='return_source',
-                instance_uuid=None, task_states=None, expected_values=None):
+                instance_uuid=None, task_states=None, expected_values=None,
+                claimed=None):
     """The one undo of a move, in one transaction; see the module doc.
 
     ``expected_status`` (default: any status that still holds something)
-    is compare-and-swapped to ``status``; MoveConflict when another path
-    settled the move first (then nothing is written). ``fault`` is
-    {code, message, details, host}; ``event`` {name, traceback, host}
-    is closed as Error. ``allocations='keep'`` leaves them. A move that
-    failed before its migration row existed names ``instance_uuid`` and
-    the ``task_states`` it may clear instead. Returns {'instance',
+    is compare-and-swapped to ``status``; ``claimed`` (move_claim's
+    stamp) also requires that nothing touched the migration since the
+    claim. ``fault`` is {code, message, details, host}; ``event`` {name,
+    traceback, host} is closed as Error. ``allocations='keep'`` leaves
+    them. A move that failed before its migration row existed names
+    ``instance_uuid`` and the ``task_states`` it may clear instead.
+
+    Settled is final: when another path settled or advanced the move
+    first (the migration is no longer as expected, or the server no
+    longer has one of ``task_states``), MoveConflict is raised and
+    nothing at all is written: no fault, no event. Returns {'instance',
     'migration'}."""
     with _tx() as session:
-        migration = None
-        if migration_id is not None:
-            migration = _migration_row(session, migration_id)
-            instance_uuid = migration.instance_uuid
-            expected = (_as_list(expected_status) if expected_status
-                        else list(_UNSETTLED))
-            for column, value in (expected_values or {}).items():
-                if getattr(migration, column) != value:
-                    raise _conflict(migration, '%s is %s, not %s' % (
-                        column, getattr(migration, column), value))
-            now = utcnow()
-            written = {'status': status, 'updated_at': now,
-                       'phases': phases.stamp(migration.phases, status, now)}
-            result = session.execute(
-                _migration_update(tuple(sorted(written)), len(expected)),
-                dict(_bound(written), b_id=migration.id,
-                     **_in_params('b_status', expected)))
-            if result.rowcount != 1:
-                raise _conflict(migration, 'migration is %s, expected %s'
-                                % (migration.status, expected))
-            if allocations == 'return_source':
-                _apply_allocations(session, migration,
-                                   {'op': 'return_source'})
-            task_states = MOVE_TASK_STATES.get(migration.migration_type, ())
+        if migration_id is None:
+            return _instance_failed(session, instance_uuid, task_states,
+                                    instance_values, fault, event,
+                                    request_id)
+        migration = _migration_row(session, migration_id)
+        instance_uuid = migration.instance_uuid
+        expected = (_as_list(expected_status) if expected_status
+                    else list(_UNSETTLED))
+        for column, value in (expected_values or {}).items():
+            if getattr(migration, column) != value:
+                raise _conflict(migration, '%s is %s, not %s' % (
+                    column, getattr(migration, column), value))
+        now = utcnow()
+        written = {'status': status, 'updated_at': now,
+                   'phases': phases.stamp(migration.phases, status, now)}
+        params = dict(_bound(written), b_id=migration.id,
+                      **_in_params('b_status', expected))
+        if claimed is not None:
+            params['b_claimed'] = claimed
+        result = session.execute(
+            _migration_update(tuple(sorted(written)), len(expected),
+                              claimed is not None), params)
+        if result.rowcount != 1:
+            raise _conflict(migration, 'migration is %s, expected %s%s' % (
+                migration.status, expected,
+                ' and untouched since the claim' if claimed else ''))
+        if allocations == 'return_source':
+            _apply_allocations(session, migration, {'op': 'return_source'})
+        task_states = MOVE_TASK_STATES.get(migration.migration_type, ())
         instance = _instance_row(session, instance_uuid, live_only=True)
-        if instance is not None and instance.task_state in (task_states
-                                                            or ()):
-            inst_values = (failed_instance_values(
+        if instance is not None and instance.task_state in task_states:
+            inst_values = failed_instance_values(
                 _row_dict(migration), _instance_row_dict(instance))
-                if migration is not None else {})
             inst_values.update(instance_values or {})
-            inst_values['task_state'] = None
-            inst_values['updated_at'] = utcnow()
-            session.execute(
-                _INSTANCES.update()
-                .where(_INSTANCES.c.id == instance.id,
-                       _INSTANCES.c.task_state == instance.task_state)
-                .values(**_encode_instance_values(inst_values)))
+            _put_back(session, instance, inst_values)
         if instance is not None:
             _add_fault(session, instance_uuid, fault)
             if event:
                 _record_event(session, instance_uuid, request_id,
                               dict(event, result='Error'))
-        if migration is None:
-            instance = _instance_row(session, instance_uuid, live_only=True)
-            return {'migration': None, 'instance': _instance_row_dict(
-                instance) if instance is not None else None}
         return _result(session, migration, written)
+
+
+def _put_back(session, instance, values):
+    """The server's half of the undo: ``values`` and task_state cleared,
+    only while its task_state is still the one read; the rowcount."""
+    values = dict(values, task_state=None, updated_at=utcnow())
+    return session.execute(
+        _INSTANCES.update()
+        .where(_INSTANCES.c.id == instance.id,
+               _INSTANCES.c.task_state == instance.task_state)
+        .values(**_encode_instance_values(values))).rowcount
+
+
+def _instance_failed(session, instance_uuid, task_states, instance_values,
+                     fault, event, request_id):
+    """move_failed of a move with no migration row yet: only while the
+    server still has one of ``task_states`` (else the move got further,
+    or another sweeper undid it: MoveConflict, nothing written)."""
+    instance = _instance_row(session, instance_uuid, live_only=True)
+    if instance is None or instance.task_state not in (task_states or ()) \
+            or _put_back(session, instance, instance_values or {}) != 1:
+        raise exception.MoveConflict(
+            migration='(none)', instance_uuid=instance_uuid,
+            reason='server is %s' % ('gone' if instance is None else
+                                     'task_state %s' % instance.task_state))
+    _add_fault(session, instance_uuid, fault)
+    if event:
+        _record_event(session, instance_uuid, request_id,
+                      dict(event, result='Error'))
+    instance = _instance_row(session, instance_uuid, live_only=True)
+    return {'migration': None, 'instance': _instance_row_dict(instance)}
