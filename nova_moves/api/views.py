@@ -10,6 +10,7 @@ from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import faultinfo
+from nova_moves import moves
 from nova_moves import timeutil
 
 POWER_STATES = {0: 0, 1: 1, 3: 3, 4: 4, 6: 6, 7: 7}
@@ -36,22 +37,15 @@ def server_status(instance):
         return 'REBUILD' if task == 'rebuilding' else 'ERROR'
     if vm == 'building':
         return 'BUILD'
-    if task in ('resize_prep', 'resize_migrating', 'resize_migrated',
-                'resize_finish'):
-        return 'RESIZE'
-    if task == 'resize_reverting':
-        return 'REVERT_RESIZE'
+    shown = moves.shown_status(vm, task)  # a move's step, from its table
+    if shown:
+        return shown
     if task == 'resize_confirming' or vm == 'resized':
         return 'VERIFY_RESIZE' if vm == 'resized' else 'ACTIVE'
-    if task == 'migrating':
-        return 'MIGRATING'
     if vm in _LIFECYCLE_STATUS:
         return _LIFECYCLE_STATUS[vm]
     if vm == 'active' and task in _REBOOT_STATUS:
         return _REBOOT_STATUS[task]
-    if task in ('rebuilding', 'rebuild_spawning',
-                'rebuild_block_device_mapping'):
-        return 'REBUILD'
     if task == 'deleting':
         return 'ACTIVE' if vm == 'active' else 'SHUTOFF'
     if vm == 'stopped':

@@ -27,9 +27,6 @@ LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
 notify_action = notifications.notify_action
 
-POWER_RUNNING = 1
-POWER_SHUTDOWN = 4
-IN_FLIGHT = (states.M_ACCEPTED, states.M_PRE_MIGRATING)
 # How long a returning host watches evacuations still in flight.
 WATCH_SECONDS = 600
 WATCH_INTERVAL = 1.0
@@ -59,10 +56,10 @@ class EvacuateMixin:
         try:
             self.driver.spawn(instance_uuid, instance['flavor'],
                               operation='rebuild')
-            power = POWER_RUNNING
+            power = states.POWER_RUNNING
             if stop_after:
                 self.driver.set_power(instance_uuid, 'shutdown', 'power_off')
-                power = POWER_SHUTDOWN
+                power = states.POWER_SHUTDOWN
         except Exception as exc:
             LOG.warning('Rebuild of %s on %s failed: %s', instance_uuid,
                         self.host, exc)
@@ -113,7 +110,7 @@ class EvacuateMixin:
     def _init_host_evacuate(self, ctxt):
         migrations = self.conductor.migration_get_all(
             ctxt, source_compute=self.host, migration_type=states.EVACUATION,
-            status=[states.M_DONE] + list(IN_FLIGHT))
+            status=[states.M_DONE] + list(states.EVACUATION_IN_FLIGHT))
         waiting = []
         for migration in migrations:
             if not self._clean_evacuated(ctxt, migration):
@@ -135,7 +132,7 @@ class EvacuateMixin:
             for uuid in list(waiting):
                 try:
                     migration = self.conductor.migration_get(ctxt, uuid)
-                    if migration['status'] in IN_FLIGHT and \
+                    if migration['status'] in states.EVACUATION_IN_FLIGHT and \
                             not self._clean_evacuated(ctxt, migration):
                         continue
                     if migration['status'] == states.M_DONE:
@@ -159,8 +156,9 @@ class EvacuateMixin:
             instance = None
         gone = instance is None or instance['vm_state'] == states.DELETED
         still_ours = not gone and instance['host'] == self.host
-        if migration['status'] in IN_FLIGHT and (still_ours or not gone and
-                                                 instance['host'] is None):
+        in_flight = migration['status'] in states.EVACUATION_IN_FLIGHT
+        if in_flight and (still_ours or not gone and
+                          instance['host'] is None):
             return False
         if not still_ours and self.driver.has_guest(instance_uuid):
             LOG.info('Destroying local copy of %s, evacuated from %s to %s',
@@ -171,8 +169,9 @@ class EvacuateMixin:
         # sharing providers of this host); the server's own is elsewhere.
         # One step: a second cleaner finds it completed and stops.
         if self._advance(ctxt, migration['uuid'], None,
-                         status=[[states.M_DONE] + list(IN_FLIGHT),
-                                 states.M_COMPLETED],
+                         status=[[states.M_DONE] +
+                                  list(states.EVACUATION_IN_FLIGHT),
+                                  states.M_COMPLETED],
                          allocations={'op': 'drop_source'}) is None:
             return True
         LOG.info('Evacuation %s of %s from %s completed', migration['uuid'],

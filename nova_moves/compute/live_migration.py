@@ -47,8 +47,6 @@ MIB = 1024 * 1024
 GIB = 1024 * MIB
 PROGRESS_INTERVAL = 0.3   # seconds between two progress writes
 POLL_INTERVAL = 0.05
-POWER_RUNNING = 1
-IN_FLIGHT = states.LIVE_MIGRATION_IN_FLIGHT
 
 
 class LiveMigrationAborted(exception.NovaMovesException):
@@ -172,7 +170,7 @@ class LiveMigrationMixin:
                 expected_values={'dest_compute': self.host},
                 instance_values={'host': self.host, 'node': self.host,
                                  'power_state': states.POWER_PAUSED
-                                 if paused else POWER_RUNNING,
+                                 if paused else states.POWER_RUNNING,
                                  'progress': 0},
                 allocations={'op': 'drop_source'}))
         except exception.MoveConflict:
@@ -382,7 +380,8 @@ class LiveMigrationMixin:
     def _lm_roll_back(self, ctxt, instance_uuid, migration, dest, exc,
                       status, dest_prepared, event):
         failed = self._move_failed(
-            ctxt, migration['uuid'], exc, expected_status=list(IN_FLIGHT),
+            ctxt, migration['uuid'], exc,
+            expected_status=list(states.LIVE_MIGRATION_IN_FLIGHT),
             status=status, instance_values={'progress': 0},
             expected_values={'source_compute': self.host}, event=event,
             newest_action=event is not None)
@@ -451,7 +450,8 @@ class LiveMigrationMixin:
         self._lm_setup()
         for migration in self.conductor.migration_get_all(
                 ctxt, source_compute=self.host,
-                migration_type=states.LIVE_MIGRATION, status=list(IN_FLIGHT)):
+                migration_type=states.LIVE_MIGRATION,
+                status=list(states.LIVE_MIGRATION_IN_FLIGHT)):
             LOG.warning('Rolling back live migration %s of %s left %s',
                         migration['id'], migration['instance_uuid'],
                         migration['status'])
@@ -482,7 +482,8 @@ class LiveMigrationMixin:
                 continue
             newest = max(migrations, key=lambda m: m['id'])
             if newest['migration_type'] != states.LIVE_MIGRATION or \
-                    newest['status'] in IN_FLIGHT or self.host not in (
+                    newest['status'] in states.LIVE_MIGRATION_IN_FLIGHT or \
+                    self.host not in (
                         newest['source_compute'], newest['dest_compute']):
                 continue  # another kind of move owns this copy
             self._lm_drop_copy_unless_here(ctxt, instance_uuid)

@@ -29,8 +29,6 @@ LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
 notify_action = notifications.notify_action
 
-POWER_RUNNING = 1
-POWER_SHUTDOWN = 4
 
 
 def heartbeat_timeout():
@@ -200,7 +198,7 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         try:
             self._update(ctxt, instance_uuid,
                          {'vm_state': states.ACTIVE, 'task_state': None,
-                          'power_state': POWER_RUNNING,
+                          'power_state': states.POWER_RUNNING,
                           'launched_at': timeutil.utcnow_iso()},
                          expected_task_state=[states.SPAWNING])
         except (exception.InstanceNotFound, exception.UnexpectedTaskState):
@@ -234,13 +232,13 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
     @notify_action('power_on')
     def start_instance(self, ctxt, instance_uuid):
         self._set_power(ctxt, instance_uuid, states.POWERING_ON, 'running',
-                        'power_on', states.ACTIVE, POWER_RUNNING)
+                        'power_on', states.ACTIVE, states.POWER_RUNNING)
 
     @wrap_instance_event('compute')
     @notify_action('power_off')
     def stop_instance(self, ctxt, instance_uuid):
         self._set_power(ctxt, instance_uuid, states.POWERING_OFF, 'shutdown',
-                        'power_off', states.STOPPED, POWER_SHUTDOWN)
+                        'power_off', states.STOPPED, states.POWER_SHUTDOWN)
 
     def _set_power(self, ctxt, instance_uuid, task_state, power, operation,
                    vm_state, power_state):

@@ -29,6 +29,8 @@ from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import exception
 from nova_moves import faultinfo
+from nova_moves import moves
+from nova_moves.moves import cold
 from nova_moves import notifications
 from nova_moves import states
 from nova_moves import timeutil
@@ -37,14 +39,17 @@ CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 notify_action = notifications.notify_action
 
-POWER_RUNNING = 1
-POWER_SHUTDOWN = 4
+
+
+def _guard(step, phase='end'):
+    """The step's guarded write, from the cold move's table."""
+    return moves.guard_of(cold, step, phase)
 
 
 def _vm_state_before(instance):
     """A resized server remembers whether it was stopped through its
     power state (kept off through the move when it was)."""
-    return states.STOPPED if instance['power_state'] == POWER_SHUTDOWN \
+    return states.STOPPED if instance['power_state'] == states.POWER_SHUTDOWN \
         else states.ACTIVE
 
 
@@ -74,9 +79,8 @@ class ResizeMixin:
         if self.conductor.can_record_whole_steps():
             started = timeutil.utcnow_iso()
         elif self._advance(ctxt, migration_uuid, 'compute_prep_resize',
-                           status=[states.M_PRE_MIGRATING],
-                           task_state=[states.RESIZE_PREP],
-                           expected_values=here) is None:
+                           expected_values=here,
+                           **_guard('prep_resize', 'start')) is None:
             return
         try:
             self.driver.operate('prep_resize')
@@ -88,9 +92,7 @@ class ResizeMixin:
             return
         rows = self._advance(ctxt, migration_uuid, 'compute_prep_resize',
                              'Success', start_time=started,
-                             status=[states.M_PRE_MIGRATING],
-                             task_state=[states.RESIZE_PREP],
-                             expected_values=here)
+                             expected_values=here, **_guard('prep_resize'))
         if rows is None:
             return
         self.compute_rpcapi.resize_instance(
@@ -105,9 +107,9 @@ class ResizeMixin:
         transaction, only while the migration still names this host."""
         if self._advance(
                 ctxt, migration_uuid, 'compute_prep_resize', 'Error',
-                start_time=started, status=[states.M_PRE_MIGRATING],
-                task_state=[states.RESIZE_PREP],
-                expected_values={'dest_compute': self.host}) is None:
+                start_time=started,
+                expected_values={'dest_compute': self.host},
+                **_guard('prep_resize')) is None:
             return
         try:
             # Synchronous (seed 000): the conductor claims the next
@@ -135,11 +137,8 @@ class ResizeMixin:
         # final compare-and-swap below and leaves the server alone.
         rows = self._advance(
             ctxt, migration_uuid, name,
-            status=[[states.M_PRE_MIGRATING, states.M_MIGRATING],
-                    states.M_MIGRATING],
-            task_state=[[states.RESIZE_PREP, states.RESIZE_MIGRATING],
-                        states.RESIZE_MIGRATING],
-            expected_values={'source_compute': self.host})
+            expected_values={'source_compute': self.host},
+            **_guard('resize_instance', 'start'))
         if rows is None:
             return
         migration = rows['migration']
@@ -152,10 +151,9 @@ class ResizeMixin:
             return
         if self._advance(
                 ctxt, migration_uuid, name, 'Success',
-                status=[states.M_MIGRATING, states.M_POST_MIGRATING],
-                task_state=[states.RESIZE_MIGRATING, states.RESIZE_MIGRATED],
                 instance_values={'host': migration['dest_compute'],
-                                 'node': migration['dest_node']}) is None:
+                                 'node': migration['dest_node']},
+                **_guard('resize_instance')) is None:
             # Rolled back while the disks were copied: the server is
             # this host's again, so is its power (not when another
             # delivery of this step won: it moved the server on).
@@ -172,10 +170,9 @@ class ResizeMixin:
     def finish_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_resize'
         rows = self._advance(
-            ctxt, migration_uuid, name, status=[states.M_POST_MIGRATING],
-            task_state=[[states.RESIZE_MIGRATED, states.RESIZE_FINISH],
-                        states.RESIZE_FINISH],
-            expected_values={'dest_compute': self.host})
+            ctxt, migration_uuid, name,
+            expected_values={'dest_compute': self.host},
+            **_guard('finish_resize', 'start'))
         if rows is None:
             return
         migration, instance = rows['migration'], rows['instance']
@@ -194,14 +191,13 @@ class ResizeMixin:
             return
         if self._advance(
                 ctxt, migration_uuid, name, 'Success',
-                status=[states.M_POST_MIGRATING, states.M_FINISHED],
-                task_state=[states.RESIZE_FINISH, None],
+                **_guard('finish_resize'),
                 instance_values={
                     'flavor': instance['new_flavor'], 'host': self.host,
                     'node': migration['dest_node'],
                     'vm_state': states.RESIZED,
-                    'power_state': POWER_SHUTDOWN if stopped
-                    else POWER_RUNNING}) is None:
+                    'power_state': states.POWER_SHUTDOWN if stopped
+                    else states.POWER_RUNNING}) is None:
             if not self._same_host(migration) and \
                     self._rolled_back(ctxt, migration_uuid):
                 self._destroy_quietly(instance_uuid)
@@ -233,13 +229,13 @@ class ResizeMixin:
     def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_confirm_resize'
         rows = self._advance(ctxt, migration_uuid, name,
-                             status=[states.M_CONFIRMING],
-                             expected_vm_state=[states.RESIZED],
-                             expected_values={'source_compute': self.host})
+                             expected_values={'source_compute': self.host},
+                             **_guard('confirm_resize', 'start'))
         if rows is None:
             return  # confirmed already (restart recovery, a duplicate)
         migration, instance = rows['migration'], rows['instance']
-        status, result, fault = states.M_CONFIRMED, 'Success', None
+        end = _guard('confirm_resize')
+        result, fault = 'Success', None
         try:
             if self._same_host(migration):
                 self.driver.operate('confirm_migration')
@@ -251,26 +247,23 @@ class ResizeMixin:
             # may linger. Finish the confirm, record the fault.
             LOG.warning('Could not destroy the old copy of %s on %s: %s',
                         instance_uuid, self.host, exc)
-            status, result = states.M_ERROR, 'Error'
+            end['status'][1], result = states.M_ERROR, 'Error'
             fault = faultinfo.from_exc(exc, self.host)
         self._advance(ctxt, migration_uuid, name, result,
-                      status=[states.M_CONFIRMING, status],
-                      expected_vm_state=[states.RESIZED],
                       instance_values={
                           'vm_state': _vm_state_before(instance),
                           'task_state': None, 'old_flavor': None,
                           'new_flavor': None},
-                      allocations={'op': 'drop_source'}, fault=fault)
+                      fault=fault, **end)
 
     # -- destination: revert_resize ----------------------------------------
     @inflight.tracked
     @notify_action('resize_revert', end=False)
     def revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_revert_resize'
-        guard = dict(status=[states.M_REVERTING],
-                     task_state=[states.RESIZE_REVERTING],
-                     expected_values={'dest_compute': self.host})
-        rows = self._advance(ctxt, migration_uuid, name, **guard)
+        here = {'dest_compute': self.host}
+        rows = self._advance(ctxt, migration_uuid, name, expected_values=here,
+                             **_guard('revert_resize', 'start'))
         if rows is None:
             return
         migration = rows['migration']
@@ -284,11 +277,11 @@ class ResizeMixin:
         # migration's allocation in finish_revert_resize. Only this
         # host's part: if this runs twice (restart recovery and a queued
         # cast), the second must not drop what the source took back.
+        end = _guard('revert_resize')
+        end['allocations']['host'] = None if self._same_host(migration) \
+            else self.host
         if self._advance(ctxt, migration_uuid, name, 'Success',
-                         allocations={'op': 'drop_dest', 'host': None if
-                                      self._same_host(migration)
-                                      else self.host},
-                         **guard) is None:
+                         expected_values=here, **end) is None:
             return
         self.compute_rpcapi.finish_revert_resize(
             ctxt, migration['source_compute'], instance_uuid, migration_uuid)
@@ -298,10 +291,9 @@ class ResizeMixin:
     @notify_action('resize_revert', start=False)
     def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_finish_revert_resize'
-        guard = dict(status=[states.M_REVERTING],
-                     task_state=[states.RESIZE_REVERTING],
-                     expected_values={'source_compute': self.host})
-        rows = self._advance(ctxt, migration_uuid, name, **guard)
+        here = {'source_compute': self.host}
+        rows = self._advance(ctxt, migration_uuid, name, expected_values=here,
+                             **_guard('finish_revert_resize', 'start'))
         if rows is None:
             migration = self.conductor.migration_get(ctxt, migration_uuid)
             if migration['status'] == states.M_ERROR and \
@@ -326,19 +318,16 @@ class ResizeMixin:
                               instance_values={'vm_state': states.ERROR})
             return
         self._advance(
-            ctxt, migration_uuid, name, 'Success',
-            status=[states.M_REVERTING, states.M_REVERTED],
-            task_state=[states.RESIZE_REVERTING, None],
-            expected_values={'source_compute': self.host},
+            ctxt, migration_uuid, name, 'Success', expected_values=here,
+            **_guard('finish_revert_resize'),
             instance_values={
                 'host': migration['source_compute'],
                 'node': migration['source_node'],
                 'flavor': old_flavor, 'old_flavor': None,
                 'new_flavor': None, 'vm_state': vm_state,
-                'power_state': (POWER_SHUTDOWN
+                'power_state': (states.POWER_SHUTDOWN
                                 if vm_state == states.STOPPED
-                                else POWER_RUNNING)},
-            allocations={'op': 'return_source'})
+                                else states.POWER_RUNNING)})
 
     # -- helpers -------------------------------------------------------------
     def _rolled_back(self, ctxt, migration_uuid):
@@ -355,7 +344,7 @@ class ResizeMixin:
         try:
             self.driver.set_power(instance['uuid'], 'running', 'power_on')
             self._update(ctxt, instance['uuid'],
-                         {'power_state': POWER_RUNNING})
+                         {'power_state': states.POWER_RUNNING})
         except Exception as exc:
             self._fault(ctxt, instance['uuid'], exc)
             self._update(ctxt, instance['uuid'], {'vm_state': states.ERROR})
@@ -390,26 +379,14 @@ class ResizeMixin:
     # step this host was running when it died is lost for good. Init_host
     # runs before the RPC server consumes, so nothing of ours is running;
     # a cast still queued for us may run the same step again afterwards,
-    # which the handlers' status checks turn into a no-op.
-    #
-    #   status          task_state         host    on restart
-    #   (pre-/post-)migrating
-    #                   resize_migrating   source  roll back (old copy on)
-    #   post-migrating, finished
-    #                   resize_finish      dest    roll back (new copy gone)
-    #   confirming      (vm resized)       source  finish the confirm
-    #   reverting       resize_reverting   dest    redo the dest part
-    #   reverting       resize_reverting   source  redo finish_revert, once
-    #                                              the dest part is done
-    #
-    # Other combinations belong to a step on the other host, or to a cast
-    # still queued for this one.
+    # which the handlers' guards turn into a no-op. What a restart does
+    # with each step is its row's ``restart`` in nova_moves/moves/cold.py:
+    # undo a step that started here and cannot be resumed, redo one that
+    # is re-entrant.
     def _recover_resizes(self, ctxt):
         for migration in self.conductor.migration_get_all(
-                ctxt, host=self.host,
-                status=[states.M_PRE_MIGRATING, states.M_MIGRATING,
-                        states.M_POST_MIGRATING, states.M_FINISHED,
-                        states.M_CONFIRMING, states.M_REVERTING]):
+                ctxt, host=self.host, status=sorted(moves.restart_statuses(
+                    cold))):
             if migration['migration_type'] not in states.COLD_MIGRATION_TYPES:
                 continue
             try:
@@ -424,54 +401,41 @@ class ResizeMixin:
             instance = self._instance(ctxt, instance_uuid)
         except Exception:
             return  # deleted meanwhile; the delete cleaned up
-        status, task = migration['status'], instance['task_state']
-        source = migration['source_compute'] == self.host
-        dest = migration['dest_compute'] == self.host
+        roles = {role for role, host in (
+            (moves.SOURCE, migration['source_compute']),
+            (moves.DEST, migration['dest_compute'])) if host == self.host}
         same_host = self._same_host(migration)
-        if task == states.RESIZE_MIGRATING and source and status in (
-                states.M_PRE_MIGRATING, states.M_MIGRATING,
-                states.M_POST_MIGRATING):
-            LOG.warning('Rolling back migration %s of %s: this host died '
-                        'in resize_instance', migration['uuid'],
-                        instance_uuid)
+
+        def done(name):
+            if name == 'conductor':
+                return bool(migration['dest_node'])
+            # The revert's destination half dropped the server's claim.
+            return not same_host and not self.conductor.allocations_get(
+                ctxt, instance_uuid)
+
+        row = moves.restart_step(migration['migration_type'],
+                                 migration['status'], instance['task_state'],
+                                 roles, done)
+        if row is None:
+            return  # another host's step, or a cast still queued for us
+        if row.restart == moves.RESTART_REDO:
+            LOG.info('Redoing %s of migration %s of %s after a restart',
+                     row.name, migration['uuid'], instance_uuid)
+            getattr(self, row.name)(ctxt, instance_uuid=instance_uuid,
+                                    migration_uuid=migration['uuid'])
+            return
+        LOG.warning('Rolling back migration %s of %s: this host died in %s',
+                    migration['uuid'], instance_uuid, row.name)
+        exc = self._interrupted(migration, row.name)
+        if row.name == 'resize_instance':
             if instance['vm_state'] != states.STOPPED:
                 self._power_on_quietly(instance_uuid)
-            self._resize_failed(ctxt, migration,
-                                self._interrupted(migration,
-                                                  'resize_instance'))
-        elif task == states.RESIZE_FINISH and dest and status in (
-                states.M_POST_MIGRATING, states.M_FINISHED):
-            LOG.warning('Rolling back migration %s of %s: this host died '
-                        'in finish_resize', migration['uuid'], instance_uuid)
+            self._resize_failed(ctxt, migration, exc)
+        else:  # finish_resize: the new copy goes, the old one runs again
             if not same_host:
                 self._destroy_quietly(instance_uuid)
-            self._finish_failed(ctxt, migration,
-                                self._interrupted(migration,
-                                                  'finish_resize'), None,
+            self._finish_failed(ctxt, migration, exc, None,
                                 instance['vm_state'] == states.STOPPED)
-        elif status == states.M_CONFIRMING and source and \
-                instance['vm_state'] == states.RESIZED:
-            LOG.info('Finishing the confirm of migration %s of %s',
-                     migration['uuid'], instance_uuid)
-            self.confirm_resize(ctxt, instance_uuid=instance_uuid,
-                                migration_uuid=migration['uuid'])
-        elif status == states.M_REVERTING and task == states.RESIZE_REVERTING:
-            holds_source_half = bool(self.conductor.allocations_get(
-                ctxt, migration['uuid']))
-            if dest and holds_source_half:
-                LOG.info('Redoing the destination part of the revert of '
-                         'migration %s of %s', migration['uuid'],
-                         instance_uuid)
-                self.revert_resize(ctxt, instance_uuid=instance_uuid,
-                                   migration_uuid=migration['uuid'])
-            elif source and not same_host and holds_source_half and \
-                    not self.conductor.allocations_get(ctxt, instance_uuid):
-                # The destination dropped its claim: its part is done and
-                # the finish_revert_resize it cast was ours to run.
-                LOG.info('Redoing finish_revert_resize of migration %s of '
-                         '%s', migration['uuid'], instance_uuid)
-                self.finish_revert_resize(ctxt, instance_uuid=instance_uuid,
-                                          migration_uuid=migration['uuid'])
 
     def _interrupted(self, migration, step):
         return exception.MoveInterruptedByRestart(

@@ -8,7 +8,7 @@ step is several transactions, as before 1.1. Remove the cap once every
 conductor runs 1.1."""
 from nova_moves import exception
 from nova_moves import states
-from nova_moves.db import transitions
+from nova_moves import moves
 
 
 def _as_list(value):
@@ -124,13 +124,13 @@ def move_failed(api, ctxt, migration_id=None, expected_status=None,
             migration = api.migration_update(
                 ctxt, migration['uuid'], {'status': status},
                 expected_status=_as_list(expected_status) if expected_status
-                else list(transitions._UNSETTLED))
+                else list(moves.UNSETTLED))
         except exception.Conflict as exc:
             raise _conflict(migration, str(exc))
         if allocations == 'return_source':
             _allocations(api, ctxt, migration, {'op': 'return_source'})
         instance_uuid = migration['instance_uuid']
-        task_states = transitions.MOVE_TASK_STATES.get(
+        task_states = moves.MOVE_TASK_STATES.get(
             migration['migration_type'], ())
     instance = api.instance_get(ctxt, instance_uuid)
     ours = instance['task_state'] in (task_states or ())
@@ -145,7 +145,7 @@ def move_failed(api, ctxt, migration_id=None, expected_status=None,
                                   details=fault.get('details'),
                                   host=fault.get('host'))
     if ours:
-        values = (transitions.failed_instance_values(migration, instance)
+        values = (moves.failed_instance_values(migration, instance)
                   if migration is not None else {})
         values.update(instance_values or {})
         values['task_state'] = None

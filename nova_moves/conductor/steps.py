@@ -1,20 +1,23 @@
 """Which step a stalled move is at, and how the sweep gets it going again.
 
-Each (move kind, migration status, task_state) names one step and the
-host whose handler runs it. That host is asked first (move_step_status,
+Each (move kind, migration status, task_state) names one step of the
+move's table (nova_moves/moves) and the host whose handler runs it. The
+sweep first claims the stalled step (db move_claim: one conductor acts).
+That host is asked first (move_step_status,
 live_migration_status for a live migration's source; a short call): a
 step it still runs is only slow and is left alone. Otherwise the step's
-message is re-sent once (the
-migration's ``step_retries`` counts it, in the same transaction that
-checks the migration is still there); a step that stalls again is rolled
-back with move_failed. Handlers are guarded and re-entrant, so a re-sent
-step that was only slow, not lost, changes nothing.
+message is re-sent once (the migration's ``step_retries`` counts it,
+in a transaction that checks nothing touched the migration since the
+claim); a step that stalls again is rolled back with move_failed.
+Handlers are guarded and re-entrant, so a re-sent step that was only
+slow, not lost, changes nothing.
 """
 from oslo_log import log as logging
 
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import moves
 from nova_moves import states
 
 CONF = conf.CONF
@@ -23,51 +26,49 @@ LOG = logging.getLogger(__name__)
 EVENT = 'conductor_recover_interrupted_move'
 
 
+# How the sweep re-sends each RESEND step of the tables (nova_moves/moves).
+_RESEND = {
+    'prep_resize': lambda api, ctxt, host, m, i: api.prep_resize(
+        ctxt, host, m['instance_uuid'], m['uuid'],
+        i['new_flavor'] or i['flavor'], {}, []),
+    'resize_instance': lambda api, ctxt, host, m, i: api.resize_instance(
+        ctxt, host, m['instance_uuid'], m['uuid']),
+    'finish_resize': lambda api, ctxt, host, m, i: api.finish_resize(
+        ctxt, host, m['instance_uuid'], m['uuid']),
+    'confirm_resize': lambda api, ctxt, host, m, i: api.confirm_resize(
+        ctxt, host, m['instance_uuid'], m['uuid']),
+    'revert_resize': lambda api, ctxt, host, m, i: api.revert_resize(
+        ctxt, host, m['instance_uuid'], m['uuid']),
+    'finish_revert_resize': lambda api, ctxt, host, m, i:
+        api.finish_revert_resize(ctxt, host, m['instance_uuid'], m['uuid']),
+    'rebuild_instance': lambda api, ctxt, host, m, i: api.rebuild_instance(
+        ctxt, host, m['instance_uuid'], m['uuid'], None, recreate=True),
+    'live_migration': lambda api, ctxt, host, m, i: api.live_migration(
+        ctxt, host, m['instance_uuid'], m['dest_compute'], m['uuid'], {}),
+}
+
+
 def _step(compute, ctxt, migration, instance):
-    """(host, send) for the step the move stalled at: the host whose
-    handler runs it and a function re-sending its message; None when
-    there is nothing to re-send (the step belonged to a conductor that
-    died, or cannot be repeated)."""
-    uuid, server = migration['uuid'], migration['instance_uuid']
-    status, task = migration['status'], instance['task_state']
-    kind = migration['migration_type']
+    """(host, send) for the step the move stalled at (its table's row):
+    the host whose handler runs it and a function re-sending its
+    message; None when there is nothing to re-send (the step belonged to
+    a conductor that died, or its table says ask or roll back)."""
+    server = migration['instance_uuid']
     source, dest = migration['source_compute'], migration['dest_compute']
-    if kind in states.COLD_MIGRATION_TYPES and not migration['dest_node']:
-        return None  # the conductor never chose a destination
-    if kind in states.COLD_MIGRATION_TYPES:
-        if status == states.M_PRE_MIGRATING and task == states.RESIZE_PREP:
-            return dest, lambda: compute.prep_resize(
-                ctxt, dest, server, uuid,
-                instance['new_flavor'] or instance['flavor'], {}, [])
-        if status in (states.M_PRE_MIGRATING, states.M_MIGRATING) and \
-                task in (states.RESIZE_PREP, states.RESIZE_MIGRATING):
-            return source, lambda: compute.resize_instance(
-                ctxt, source, server, uuid)
-        if status == states.M_POST_MIGRATING and task in (
-                states.RESIZE_MIGRATED, states.RESIZE_FINISH):
-            return dest, lambda: compute.finish_resize(ctxt, dest, server,
-                                                       uuid)
-        if status == states.M_CONFIRMING:
-            return source, lambda: compute.confirm_resize(
-                ctxt, source, server, uuid)
-        if status == states.M_REVERTING:
-            dest_done = source != dest and not _holds_on(server, dest)
-            if dest_done:
-                return source, lambda: compute.finish_revert_resize(
-                    ctxt, source, server, uuid)
-            return dest, lambda: compute.revert_resize(ctxt, dest, server,
-                                                       uuid)
+
+    def done(name):
+        if name == 'conductor':  # it chose the destination
+            return bool(migration['dest_node'])
+        # The revert's destination half: its claim there is gone.
+        return source != dest and not _holds_on(server, dest)
+
+    row = moves.sweep_step(migration['migration_type'], migration['status'],
+                           instance['task_state'], done)
+    if row is None or row.sweep != moves.RESEND:
         return None
-    if kind == states.EVACUATION:
-        if status == states.M_PRE_MIGRATING and migration['dest_node'] and \
-                task in (states.REBUILDING, states.REBUILD_SPAWNING):
-            return dest, lambda: compute.rebuild_instance(
-                ctxt, dest, server, uuid, None, recreate=True)
-        return None
-    if kind == states.LIVE_MIGRATION and status == states.M_QUEUED:
-        return source, lambda: compute.live_migration(
-            ctxt, source, server, dest, uuid, {})
-    return None
+    host = source if row.host == moves.SOURCE else dest
+    return host, lambda: _RESEND[row.name](compute, ctxt, host, migration,
+                                           instance)
 
 
 def _holds_on(consumer, host):

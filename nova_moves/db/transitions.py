@@ -23,6 +23,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from nova_moves import exception
+from nova_moves import moves
 from nova_moves import states
 from nova_moves.db import models
 from nova_moves.db.actions import (_action_start_in, _event_finish_in,
@@ -75,21 +76,12 @@ _NEWEST_REQUEST_ID = (
     .where(_ACTIONS.c.instance_uuid == _bp('b_uuid'))
     .order_by(_ACTIONS.c.id.desc()).limit(1))
 
-# The task_states each kind of move sets on its server: move_failed only
-# clears one of these.
-MOVE_TASK_STATES = {
-    states.RESIZE: states.RESIZE_TASK_STATES + (states.RESIZE_REVERTING,),
-    states.MIGRATION: states.RESIZE_TASK_STATES + (states.RESIZE_REVERTING,),
-    states.LIVE_MIGRATION: (states.MIGRATING,),
-    states.EVACUATION: (states.REBUILDING, states.REBUILD_SPAWNING),
-}
-
-
-# A migration in one of these may still hold something to give back.
-_UNSETTLED = (states.M_ACCEPTED, states.M_QUEUED, states.M_PREPARING,
-              states.M_RUNNING, states.M_PRE_MIGRATING, states.M_MIGRATING,
-              states.M_POST_MIGRATING, states.M_FINISHED,
-              states.M_CONFIRMING, states.M_REVERTING)
+# From the step tables (nova_moves/moves): the task_states each type of
+# move sets (move_failed only clears one of these) and the statuses in
+# which a migration may still hold something to give back.
+MOVE_TASK_STATES = moves.MOVE_TASK_STATES
+_UNSETTLED = moves.UNSETTLED
+failed_instance_values = moves.failed_instance_values
 
 
 def _as_list(value):
@@ -395,22 +387,6 @@ def _advance_instance(session, migration, task_state, instance_values,
             'task_state %s, vm_state %s' % (current.task_state,
                                            current.vm_state)))
     return row
-
-
-def failed_instance_values(migration, instance):
-    """Where the server goes back to when its move fails (migration and
-    server as dicts)."""
-    if migration['migration_type'] in states.COLD_MIGRATION_TYPES:
-        values = {'host': migration['source_compute'],
-                  'node': migration['source_node'],
-                  'old_flavor': None, 'new_flavor': None}
-        if instance.get('old_flavor'):
-            values['flavor'] = instance['old_flavor']
-        return values
-    if migration['migration_type'] == states.LIVE_MIGRATION:
-        return {'progress': 0}
-    # Evacuation: the server stays on its dead source, in ERROR.
-    return {'vm_state': states.ERROR}
 
 
 @_with_cas_retry

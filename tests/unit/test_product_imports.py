@@ -2,6 +2,8 @@
 from outside, and a deployment need not install its extras."""
 import ast
 import os
+import subprocess
+import sys
 
 import testtools
 
@@ -38,4 +40,30 @@ class ProductImportsTest(testtools.TestCase):
                 offenders += ['%s: %s' % (os.path.relpath(path, ROOT), mod)
                               for mod in _imports(path)
                               if mod.startswith('nova_moves.harness')]
+        self.assertEqual([], offenders)
+
+    def test_compute_agent_loads_no_database_module(self):
+        """Compute agents never open the database: importing the agent
+        (a fresh interpreter) loads no nova_moves.db module."""
+        code = ('import sys; import nova_moves.compute.manager; '
+                'print(sorted(m for m in sys.modules '
+                'if m.startswith("nova_moves.db")))')
+        out = subprocess.run([sys.executable, '-c', code], check=True,
+                             capture_output=True, text=True).stdout
+        self.assertEqual('[]', out.strip())
+
+    def test_step_tables_import_only_states(self):
+        """nova_moves/moves is pure: it imports nova_moves.states and
+        itself, nothing else of the product."""
+        offenders = []
+        folder = os.path.join(ROOT, 'moves')
+        for name in os.listdir(folder):
+            if not name.endswith('.py'):
+                continue
+            offenders += [
+                '%s: %s' % (name, mod)
+                for mod in _imports(os.path.join(folder, name))
+                if mod.startswith('nova_moves')
+                and mod not in ('nova_moves', 'nova_moves.states')
+                and not mod.startswith('nova_moves.moves')]
         self.assertEqual([], offenders)

@@ -1,0 +1,75 @@
+"""Resize and cold migration, with confirm and revert.
+
+    dest   prep_resize           pre-migrating  resize_prep
+    source resize_instance       -> migrating, resize_migrating
+                                 -> post-migrating, resize_migrated
+    dest   finish_resize         -> resize_finish -> finished, (none)
+    source confirm_resize        confirming -> confirmed, source half gone
+    dest   revert_resize         reverting, destination claim dropped
+    source finish_revert_resize  -> reverted, source half back
+"""
+from nova_moves.moves.step import (CONDUCTOR, DEST, KEEP, RESEND,
+                                   RESTART_REDO, RESTART_UNDO, ROLL_BACK, S,
+                                   SOURCE, guard, step)
+
+TYPES = S.COLD_MIGRATION_TYPES
+
+_PREP = guard(S.M_PRE_MIGRATING, task=S.RESIZE_PREP)
+_REVERT = guard(S.M_REVERTING, task=S.RESIZE_REVERTING)
+
+STEPS = (
+    # The API's move_start set resize_prep; the conductor schedules and
+    # writes the migration (db cold_move_start) before it casts.
+    step('conductor.migrate_server', CONDUCTOR,
+         guard(S.M_PRE_MIGRATING, task=S.RESIZE_PREP),
+         allocations='claim', sweep=ROLL_BACK),
+    step('prep_resize', DEST, _PREP, event='compute_prep_resize',
+         sweep=RESEND),
+    step('resize_instance', SOURCE,
+         start=guard((S.M_PRE_MIGRATING, S.M_MIGRATING), S.M_MIGRATING,
+                     (S.RESIZE_PREP, S.RESIZE_MIGRATING),
+                     S.RESIZE_MIGRATING),
+         end=guard(S.M_MIGRATING, S.M_POST_MIGRATING, S.RESIZE_MIGRATING,
+                   S.RESIZE_MIGRATED),
+         event='compute_resize_instance', sweep=RESEND,
+         restart=RESTART_UNDO),
+    step('finish_resize', DEST,
+         start=guard(S.M_POST_MIGRATING, KEEP,
+                     (S.RESIZE_MIGRATED, S.RESIZE_FINISH), S.RESIZE_FINISH),
+         end=guard(S.M_POST_MIGRATING, S.M_FINISHED, S.RESIZE_FINISH, None),
+         event='compute_finish_resize', sweep=RESEND,
+         restart=RESTART_UNDO),
+    step('confirm_resize', SOURCE,
+         start=guard(S.M_CONFIRMING, vm_state=S.RESIZED),
+         end=guard(S.M_CONFIRMING, S.M_CONFIRMED, vm_state=S.RESIZED),
+         allocations='drop_source', event='compute_confirm_resize',
+         sweep=RESEND, restart=RESTART_REDO),
+    step('revert_resize', DEST, start=_REVERT, end=_REVERT,
+         allocations='drop_dest', event='compute_revert_resize',
+         sweep=RESEND, restart=RESTART_REDO),
+    step('finish_revert_resize', SOURCE, start=_REVERT,
+         end=guard(S.M_REVERTING, S.M_REVERTED, S.RESIZE_REVERTING, None),
+         allocations='return_source', event='compute_finish_revert_resize',
+         sweep=RESEND, restart=RESTART_REDO, after='revert_resize'),
+)
+
+# Handlers of the kind that are not steps.
+CONTROLS = ()
+
+PARKED = ()
+
+# What the API shows while a step runs (Nova's server status names).
+SHOWN = {S.RESIZE_PREP: 'RESIZE', S.RESIZE_MIGRATING: 'RESIZE',
+         S.RESIZE_MIGRATED: 'RESIZE', S.RESIZE_FINISH: 'RESIZE',
+         S.RESIZE_REVERTING: 'REVERT_RESIZE'}
+
+
+def undo(migration, instance):
+    """Where move_failed puts the server: back on its source, with the
+    flavor it had."""
+    values = {'host': migration['source_compute'],
+              'node': migration['source_node'],
+              'old_flavor': None, 'new_flavor': None}
+    if instance.get('old_flavor'):
+        values['flavor'] = instance['old_flavor']
+    return values
