@@ -65,18 +65,32 @@ class ResizeMixin:
     # event's result in one transaction). prep_resize changes nothing
     # before its end (the claim is the conductor's), so from conductor
     # RPC 1.3 its guard and its whole event are one call at its end.
+    #
+    # Chained (compute and conductor RPC 1.4, _chained): the next host
+    # writes a step's end in its own step's first call, so prep_resize
+    # makes no call (the source records its event and checks the
+    # migration still names this destination) and resize_instance only
+    # its start (finish_resize's start moves the server here and closes
+    # its event). A stale chained message is still refused by the next
+    # host's guard before it touches a guest.
+
+    def _chained(self):
+        return (self.compute_rpcapi.can_chain_steps() and
+                self.conductor.can_chain_steps())
 
     # -- destination: prep_resize ------------------------------------------
     @inflight.tracked
     @notify_action('resize_prep')
     def prep_resize(self, ctxt, instance_uuid, migration_uuid, flavor,
-                    request_spec, alternates):
+                    request_spec, alternates, source=None):
         """The conductor already claimed this host for the server. Get
         ready; on failure ask the conductor (a call) for the next
-        alternate, which it claims in place of this host's claim."""
+        alternate, which it claims in place of this host's claim.
+        ``source`` (1.4): the source host, chained to without a call."""
         here = {'dest_compute': self.host}
         started = None
-        if self.conductor.can_record_whole_steps():
+        chained = bool(source) and self._chained()
+        if chained or self.conductor.can_record_whole_steps():
             started = timeutil.utcnow_iso()
         elif self._advance(ctxt, migration_uuid, 'compute_prep_resize',
                            expected_values=here,
@@ -89,6 +103,11 @@ class ResizeMixin:
                         self.host, exc)
             self._reschedule_resize(ctxt, instance_uuid, migration_uuid,
                                     flavor, alternates, exc, started)
+            return
+        if chained:
+            self.compute_rpcapi.resize_instance(
+                ctxt, source, instance_uuid, migration_uuid,
+                prep={'dest': self.host, 'start_time': started})
             return
         rows = self._advance(ctxt, migration_uuid, 'compute_prep_resize',
                              'Success', start_time=started,
@@ -130,14 +149,20 @@ class ResizeMixin:
     # -- source: resize_instance -------------------------------------------
     @inflight.tracked
     @notify_action('resize')
-    def resize_instance(self, ctxt, instance_uuid, migration_uuid):
+    def resize_instance(self, ctxt, instance_uuid, migration_uuid,
+                        prep=None):
         name = 'compute_resize_instance'
         # Re-entrant: the stuck-move sweep re-sends a step whose host died
         # in it; a second delivery while the first still runs loses the
         # final compare-and-swap below and leaves the server alone.
+        here, events = {'source_compute': self.host}, None
+        if prep:  # chained: the destination's prep_resize ended well
+            here['dest_compute'] = prep['dest']
+            events = [{'name': 'compute_prep_resize', 'result': 'Success',
+                       'host': prep['dest'],
+                       'start_time': prep.get('start_time')}]
         rows = self._advance(
-            ctxt, migration_uuid, name,
-            expected_values={'source_compute': self.host},
+            ctxt, migration_uuid, name, expected_values=here, events=events,
             **_guard('resize_instance', 'start'))
         if rows is None:
             return
@@ -148,6 +173,13 @@ class ResizeMixin:
         except Exception as exc:
             self._power_on_quietly(instance_uuid)
             self._resize_failed(ctxt, migration, exc, name)
+            return
+        if self._chained():
+            # The destination writes this step's end with its start.
+            self.compute_rpcapi.finish_resize(
+                ctxt, migration['dest_compute'], instance_uuid,
+                migration_uuid, resized={'source': self.host,
+                                         'node': migration['dest_node']})
             return
         if self._advance(
                 ctxt, migration_uuid, name, 'Success',
@@ -167,13 +199,26 @@ class ResizeMixin:
     # -- destination: finish_resize ----------------------------------------
     @inflight.tracked
     @notify_action('resize_finish')
-    def finish_resize(self, ctxt, instance_uuid, migration_uuid):
+    def finish_resize(self, ctxt, instance_uuid, migration_uuid,
+                      resized=None):
         name = 'compute_finish_resize'
+        chained = {}
+        if resized:  # the source's step ends here: the server moves here
+            chained = {'events': [{'name': 'compute_resize_instance',
+                                   'result': 'Success',
+                                   'host': resized['source']}],
+                       'instance_values': {'host': self.host,
+                                           'node': resized['node']}}
         rows = self._advance(
             ctxt, migration_uuid, name,
             expected_values={'dest_compute': self.host},
-            **_guard('finish_resize', 'start'))
+            **_guard('finish_resize', 'start'), **chained)
         if rows is None:
+            if resized and self._rolled_back(ctxt, migration_uuid):
+                # Rolled back while the source copied: the source's copy,
+                # powered off, runs again (as after a failed finish).
+                self.compute_rpcapi.finish_revert_resize(
+                    ctxt, resized['source'], instance_uuid, migration_uuid)
             return
         migration, instance = rows['migration'], rows['instance']
         stopped = instance['vm_state'] == states.STOPPED

@@ -20,13 +20,17 @@ class ComputeAPI:
           resume_instance, reboot_instance, rebuild_instance_same_host,
           shelve_instance, shelve_offload_instance, unshelve_instance
           (the lifecycle actions, compute/lifecycle.py and shelve.py)
+    1.5 - prep_resize takes ``source``, resize_instance ``prep`` and
+          finish_resize ``resized``: a cold move's steps chain, the next
+          host writing the previous step's end (its event, its status) in
+          its own step's one conductor call (one call per step, not two)
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.4'
+    VERSION = '1.5'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -38,10 +42,16 @@ class ComputeAPI:
     def _cast(self, ctxt, host, method, **kwargs):
         self.client.prepare(server=host).cast(ctxt, method, **kwargs)
 
-    def _step(self, ctxt, host, method, **kwargs):
+    def _step(self, ctxt, host, method, version=None, **kwargs):
+        options = {'version': version} if version else {}
         self.step_client.prepare(
-            server=host, retry=conf.CONF.move_step_cast_retries).cast(
-                ctxt, method, **kwargs)
+            server=host, retry=conf.CONF.move_step_cast_retries,
+            **options).cast(ctxt, method, **kwargs)
+
+    def can_chain_steps(self):
+        """1.5: may the cold move's steps carry the previous step's end
+        to the next host (every compute upgraded)?"""
+        return self.client.can_send_version('1.5')
 
     def _call(self, ctxt, host, method, timeout=None, **kwargs):
         return self.client.prepare(server=host, timeout=timeout).call(
@@ -60,22 +70,34 @@ class ComputeAPI:
 
     # -- resize and cold migrate -------------------------------------------
     def prep_resize(self, ctxt, host, instance_uuid, migration_uuid, flavor,
-                    request_spec, alternates):
+                    request_spec, alternates, source=None):
         """To the destination: claim and get ready; on failure it asks the
-        conductor (a call) to try the next alternate."""
+        conductor (a call) to try the next alternate. 1.5: ``source``
+        (the source host) lets it cast resize_instance without a call."""
+        extra = {}
+        if source and self.can_chain_steps():
+            extra = {'version': '1.5', 'source': source}
         self._step(ctxt, host, 'prep_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid, flavor=flavor,
-                   request_spec=request_spec, alternates=alternates)
+                   request_spec=request_spec, alternates=alternates, **extra)
 
-    def resize_instance(self, ctxt, host, instance_uuid, migration_uuid):
-        """To the source: power off and send the disks."""
+    def resize_instance(self, ctxt, host, instance_uuid, migration_uuid,
+                        prep=None):
+        """To the source: power off and send the disks. 1.5: ``prep``
+        ({dest, start_time}) is the destination's prep_resize, whose end
+        the source records in its step's transaction."""
+        extra = {'version': '1.5', 'prep': prep} if prep else {}
         self._step(ctxt, host, 'resize_instance', instance_uuid=instance_uuid,
-                   migration_uuid=migration_uuid)
+                   migration_uuid=migration_uuid, **extra)
 
-    def finish_resize(self, ctxt, host, instance_uuid, migration_uuid):
-        """To the destination: start the server there -> VERIFY_RESIZE."""
+    def finish_resize(self, ctxt, host, instance_uuid, migration_uuid,
+                      resized=None):
+        """To the destination: start the server there -> VERIFY_RESIZE.
+        1.5: ``resized`` ({source}): the source did not write its step's
+        end; the destination writes it in its step's first transaction."""
+        extra = {'version': '1.5', 'resized': resized} if resized else {}
         self._step(ctxt, host, 'finish_resize', instance_uuid=instance_uuid,
-                   migration_uuid=migration_uuid)
+                   migration_uuid=migration_uuid, **extra)
 
     def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
         """To the source: drop the old copy and the migration's claim."""

@@ -12,7 +12,7 @@ CONDUCTOR = 'nova-moves-conductor'
 
 class ComputeDBProxy:
     """Version history: see conductor/rpcapi.py ConductorDBAPI."""
-    target = messaging.Target(namespace='compute_db', version='1.3')
+    target = messaging.Target(namespace='compute_db', version='1.4')
 
     def __init__(self, on_settled=None):
         # Called when a step settles its migration (the conductor's gate

@@ -11,6 +11,7 @@ import oslo_messaging as messaging
 
 from nova_moves.conductor import compat
 from nova_moves import conf
+from nova_moves import exception
 from nova_moves import rpc
 
 TOPIC = 'conductor'
@@ -102,12 +103,14 @@ class ConductorDBAPI:
           a guarded step whose only call is at its end (prep_resize, which
           changes nothing a stale message could harm) records its event
           whole there
+    1.4 - move_advance takes ``events``: the previous step's end event
+          recorded in a chained step's one transaction (compute 1.4)
 
     Capped by [upgrade_levels] conductor; below 1.1 the two are made of
     1.0 calls (conductor/compat.py); below 1.2 events take a start and a
     finish call; below 1.3 prep_resize makes its start call.
     """
-    VERSION = '1.3'
+    VERSION = '1.4'
 
     def __init__(self):
         self.client = rpc.get_client(
@@ -205,6 +208,9 @@ class ConductorDBAPI:
     def can_record_whole_steps(self):
         return self.client.can_send_version('1.3')
 
+    def can_chain_steps(self):
+        return self.client.can_send_version('1.4')
+
     @staticmethod
     def _step_version(kwargs):
         # 1.3 only for an event with its start time: callers ask
@@ -213,13 +219,38 @@ class ConductorDBAPI:
         return '1.3' if event.get('start_time') else '1.1'
 
     # -- 1.1 ---------------------------------------------------------------
-    def move_advance(self, ctxt, migration_id, **kwargs):
+    def move_advance(self, ctxt, migration_id, events=None, **kwargs):
         """db_api.move_advance: one step, both rows compare-and-swapped;
-        returns {'instance', 'migration'}; MoveConflict when stale."""
+        returns {'instance', 'migration'}; MoveConflict when stale.
+        ``events`` (1.4: more events in the step's transaction, a chained
+        step's previous end) are recorded after it below 1.4."""
+        if events and self.can_chain_steps():
+            return self.client.prepare(version='1.4').call(
+                ctxt, 'move_advance', migration_id=migration_id,
+                events=events, **kwargs)
         if not self.client.can_send_version('1.1'):
-            return compat.move_advance(self, ctxt, migration_id, **kwargs)
-        return self.client.prepare(version=self._step_version(kwargs)).call(
-            ctxt, 'move_advance', migration_id=migration_id, **kwargs)
+            rows = compat.move_advance(self, ctxt, migration_id, **kwargs)
+        else:
+            rows = self.client.prepare(
+                version=self._step_version(kwargs)).call(
+                    ctxt, 'move_advance', migration_id=migration_id,
+                    **kwargs)
+        for event in events or ():
+            self._record_after(ctxt, rows, event)
+        return rows
+
+    def _record_after(self, ctxt, rows, event):
+        """An event a 1.4 conductor records in the step's transaction,
+        recorded after it (older conductors)."""
+        server = rows['migration']['instance_uuid']
+        try:
+            self.action_event_finish(
+                ctxt, server, ctxt.request_id, event['name'],
+                event['result'], host=event.get('host'),
+                start_time=(event.get('start_time')
+                            if self.can_record_whole_events() else None))
+        except exception.ActionNotFound:
+            pass
 
     def move_failed(self, ctxt, migration_id=None, **kwargs):
         """db_api.move_failed: the one undo of a move."""

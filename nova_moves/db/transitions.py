@@ -297,7 +297,8 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
 def move_advance(migration_id, status=None, task_state=None, values=None,
                  instance_values=None, expected_vm_state=None,
                  allocations=None, event=None, request_id=None,
-                 expected_values=None, fault=None, claimed=None):
+                 expected_values=None, fault=None, claimed=None,
+                 events=None):
     """One step of a move in one transaction.
 
     ``status`` and ``task_state`` are [expected] (a check) or [expected,
@@ -308,7 +309,9 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
     ``fault`` {code, message, details, host} on the server.
     ``expected_values`` are migration columns that must still hold (a
     step for one destination is stale once a reschedule chose another).
-    ``claimed`` (move_claim's stamp): the migration must not have been
+    ``events`` are more events of the same shape (a chained step records
+    the previous step's end in its own transaction). ``claimed``
+    (move_claim's stamp): the migration must not have been
     touched since the claim. The migration's updated_at moves on every
     step (the stuck-move sweep measures from it). Returns {'instance',
     'migration'} as they are now; raises MoveConflict, writing nothing,
@@ -345,6 +348,8 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
                                          instance_values, expected_vm_state)
         _apply_allocations(session, migration, allocations)
         _add_fault(session, migration.instance_uuid, fault)
+        for one in (events or ()):
+            _record_event(session, migration.instance_uuid, request_id, one)
         _record_event(session, migration.instance_uuid, request_id, event)
         return _result(session, migration, mig_values, instance)
 

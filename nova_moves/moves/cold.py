@@ -8,7 +8,7 @@
     dest   revert_resize         reverting, destination claim dropped
     source finish_revert_resize  -> reverted, source half back
 """
-from nova_moves.moves.step import (CONDUCTOR, DEST, KEEP, RESEND,
+from nova_moves.moves.step import (CONDUCTOR, DEST, RESEND,
                                    RESTART_REDO, RESTART_UNDO, ROLL_BACK, S,
                                    SOURCE, guard, step)
 
@@ -33,9 +33,12 @@ STEPS = (
                    S.RESIZE_MIGRATED),
          event='compute_resize_instance', sweep=RESEND,
          restart=RESTART_UNDO),
+    # Its start also ends a chained resize_instance (compute RPC 1.4):
+    # from migrating, the server moving here in the same transaction.
     step('finish_resize', DEST,
-         start=guard(S.M_POST_MIGRATING, KEEP,
-                     (S.RESIZE_MIGRATED, S.RESIZE_FINISH), S.RESIZE_FINISH),
+         start=guard((S.M_MIGRATING, S.M_POST_MIGRATING), S.M_POST_MIGRATING,
+                     (S.RESIZE_MIGRATING, S.RESIZE_MIGRATED,
+                      S.RESIZE_FINISH), S.RESIZE_FINISH),
          end=guard(S.M_POST_MIGRATING, S.M_FINISHED, S.RESIZE_FINISH, None),
          event='compute_finish_resize', sweep=RESEND,
          restart=RESTART_UNDO),

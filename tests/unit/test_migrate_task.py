@@ -57,7 +57,7 @@ class RecordingComputeAPI:
         self.casts = []
 
     def prep_resize(self, ctxt, host, instance_uuid, migration_uuid, flavor,
-                    request_spec, alternates):
+                    request_spec, alternates, source=None):
         self.casts.append((host, instance_uuid, migration_uuid,
                            [a['host'] for a in alternates]))
 

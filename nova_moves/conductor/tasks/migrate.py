@@ -173,7 +173,8 @@ class MigrationTask(base.TaskBase):
                  selection['host'], [a['host'] for a in alternates])
         self.compute_rpcapi.prep_resize(
             self.ctxt, selection['host'], self.instance_uuid,
-            self.migration['uuid'], flavor, spec, alternates)
+            self.migration['uuid'], flavor, spec, alternates,
+            source=self.migration['source_compute'])
 
     def _reschedule(self):
         self.migration = self.db.migration_get(self.ctxt, self.migration_uuid)
