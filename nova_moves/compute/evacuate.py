@@ -19,13 +19,13 @@ from oslo_log import log as logging
 
 from nova_moves.compute import inflight
 from nova_moves import exception
-from nova_moves import instance_actions
 from nova_moves import notifications
 from nova_moves import states
 
 LOG = logging.getLogger(__name__)
-wrap_instance_event = instance_actions.wrap_instance_event
 notify_action = notifications.notify_action
+
+EVENT = 'compute_rebuild_instance'
 
 # How long a returning host watches evacuations still in flight.
 WATCH_SECONDS = 600
@@ -37,14 +37,16 @@ class EvacuateMixin:
     notifier = notifications.OFF
 
     # -- destination ------------------------------------------------------
+    # Its event (compute_rebuild_instance) is a value of its two guarded
+    # steps (started with the first, ended with the second or with the
+    # undo), not two more calls; a stale message records nothing.
     @inflight.tracked
-    @wrap_instance_event('compute')
     @notify_action('rebuild')
     def rebuild_instance(self, ctxt, instance_uuid, migration_uuid,
                          allocations=None, recreate=True, stop_after=False):
         guard = {'dest_compute': self.host}
         rows = self._advance(
-            ctxt, migration_uuid, None, status=[states.M_PRE_MIGRATING],
+            ctxt, migration_uuid, EVENT, status=[states.M_PRE_MIGRATING],
             task_state=[states.REBUILDING, states.REBUILD_SPAWNING],
             instance_values={'task_state': states.REBUILD_SPAWNING},
             expected_values=guard)
@@ -68,7 +70,7 @@ class EvacuateMixin:
         # The server is here now, and the migration 'done' (the source
         # half waits for the dead source's return), in one step.
         if self._advance(
-                ctxt, migration_uuid, None,
+                ctxt, migration_uuid, EVENT, 'Success',
                 status=[states.M_PRE_MIGRATING, states.M_DONE],
                 task_state=[states.REBUILD_SPAWNING, None],
                 expected_values=guard,
@@ -91,7 +93,7 @@ class EvacuateMixin:
         server, which stays on its (dead) source in ERROR with a fault
         and a failed migration, all in one transaction."""
         self._destroy_partial(instance_uuid)
-        self._move_failed(ctxt, migration_uuid, exc,
+        self._move_failed(ctxt, migration_uuid, exc, EVENT,
                           expected_status=[states.M_PRE_MIGRATING],
                           status=states.M_FAILED,
                           expected_values={'dest_compute': self.host})
