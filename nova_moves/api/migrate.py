@@ -18,7 +18,6 @@ from nova_moves.api import quotas
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
-from nova_moves.moves import cold
 from nova_moves import states
 
 RESIZE_SCHEMA = {
@@ -188,8 +187,7 @@ def confirm_resize(server_id, value):
     try:
         api_app.services().compute.confirm_resize(
             api_app.context(), migration['source_compute'], instance['uuid'],
-            migration['uuid'],
-            vm_state=cold.vm_state_after(instance['power_state']))
+            migration['uuid'])
     except Exception:
         _restore_migration(migration, 'confirming')
         raise

@@ -47,7 +47,10 @@ def _guard(step, phase='end'):
 
 
 def _vm_state_before(instance):
-    return cold.vm_state_after(instance['power_state'])
+    """A resized server remembers whether it was stopped through its
+    power state (kept off through the move when it was)."""
+    return states.STOPPED if instance['power_state'] == states.POWER_SHUTDOWN \
+        else states.ACTIVE
 
 
 class ResizeMixin:
@@ -268,15 +271,8 @@ class ResizeMixin:
     # -- source: confirm_resize --------------------------------------------
     @inflight.tracked
     @notify_action('resize_confirm')
-    def confirm_resize(self, ctxt, instance_uuid, migration_uuid,
-                       vm_state=None):
-        """``vm_state`` (1.4, from the API: what the server returns to)
-        makes the confirm one call (_confirm_whole)."""
+    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
         name = 'compute_confirm_resize'
-        if vm_state and self.conductor.can_record_whole_steps():
-            self._confirm_whole(ctxt, instance_uuid, migration_uuid,
-                                vm_state)
-            return
         rows = self._advance(ctxt, migration_uuid, name,
                              expected_values={'source_compute': self.host},
                              **_guard('confirm_resize', 'start'))
@@ -286,7 +282,11 @@ class ResizeMixin:
         end = _guard('confirm_resize')
         result, fault = 'Success', None
         try:
-            self._drop_old_copy(migration, instance_uuid)
+            if self._same_host(migration):
+                self.driver.operate('confirm_migration')
+            elif self.driver.has_guest(instance_uuid):  # not re-sent twice
+                self.driver.destroy(instance_uuid,
+                                    operation='confirm_migration')
         except Exception as exc:
             # The server runs fine on the destination; only the old copy
             # may linger. Finish the confirm, record the fault.
@@ -300,56 +300,6 @@ class ResizeMixin:
                           'task_state': None, 'old_flavor': None,
                           'new_flavor': None},
                       fault=fault, **end)
-
-    def _confirm_whole(self, ctxt, instance_uuid, migration_uuid, vm_state):
-        """The confirm as one guarded call that writes its whole end (the
-        old copy is of no use to anyone once the move is confirmed), then
-        the old copy goes. A host that dies in between removes the copy
-        when it starts again (_remove_confirmed_copies); a destroy that
-        fails leaves a fault beside the confirmed move."""
-        name = 'compute_confirm_resize'
-        rows = self._advance(
-            ctxt, migration_uuid, name, 'Success',
-            start_time=timeutil.utcnow_iso(),
-            expected_values={'source_compute': self.host},
-            instance_values={'vm_state': vm_state, 'task_state': None,
-                             'old_flavor': None, 'new_flavor': None},
-            **_guard('confirm_resize'))
-        if rows is None:
-            return  # confirmed already (restart recovery, a duplicate)
-        try:
-            self._drop_old_copy(rows['migration'], instance_uuid)
-        except Exception as exc:
-            LOG.warning('Could not destroy the old copy of %s on %s: %s',
-                        instance_uuid, self.host, exc)
-            self._fault(ctxt, instance_uuid, exc)
-
-    def _drop_old_copy(self, migration, instance_uuid):
-        if self._same_host(migration):
-            self.driver.operate('confirm_migration')
-        elif self.driver.has_guest(instance_uuid):  # not re-sent twice
-            self.driver.destroy(instance_uuid, operation='confirm_migration')
-
-    def _remove_confirmed_copies(self, ctxt):
-        """Old copies of servers whose move from here was confirmed while
-        this host was down (it died between the confirm and the destroy)."""
-        guests = self.driver.guests()
-        if not guests:
-            return
-        here = {i['uuid'] for i in
-                self.conductor.instance_get_all_by_host(ctxt, self.host)}
-        for instance_uuid in set(guests) - here:
-            migrations = self.conductor.migration_get_all(
-                ctxt, instance_uuid=instance_uuid)
-            newest = max(migrations, key=lambda m: m['id'], default=None)
-            if newest and newest['migration_type'] in \
-                    states.COLD_MIGRATION_TYPES and \
-                    newest['status'] == states.M_CONFIRMED and \
-                    newest['source_compute'] == self.host and \
-                    not self._same_host(newest):
-                LOG.info('Removing the old copy of %s, confirmed on %s',
-                         instance_uuid, newest['dest_compute'])
-                self._destroy_quietly(instance_uuid)
 
     # -- destination: revert_resize ----------------------------------------
     @inflight.tracked
@@ -463,7 +413,6 @@ class ResizeMixin:
         when it stopped, then start the auto-confirm thread when [DEFAULT]
         resize_confirm_window is set."""
         self._recover_resizes(ctxt)
-        self._remove_confirmed_copies(ctxt)
         if CONF.resize_confirm_window > 0:
             self._auto_confirm_stop = threading.Event()
             thread = threading.Thread(target=self._auto_confirm_loop,

@@ -23,8 +23,7 @@ class ComputeAPI:
     1.5 - prep_resize takes ``source``, resize_instance ``prep`` and
           finish_resize ``resized``: a cold move's steps chain, the next
           host writing the previous step's end (its event, its status) in
-          its own step's one conductor call (one call per step, not two);
-          confirm_resize takes ``vm_state``: the whole confirm in one call
+          its own step's one conductor call (one call per step, not two)
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
@@ -100,16 +99,10 @@ class ComputeAPI:
         self._step(ctxt, host, 'finish_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid, **extra)
 
-    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid,
-                       vm_state=None):
-        """To the source: drop the old copy and the migration's claim.
-        1.4: ``vm_state`` (what the server returns to) lets it write the
-        whole confirm in one call."""
-        extra = {}
-        if vm_state and self.can_chain_steps():
-            extra = {'version': '1.4', 'vm_state': vm_state}
+    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
+        """To the source: drop the old copy and the migration's claim."""
         self._step(ctxt, host, 'confirm_resize', instance_uuid=instance_uuid,
-                   migration_uuid=migration_uuid, **extra)
+                   migration_uuid=migration_uuid)
 
     def revert_resize(self, ctxt, host, instance_uuid, migration_uuid):
         """To the destination: drop the new copy, then hand back."""

@@ -67,13 +67,6 @@ SHOWN = {S.RESIZE_PREP: 'RESIZE', S.RESIZE_MIGRATING: 'RESIZE',
          S.RESIZE_REVERTING: 'REVERT_RESIZE'}
 
 
-def vm_state_after(power_state):
-    """The vm_state a confirmed or reverted resize returns to: a resized
-    server remembers whether it was stopped through its power state
-    (kept off through the move when it was)."""
-    return S.STOPPED if power_state == S.POWER_SHUTDOWN else S.ACTIVE
-
-
 def undo(migration, instance):
     """Where move_failed puts the server: back on its source, with the
     flavor it had."""

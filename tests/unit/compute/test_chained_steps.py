@@ -20,10 +20,6 @@ class ChainingConductor(prep_test.RecordingConductor):
     def can_chain_steps(self):
         return self.chain
 
-    def migration_get_all(self, ctxt, **filters):
-        # The RPC client's keyword filters, as the endpoint takes them.
-        return self.proxy.migration_get_all(ctxt, filters)
-
 
 class Router:
     """compute_rpcapi for in-process computes: a cast runs the handler
@@ -131,45 +127,3 @@ class ChainedStepsTest(testtools.TestCase):
         self.assertEqual(states.M_PRE_MIGRATING, db_api.migration_get(
             self.migration['uuid'])['status'])
 
-
-    def _confirming(self):
-        router = self._migrate(chain=True)
-        db_api.migration_update(self.migration['uuid'],
-                                {'status': states.M_CONFIRMING},
-                                expected_status=[states.M_FINISHED])
-        return router
-
-    def test_confirm_is_one_call(self):
-        router = self._confirming()
-        source = router.computes['h1']
-        source.confirm_resize(self.ctxt, instance_uuid=self.server,
-                              migration_uuid=self.migration['uuid'],
-                              vm_state=states.ACTIVE)
-        self.assertEqual(2, len(source.conductor.advances))  # resize + 1
-        self.assertEqual(states.M_CONFIRMED, db_api.migration_get(
-            self.migration['uuid'])['status'])
-        server = db_api.instance_get(self.server)
-        self.assertEqual((states.ACTIVE, None, 'h2'), (
-            server['vm_state'], server['task_state'], server['host']))
-        self.assertNotIn(self.server, source.driver.guests())
-        self.assertEqual({}, db_api.allocations_get(self.migration['uuid']))
-        # A duplicate is refused before it touches anything.
-        source.confirm_resize(self.ctxt, instance_uuid=self.server,
-                              migration_uuid=self.migration['uuid'],
-                              vm_state=states.ACTIVE)
-        self.assertEqual(3, len(source.conductor.advances))
-
-    def test_restart_removes_the_copy_a_confirm_left(self):
-        router = self._confirming()
-        source = router.computes['h1']
-        # The source died after the confirm's one call, before the destroy.
-        source._drop_old_copy = lambda migration, uuid: None
-        source.confirm_resize(self.ctxt, instance_uuid=self.server,
-                              migration_uuid=self.migration['uuid'],
-                              vm_state=states.ACTIVE)
-        self.assertIn(self.server, source.driver.guests())
-        source._remove_confirmed_copies(self.ctxt)
-        self.assertNotIn(self.server, source.driver.guests())
-        # The destination's copy, the one the server runs as, stays.
-        router.computes['h2']._remove_confirmed_copies(self.ctxt)
-        self.assertIn(self.server, router.computes['h2'].driver.guests())
