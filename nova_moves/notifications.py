@@ -199,6 +199,14 @@ class Notifier:
         self.instance_action(ctxt, instance_uuid, run.action, 'error', exc,
                              instance=instance)
 
+    def flush_start(self, ctxt):
+        """Send the running handler's pending .start now: a guarded step
+        that casts its next hop before any call of its own (a chained
+        prep_resize) must not let the next host's notifications go first."""
+        run = getattr(self._local, 'run', None)
+        if run is not None:
+            self._flush_start(ctxt, run)
+
     def _flush_start(self, ctxt, run):
         if run.start_pending:
             run.start_pending = False
@@ -260,6 +268,9 @@ class _Off:
         pass
 
     def saw(self, *args, **kwargs):
+        pass
+
+    def flush_start(self, *args, **kwargs):
         pass
 
 

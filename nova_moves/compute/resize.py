@@ -105,6 +105,7 @@ class ResizeMixin:
                                     flavor, alternates, exc, started)
             return
         if chained:
+            self.notifier.flush_start(ctxt)  # its .start before the next
             self.compute_rpcapi.resize_instance(
                 ctxt, source, instance_uuid, migration_uuid,
                 prep={'dest': self.host, 'start_time': started})
