@@ -66,7 +66,7 @@ class ResizeMixin:
     # before its end (the claim is the conductor's), so from conductor
     # RPC 1.3 its guard and its whole event are one call at its end.
     #
-    # Chained (compute and conductor RPC 1.4, _chained): the next host
+    # Chained (compute RPC 1.5, conductor 1.4, _chained): the next host
     # writes a step's end in its own step's first call, so prep_resize
     # makes no call (the source records its event and checks the
     # migration still names this destination) and resize_instance only

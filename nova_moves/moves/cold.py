@@ -33,7 +33,7 @@ STEPS = (
                    S.RESIZE_MIGRATED),
          event='compute_resize_instance', sweep=RESEND,
          restart=RESTART_UNDO),
-    # Its start also ends a chained resize_instance (compute RPC 1.4):
+    # Its start also ends a chained resize_instance (compute RPC 1.5):
     # from migrating, the server moving here in the same transaction.
     step('finish_resize', DEST,
          start=guard((S.M_MIGRATING, S.M_POST_MIGRATING), S.M_POST_MIGRATING,

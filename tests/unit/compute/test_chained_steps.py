@@ -1,4 +1,4 @@
-"""Chained cold-move steps (compute and conductor RPC 1.4): each host
+"""Chained cold-move steps (compute RPC 1.5, conductor 1.4): each host
 writes the previous step's end in its own step's one call, so prep_resize
 makes no conductor call and resize_instance one; a stale chained message
 is still refused by the next host's guard before it touches a guest."""
