@@ -22,7 +22,9 @@ STEPS = (
          allocations='drop_source', restart=RESTART_REDO),
 )
 
-CONTROLS = ()
+# Not a step: the heartbeat's hook (a host silent too long cleans up what
+# was evacuated from it before it reports itself up again).
+CONTROLS = ('before_reporting_up',)
 
 # Waiting for the dead source to return: no step of the move runs, and
 # the undo does not apply any more.
