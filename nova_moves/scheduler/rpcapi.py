@@ -20,8 +20,11 @@ class SchedulerAPI:
     VERSION = '1.1'
 
     def __init__(self):
+        # Messages default to 1.0 (what every scheduler since the first
+        # release handles); a newer method prepares its own version, so a
+        # [upgrade_levels] scheduler = 1.0 cap still lets 1.0 calls through.
         self.client = rpc.get_client(
-            messaging.Target(topic=TOPIC, version=self.VERSION),
+            messaging.Target(topic=TOPIC, version='1.0'),
             version_cap=conf.CONF.upgrade_levels.scheduler)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids,
