@@ -127,7 +127,12 @@ def resize(server_id, value):
     # Nova checks only the growth: a resize down needs no quota.
     quotas.check(instance['project_id'],
                  quotas.flavor_deltas(flavor, instance['flavor']))
-    return _start_move(instance, 'resize', 'resize', flavor=flavor)
+    response = _start_move(instance, 'resize', 'resize', flavor=flavor)
+    if 'OS-DCF:diskConfig' in body:
+        # Nova keeps the resize's disk config on the server (shown after).
+        db_api.instance_update(instance['uuid'], {
+            'auto_disk_config': body['OS-DCF:diskConfig'] == 'AUTO'})
+    return response
 
 
 def migrate(server_id, value):

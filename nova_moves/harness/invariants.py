@@ -116,7 +116,7 @@ def check(client, guests=None, counts=None):
                          expect=200).json()['servers']
     if guests is not None:
         down = {s['host'] for s in client.services()
-                if s['binary'] == 'nova-moves-compute' and
+                if s['binary'] == 'nova-compute' and
                 s['state'] != 'up'}
         problems += running_copies(servers, guests, down, counts)
     migrations = client.migrations(version='2.80')
