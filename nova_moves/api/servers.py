@@ -147,7 +147,8 @@ def _ip(field, value, family):
     canonical text is stored)."""
     try:
         address = ipaddress.ip_address(value)
-        if address.version == family:
+        # A scoped IPv6 address (fe80::1%eth0) is not one Nova takes.
+        if address.version == family and '%' not in str(address):
             return str(address)
     except ValueError:
         pass

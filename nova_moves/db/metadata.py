@@ -4,6 +4,7 @@ A metadata write and the count it is checked against run in one
 transaction holding the server's row (FOR UPDATE where the database has
 it; SQLite's writer is already alone), so two racing writers cannot both
 pass [quota] metadata_items."""
+from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from nova_moves.db import models
@@ -65,6 +66,14 @@ def instance_metadata_update(instance_uuid, items, replace=False,
                 current[key] = _META(instance_uuid=instance_uuid, key=key,
                                      value=value)
                 session.add(current[key])
+        try:
+            session.flush()
+        except db_exc.DBDuplicateEntry:
+            # MySQL's collation compares keys without case or trailing
+            # spaces: two such keys are one there.
+            raise exception.Conflict(
+                reason='metadata keys must differ by more than letter case '
+                       'or trailing spaces')
         if check is not None:
             check(len(current))
         return {key: row.value for key, row in current.items()}
