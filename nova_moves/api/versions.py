@@ -15,7 +15,7 @@ keystoneauth takes each service's major version from the URL itself
 The root document lists v2.0 then v2.1, as Nova does (tempest checks
 that v2.0 comes first and follows every listed self link): GET /v2 answers
 v2.0's document, but nothing is served under /v2/ (Nova's legacy v2
-compatibility API; see doc/api-ref/conformance.md). No identity version is
+compatibility API; see doc/api-ref/platform.md). No identity version is
 listed: it would make clients given the unversioned root pick v3 for
 compute too. The documents carry Nova's keys only (our additions are
 listed by GET /v2.1/extensions, api/extensions.py).
