@@ -190,6 +190,16 @@ def next_links(items, limit, path, key=lambda item: item['id'], query=''):
         parse.quote(str(key(items[-1])), safe=''))}]
 
 
+def flavor_ref(ref):
+    """The flavor a body's ``flavorRef`` names, or a 400 quoting only a
+    short prefix of it (a 100 KB ref is not echoed)."""
+    try:
+        return db_api.flavor_get(ref)
+    except exception.FlavorNotFound:
+        raise exception.Invalid(reason='Flavor %s could not be found.'
+                                % input_guard.excerpt(str(ref)))
+
+
 def time_arg(name):
     """A changes-since/changes-before query parameter as naive UTC ISO
     8601, or None; anything unparsable is a 400 naming the parameter."""

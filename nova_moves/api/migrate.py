@@ -113,10 +113,7 @@ def _start_move(instance, method, action, **rpc_kwargs):
 def resize(server_id, value):
     instance = common.get_instance(server_id, 'os_compute_api:servers:resize')
     body = _validate('resize', value)
-    try:
-        flavor = db_api.flavor_get(body['flavorRef'])
-    except exception.FlavorNotFound as exc:
-        raise exception.Invalid(reason=exc.message)
+    flavor = common.flavor_ref(body['flavorRef'])
     if flavor['flavorid'] == instance['flavor']['flavorid']:
         raise exception.ValidationError(
             detail='When resizing, instances must change flavor!')

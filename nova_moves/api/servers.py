@@ -83,10 +83,7 @@ def create():
     request = validation.validate(common.json_body(), CREATE_SCHEMA)
     body = request['server']
     group = server_groups.group_hint(ctxt, request)
-    try:
-        flavor = db_api.flavor_get(body['flavorRef'])
-    except exception.FlavorNotFound as exc:
-        raise exception.Invalid(reason=exc.message)
+    flavor = common.flavor_ref(body['flavorRef'])
     kept = kept_values(body, api_app.version())
     server_metadata.check_count(ctxt.project_id, body.get('metadata'))
     zone, host = _parse_az(body.get('availability_zone'))

@@ -388,3 +388,22 @@ class QuotaClassTest(_Base):
         self.assertEqual(403, self.client.get(
             '/v2.1/os-quota-class-sets/default',
             headers=ALICE).status_code)
+
+
+class ShortEchoTest(_Base):
+    """A 100 KB flavorRef is quoted by a short prefix only (issue 27.7)."""
+
+    def test_unknown_flavor_ref_at_boot_and_resize(self):
+        self.small = nm_fixtures.flavor()
+        vm = self.server('vm')
+        ref = 'f' * 100000
+        for path, body in (
+                ('/v2.1/servers', {'server': {'name': 'x',
+                                              'flavorRef': ref}}),
+                ('/v2.1/servers/%s/action' % vm['uuid'],
+                 {'resize': {'flavorRef': ref}})):
+            response = self.client.post(path, json=body, headers=ALICE)
+            self.assertEqual(400, response.status_code)
+            message = response.get_json()['badRequest']['message']
+            self.assertIn('could not be found', message)
+            self.assertLess(len(message), 200)
