@@ -194,10 +194,16 @@ def flavor_ref(ref):
     """The flavor a body's ``flavorRef`` names, or a 400 quoting only a
     short prefix of it (a 100 KB ref is not echoed)."""
     try:
-        return db_api.flavor_get(ref)
+        flavor = db_api.flavor_get(ref)
     except exception.FlavorNotFound:
+        flavor = None
+    # A private flavor is the admin's only (no flavor access lists here),
+    # as Nova hides it from projects without access.
+    if flavor is None or not (flavor['is_public']
+                              or api_app.context().is_admin):
         raise exception.Invalid(reason='Flavor %s could not be found.'
                                 % input_guard.excerpt(str(ref)))
+    return flavor
 
 
 def time_arg(name):

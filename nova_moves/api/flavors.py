@@ -170,9 +170,46 @@ def _flavorid(value):
     return text
 
 
+def visible_flavor(flavor_id):
+    """The flavor, or FlavorNotFound: a private flavor is the admin's
+    only (nova_moves has no flavor access lists), as Nova hides one from
+    projects without access."""
+    try:
+        flavor = db_api.flavor_get(flavor_id)
+    except exception.FlavorNotFound:
+        raise exception.FlavorNotFound(
+            flavor_id=input_guard.excerpt(str(flavor_id)))
+    if not flavor['is_public'] and not api_app.context().is_admin:
+        raise exception.FlavorNotFound(
+            flavor_id=input_guard.excerpt(str(flavor_id)))
+    return flavor
+
+
 def show(flavor_id):
-    return flask.jsonify({'flavor': views.flavor(db_api.flavor_get(
-        flavor_id))})
+    return flask.jsonify({'flavor': views.flavor(visible_flavor(flavor_id))})
+
+
+_UPDATE_SCHEMA = {
+    'type': 'object', 'required': ['flavor'], 'additionalProperties': False,
+    'properties': {'flavor': {
+        'type': 'object', 'required': ['description'],
+        'additionalProperties': False,
+        'properties': {'description': {'type': ['string', 'null'],
+                                       'maxLength': 65535}}}}}
+
+
+def update(flavor_id):
+    """PUT /flavors/{id}: the description, from 2.55 (404 below, as
+    Nova's route does not exist there)."""
+    if api_app.version() < '2.55':
+        raise exception.NotFound('Updating a flavor needs microversion '
+                                 '2.55 or later.')
+    api_app.authorize('os_compute_api:os-flavor-manage:update')
+    body = validation.validate(common.json_body(), _UPDATE_SCHEMA)['flavor']
+    visible_flavor(flavor_id)
+    row = db_api.flavor_update(flavor_id,
+                               {'description': body['description']})
+    return flask.jsonify({'flavor': views.flavor(row)})
 
 
 def create():
@@ -210,15 +247,16 @@ def extra_specs(flavor_id):
     nothing to tune), but clients read them: python-openstackclient's
     ``flavor show`` fetches them below 2.61."""
     api_app.authorize('os_compute_api:os-flavor-extra-specs:index')
-    db_api.flavor_get(flavor_id)
+    visible_flavor(flavor_id)
     return flask.jsonify({'extra_specs': {}})
 
 
 def extra_spec(flavor_id, key):
     api_app.authorize('os_compute_api:os-flavor-extra-specs:show')
-    db_api.flavor_get(flavor_id)
+    visible_flavor(flavor_id)
     raise exception.NotFound('Flavor %s has no extra spec with key %s.'
-                             % (flavor_id, key))
+                             % (input_guard.excerpt(flavor_id),
+                                input_guard.excerpt(key)))
 
 
 def register(app):
@@ -230,6 +268,8 @@ def register(app):
                      methods=['GET'])
     app.add_url_rule('/v2.1/flavors/<flavor_id>', 'flavors_show', show,
                      methods=['GET'])
+    app.add_url_rule('/v2.1/flavors/<flavor_id>', 'flavors_update', update,
+                     methods=['PUT'])
     app.add_url_rule('/v2.1/flavors/<flavor_id>', 'flavors_delete', delete,
                      methods=['DELETE'])
     app.add_url_rule('/v2.1/flavors/<flavor_id>/os-extra_specs',

@@ -48,6 +48,10 @@ _BEFORE_2_53 = {'x-max-version': '2.52'}
 OPERATIONS = {
     'v20': ('Show the v2.0 version (no token; nothing is served under '
             '/v2/).', [], {'200': _ok('Version')}),
+    'flavors_update': (
+        "Update a flavor's description (admin).", [],
+        {'200': _ok(wrap('flavor', ref('Flavor')))},
+        {'x-min-version': '2.55'}),
     'servers_update': (
         'Update a server: name, accessIPv4/6, OS-DCF:diskConfig, '
         'description (2.19).', [],
@@ -125,7 +129,9 @@ def request_bodies(tagged):
     from nova_moves.api import quota_classes
     from nova_moves.api import server_metadata
     from nova_moves.api import servers
+    from nova_moves.api import flavors
     return {
+        'flavors_update': [flavors._UPDATE_SCHEMA],
         'servers_update': tagged([
             ('2.1', '2.18', servers._update_schema(
                 microversion.APIVersion('2.1'))),

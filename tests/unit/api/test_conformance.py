@@ -407,3 +407,40 @@ class ShortEchoTest(_Base):
             message = response.get_json()['badRequest']['message']
             self.assertIn('could not be found', message)
             self.assertLess(len(message), 200)
+
+
+class FlavorUpdateAndPrivateTest(_Base):
+
+    def test_put_description_from_2_55(self):
+        db_api.flavor_create({'flavorid': 'd', 'name': 'd', 'vcpus': 1,
+                              'memory_mb': 64})
+        body = {'flavor': {'description': 'new'}}
+        response = self.client.put('/v2.1/flavors/d', json=body,
+                                   headers=at('2.55'))
+        self.assertEqual(200, response.status_code, response.get_json())
+        self.assertEqual('new', response.get_json()['flavor']['description'])
+        self.assertEqual(404, self.client.put(
+            '/v2.1/flavors/d', json=body, headers=at('2.54')).status_code)
+        self.assertEqual(403, self.client.put(
+            '/v2.1/flavors/d', json=body,
+            headers=at('2.55', ALICE)).status_code)
+        self.assertEqual(400, self.client.put(
+            '/v2.1/flavors/d', json={'flavor': {'name': 'x'}},
+            headers=at('2.55')).status_code)
+
+    def test_a_private_flavor_is_the_admins_only(self):
+        self.small = nm_fixtures.flavor()
+        vm = self.server('vm')
+        db_api.flavor_create({'flavorid': 'priv', 'name': 'priv',
+                              'vcpus': 1, 'memory_mb': 64,
+                              'is_public': False})
+        self.get('/v2.1/flavors/priv')
+        self.get('/v2.1/flavors/priv', ALICE, 404)
+        for path, body in (
+                ('/v2.1/servers', {'server': {'name': 'x',
+                                              'flavorRef': 'priv'}}),
+                ('/v2.1/servers/%s/action' % vm['uuid'],
+                 {'resize': {'flavorRef': 'priv'}})):
+            response = self.client.post(path, json=body, headers=ALICE)
+            self.assertEqual(400, response.status_code,
+                             response.get_json())
