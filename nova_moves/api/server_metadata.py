@@ -6,6 +6,7 @@ all; going over is a 403, as Nova's OverQuota."""
 import flask
 
 from nova_moves.api import common
+from nova_moves.api import lock
 from nova_moves.api import quotas
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -48,8 +49,12 @@ def check_count(project_id, metadata):
 
 
 def _instance(server_id, action):
-    return common.get_instance(server_id,
-                               'os_compute_api:server-metadata:%s' % action)
+    instance = common.get_instance(
+        server_id, 'os_compute_api:server-metadata:%s' % action)
+    if action not in ('index', 'show'):
+        # Nova's check_instance_lock on metadata writes: 409 unless admin.
+        lock.check_not_locked(instance)
+    return instance
 
 
 def index(server_id):

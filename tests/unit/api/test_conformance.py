@@ -444,3 +444,21 @@ class FlavorUpdateAndPrivateTest(_Base):
             response = self.client.post(path, json=body, headers=ALICE)
             self.assertEqual(400, response.status_code,
                              response.get_json())
+
+
+class MetadataOfALockedServerTest(_Base):
+
+    def test_a_locked_servers_metadata_is_the_admins_to_change(self):
+        self.small = nm_fixtures.flavor()
+        vm = self.server('vm')
+        db_api.instance_update(vm['uuid'], {'locked_by': 'admin'})
+        path = '/v2.1/servers/%s/metadata' % vm['uuid']
+        body = {'metadata': {'a': '1'}}
+        self.assertEqual(409, self.client.post(path, json=body,
+                                               headers=ALICE).status_code)
+        self.assertEqual(409, self.client.delete(
+            path + '/a', headers=ALICE).status_code)
+        self.assertEqual(200, self.client.get(path,
+                                              headers=ALICE).status_code)
+        self.assertEqual(200, self.client.post(path, json=body,
+                                               headers=ADMIN).status_code)
