@@ -26,6 +26,11 @@ class ValidationError(Invalid):
     msg_fmt = '%(detail)s'
 
 
+class MarkerNotFound(Invalid):
+    """A paging marker naming nothing in the list: 400, as Nova."""
+    msg_fmt = 'Marker %(marker)s could not be found.'
+
+
 class UnsupportedMediaType(NovaMovesException):
     msg_fmt = ('Unsupported Content-Type %(content_type)s: send '
                'application/json.')

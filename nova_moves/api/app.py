@@ -30,7 +30,7 @@ LOG = logging.getLogger(__name__)
 _COLLECTIONS = {'servers', 'flavors', 'os-services', 'os-hypervisors',
                 'os-migrations', 'os-nova-moves-placement', 'extensions',
                 'limits', 'os-availability-zone', 'images', 'os-aggregates',
-                'os-quota-sets'}
+                'os-quota-sets', 'os-quota-class-sets'}
 _UNVERSIONED = re.compile(r'^/(v2(\.1)?/?)?$')
 # Discovery documents a client fetches before it has a token, with no
 # compute microversion: the identity v3 version (api/identity.py) and the

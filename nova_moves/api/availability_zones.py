@@ -39,7 +39,8 @@ def _hosts(services):
     hosts = {}
     for service in services:
         up = servicegroup_cache.is_up(service)
-        hosts.setdefault(service['host'], {})[service['binary']] = {
+        binary = services_api.api_binary(service['binary'])
+        hosts.setdefault(service['host'], {})[binary] = {
             'available': up and not service['disabled'],
             'active': not service['disabled'],
             'updated_at': timeutil.api_time(service['updated_at']

@@ -129,6 +129,10 @@ def links(collection, ident):
 
 
 def limit_and_marker():
+    """Nova's paging parameters: ``limit`` a non-negative integer capped
+    by [api] max_limit (absent: max_limit; 0: an empty page, as Nova's
+    min(max_limit, limit)), ``marker`` the last item of the page before
+    ('' is no marker)."""
     args = flask.request.args
     limit = args.get('limit')
     if limit is not None:
@@ -139,11 +143,67 @@ def limit_and_marker():
         except ValueError:
             raise exception.ValidationError(
                 detail="Invalid input for query parameters limit. Value: "
-                       "%s. It must be a non-negative integer." % limit)
+                       "%s. It must be a non-negative integer."
+                       % input_guard.excerpt(limit))
     from nova_moves import conf
     max_limit = conf.CONF.api.max_limit
     limit = max_limit if limit is None else min(limit, max_limit)
-    return limit, args.get('marker')
+    return limit, args.get('marker') or None
+
+
+def page(source, key=lambda item: item['id']):
+    """One page of a list, the one way every list the API serves is paged.
+
+    ``source`` is the whole list, filtered and in order (paged here, the
+    marker matched against ``key``), or ``fetch(limit, marker)`` paging in
+    the database and raising MarkerNotFound (MigrationNotFound for
+    migrations) for an unknown marker. Returns (items, limit); an unknown
+    marker is a 400 naming a short prefix of it."""
+    limit, marker = limit_and_marker()
+    try:
+        if callable(source):
+            # limit 0 still looks the marker up, as Nova's query does.
+            items = source(limit=max(limit, 1), marker=marker)
+        else:
+            items = _after_marker(source, key, marker)
+    except (exception.MarkerNotFound, exception.MigrationNotFound):
+        raise exception.MarkerNotFound(marker=input_guard.excerpt(marker))
+    return list(items)[:limit], limit
+
+
+def _after_marker(items, key, marker):
+    if marker is None:
+        return items
+    for index, item in enumerate(items):
+        if str(key(item)) == marker:
+            return items[index + 1:]
+    raise exception.MarkerNotFound(marker=marker)
+
+
+def next_links(items, limit, path, key=lambda item: item['id'], query=''):
+    """Nova's ``*_links``: a full page links to the next one."""
+    if not limit or len(items) < limit:
+        return None
+    from urllib import parse
+    return [{'rel': 'next', 'href': '%s/v2.1/%s?%slimit=%d&marker=%s' % (
+        base_url(), path, query, limit,
+        parse.quote(str(key(items[-1])), safe=''))}]
+
+
+def flavor_ref(ref):
+    """The flavor a body's ``flavorRef`` names, or a 400 quoting only a
+    short prefix of it (a 100 KB ref is not echoed)."""
+    try:
+        flavor = db_api.flavor_get(ref)
+    except exception.FlavorNotFound:
+        flavor = None
+    # A private flavor is the admin's only (no flavor access lists here),
+    # as Nova hides it from projects without access.
+    if flavor is None or not (flavor['is_public']
+                              or api_app.context().is_admin):
+        raise exception.Invalid(reason='Flavor %s could not be found.'
+                                % input_guard.excerpt(str(ref)))
+    return flavor
 
 
 def time_arg(name):

@@ -1,5 +1,9 @@
 """Flavors: list, detail, show, create and delete (admin)."""
+import re
+
 import flask
+
+from oslo_utils import strutils
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
@@ -22,8 +26,15 @@ _SWAP = {'type': ['integer', 'string'], 'pattern': '^[0-9]{0,10}$',
 # and the string form must look like a number.
 _RXTX = {'type': ['number', 'string'], 'pattern': r'^[0-9]+(\.[0-9]+)?$',
          'minimum': 0, 'maximum': 3.40282e+38}
-_FLAVORID = {'type': ['string', 'null'], 'minLength': 1, 'maxLength': 255,
-             'pattern': r'^(?! )[a-zA-Z0-9. _-]+(?<! )$'}
+# Nova's: a string or a number (tempest always sends a number), stored
+# and shown as a string; the string form is checked once made (_flavorid).
+_FLAVORID = {'type': ['string', 'number', 'null'], 'minLength': 1,
+             'maxLength': 255, 'pattern': r'^(?! )[a-zA-Z0-9. _-]+(?<! )$'}
+_FLAVORID_RE = re.compile(_FLAVORID['pattern'])
+# GET /flavors?sort_key=: the flavor columns Nova sorts by.
+SORT_KEYS = ('created_at', 'description', 'disabled', 'ephemeral_gb',
+             'flavorid', 'id', 'is_public', 'memory_mb', 'name', 'root_gb',
+             'rxtx_factor', 'swap', 'updated_at', 'vcpus')
 
 
 def _bounded(body, key, default, cast=int, maximum=MAX_INT, positive=False):
@@ -60,23 +71,145 @@ def _create_schema(version):
                 'properties': props}}}
 
 
+def _int_filter(name, column):
+    value = flask.request.args.get(name)
+    if value is None:
+        return None
+    try:
+        return column, int(value)
+    except ValueError:
+        raise exception.ValidationError(
+            detail='Invalid %s filter [%s]' % (name,
+                                                input_guard.excerpt(value)))
+
+
+def _is_public():
+    """Nova's: public flavors unless an admin asks for is_public=false
+    or none (every flavor)."""
+    if not api_app.context().is_admin:
+        return True
+    value = flask.request.args.get('is_public')
+    if value is None:
+        return True
+    if value.lower() == 'none':
+        return None
+    try:
+        return strutils.bool_from_string(value, strict=True)
+    except ValueError:
+        raise exception.ValidationError(
+            detail='Invalid is_public filter [%s]'
+            % input_guard.excerpt(value))
+
+
+def _sorting():
+    args = flask.request.args
+    key = args.get('sort_key') or 'flavorid'
+    direction = args.get('sort_dir') or 'asc'
+    if key not in SORT_KEYS:
+        raise exception.ValidationError(
+            detail='Invalid sort_key %s: it must be one of %s.'
+            % (input_guard.excerpt(key), ', '.join(SORT_KEYS)))
+    if direction not in ('asc', 'desc'):
+        raise exception.ValidationError(
+            detail="Invalid sort_dir %s: it must be 'asc' or 'desc'."
+            % input_guard.excerpt(direction))
+    return key, direction == 'desc'
+
+
+def _listed():
+    """GET /flavors[/detail]: Nova's filters (minRam, minDisk,
+    is_public; disabled ones hidden from non-admins), sort_key/sort_dir
+    (flavorid ascending by default, the row id breaking ties), then one
+    page (marker: a flavor id)."""
+    minimums = [f for f in (_int_filter('minRam', 'memory_mb'),
+                            _int_filter('minDisk', 'root_gb')) if f]
+    is_public = _is_public()
+    key, reverse = _sorting()
+    flavors = [f for f in db_api.flavor_get_all()
+               if all(f[column] >= value for column, value in minimums)
+               and (is_public is None or f['is_public'] == is_public)
+               and (api_app.context().is_admin or not f['disabled'])]
+    flavors.sort(key=lambda f: (f[key] is not None, f[key], f['id']),
+                 reverse=reverse)
+    flavors, limit = common.page(flavors, key=lambda f: f['flavorid'])
+    return flavors, limit
+
+
+def _list_body(flavors, limit, view, path):
+    body = {'flavors': [view(f) for f in flavors]}
+    links = common.next_links(flavors, limit, path,
+                              key=lambda f: f['flavorid'])
+    if links:
+        body['flavors_links'] = links
+    return flask.jsonify(body)
+
+
 def index():
-    return flask.jsonify({'flavors': [
-        {'id': f['flavorid'], 'name': f['name'],
-         'links': common.links('flavors', f['flavorid']),
-         **({'description': f['description']}
-            if api_app.version() >= '2.55' else {})}
-        for f in db_api.flavor_get_all()]})
+    flavors, limit = _listed()
+    return _list_body(flavors, limit, lambda f: {
+        'id': f['flavorid'], 'name': f['name'],
+        'links': common.links('flavors', f['flavorid']),
+        **({'description': f['description']}
+           if api_app.version() >= '2.55' else {})}, 'flavors')
 
 
 def detail():
-    return flask.jsonify({'flavors': [views.flavor(f)
-                                      for f in db_api.flavor_get_all()]})
+    flavors, limit = _listed()
+    return _list_body(flavors, limit, views.flavor, 'flavors/detail')
+
+
+def _flavorid(value):
+    """The stored id: a number as its string (Nova's str()), checked
+    against the string pattern."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > 255 or not _FLAVORID_RE.match(text):
+        raise exception.ValidationError(
+            detail="Invalid input for field 'id'. Value: %s. It must be a "
+                   "string of letters, digits, '.', '_', '-' or spaces, or "
+                   "a number." % input_guard.excerpt(value))
+    return text
+
+
+def visible_flavor(flavor_id):
+    """The flavor, or FlavorNotFound: a private flavor is the admin's
+    only (nova_moves has no flavor access lists), as Nova hides one from
+    projects without access."""
+    try:
+        flavor = db_api.flavor_get(flavor_id)
+    except exception.FlavorNotFound:
+        raise exception.FlavorNotFound(
+            flavor_id=input_guard.excerpt(str(flavor_id)))
+    if not flavor['is_public'] and not api_app.context().is_admin:
+        raise exception.FlavorNotFound(
+            flavor_id=input_guard.excerpt(str(flavor_id)))
+    return flavor
 
 
 def show(flavor_id):
-    return flask.jsonify({'flavor': views.flavor(db_api.flavor_get(
-        flavor_id))})
+    return flask.jsonify({'flavor': views.flavor(visible_flavor(flavor_id))})
+
+
+_UPDATE_SCHEMA = {
+    'type': 'object', 'required': ['flavor'], 'additionalProperties': False,
+    'properties': {'flavor': {
+        'type': 'object', 'required': ['description'],
+        'additionalProperties': False,
+        'properties': {'description': {'type': ['string', 'null'],
+                                       'maxLength': 65535}}}}}
+
+
+def update(flavor_id):
+    """PUT /flavors/{id}: the description, from 2.55 (404 below, as
+    Nova's route does not exist there)."""
+    if api_app.version() < '2.55':
+        raise exception.NotFound('Updating a flavor needs microversion '
+                                 '2.55 or later.')
+    api_app.authorize('os_compute_api:os-flavor-manage:update')
+    body = validation.validate(common.json_body(), _UPDATE_SCHEMA)['flavor']
+    visible_flavor(flavor_id)
+    row = db_api.flavor_update(flavor_id,
+                               {'description': body['description']})
+    return flask.jsonify({'flavor': views.flavor(row)})
 
 
 def create():
@@ -95,7 +228,7 @@ def create():
                   body.get('os-flavor-access:is_public', True)),
               'description': body.get('description')}
     if body.get('id'):
-        values['flavorid'] = str(body['id'])
+        values['flavorid'] = _flavorid(body['id'])
     try:
         row = db_api.flavor_create(values)
     except exception.Conflict as exc:
@@ -114,15 +247,16 @@ def extra_specs(flavor_id):
     nothing to tune), but clients read them: python-openstackclient's
     ``flavor show`` fetches them below 2.61."""
     api_app.authorize('os_compute_api:os-flavor-extra-specs:index')
-    db_api.flavor_get(flavor_id)
+    visible_flavor(flavor_id)
     return flask.jsonify({'extra_specs': {}})
 
 
 def extra_spec(flavor_id, key):
     api_app.authorize('os_compute_api:os-flavor-extra-specs:show')
-    db_api.flavor_get(flavor_id)
+    visible_flavor(flavor_id)
     raise exception.NotFound('Flavor %s has no extra spec with key %s.'
-                             % (flavor_id, key))
+                             % (input_guard.excerpt(flavor_id),
+                                input_guard.excerpt(key)))
 
 
 def register(app):
@@ -134,6 +268,8 @@ def register(app):
                      methods=['GET'])
     app.add_url_rule('/v2.1/flavors/<flavor_id>', 'flavors_show', show,
                      methods=['GET'])
+    app.add_url_rule('/v2.1/flavors/<flavor_id>', 'flavors_update', update,
+                     methods=['PUT'])
     app.add_url_rule('/v2.1/flavors/<flavor_id>', 'flavors_delete', delete,
                      methods=['DELETE'])
     app.add_url_rule('/v2.1/flavors/<flavor_id>/os-extra_specs',

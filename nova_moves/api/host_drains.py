@@ -126,10 +126,17 @@ def create():
 def index():
     api_app.authorize('nova_moves:os-host-drains:index')
     args = flask.request.args
-    drains = db_api.drain_get_all(status=args.get('status'),
-                                  host=args.get('host'))
-    return flask.jsonify({'host_drains': [
-        view(db_api.drain_get(x['uuid']), detail=False) for x in drains]})
+    drains, limit = common.page(
+        db_api.drain_get_all(status=args.get('status'),
+                             host=args.get('host')),
+        key=lambda drain: drain['uuid'])
+    body = {'host_drains': [view(db_api.drain_get(x['uuid']), detail=False)
+                            for x in drains]}
+    links = common.next_links(drains, limit, 'os-host-drains',
+                              key=lambda drain: drain['uuid'])
+    if links:
+        body['host_drains_links'] = links
+    return flask.jsonify(body)
 
 
 def show(drain_id):

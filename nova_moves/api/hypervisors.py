@@ -3,12 +3,18 @@ import datetime
 import json
 
 import flask
+from oslo_utils import strutils
 
 from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import input_guard
 from nova_moves.api import servicegroup_cache
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import timeutil
+
+# The database's name of a compute service (its console script's).
+COMPUTE_BINARY = 'nova-moves-compute'
 
 
 def _usage(usages, node):
@@ -22,7 +28,9 @@ def _usage(usages, node):
     return used
 
 
-def _view(node, detail, services, usages, instances):
+def _view(node, detail, services, usages, instances, servers=None):
+    """``servers``: the node's servers when the request asked for them
+    (None: not asked)."""
     version = api_app.version()
     service = services.get(node['host'])
     body = {'id': node['uuid'] if version >= '2.53' else node['id'],
@@ -31,6 +39,12 @@ def _view(node, detail, services, usages, instances):
             else 'down',
             'status': 'disabled' if service and service['disabled']
             else 'enabled'}
+    if servers:
+        body['servers'] = [{'name': 'instance-%08x' % i['id'],
+                            'uuid': i['uuid']} for i in servers]
+    elif servers is not None and version >= '2.75':
+        # Nova's 2.75: asked for, the key is there even when empty.
+        body['servers'] = []
     if not detail:
         return body
     body.update({'hypervisor_type': node['hypervisor_type'],
@@ -77,33 +91,108 @@ def _uptime(node, service):
         minutes // 60, minutes % 60)
 
 
-def _render(nodes, detail):
+def _render(nodes, detail, with_servers=False):
     services = {s['host']: s for s in
-                db_api.service_get_all(binary='nova-moves-compute')}
+                db_api.service_get_all(binary=COMPUTE_BINARY)}
     usages = db_api.provider_usages() if detail else {}
-    instances = db_api.instance_get_all() if detail else []
-    return [_view(n, detail, services, usages, instances) for n in nodes]
+    instances = (db_api.instance_get_all()
+                 if detail or with_servers else [])
+    return [_view(n, detail, services, usages, instances,
+                  [i for i in instances if i['host'] == n['host']]
+                  if with_servers else None) for n in nodes]
 
 
-def _nodes():
-    nodes = db_api.compute_node_get_all()
-    pattern = flask.request.args.get('hypervisor_hostname_pattern')
-    if pattern:
-        nodes = [n for n in nodes if pattern in n['hypervisor_hostname']]
-        if not nodes:
-            raise exception.NotFound('No hypervisor matching %s could be '
-                                     'found.' % pattern)
+def _matching(pattern):
+    """Nodes whose hypervisor_hostname contains ``pattern`` (Nova's
+    LIKE '%pattern%'); none is a 404."""
+    nodes = [n for n in db_api.compute_node_get_all()
+             if pattern in n['hypervisor_hostname']]
+    if not nodes:
+        raise exception.NotFound('No hypervisor matching %s could be '
+                                 'found.' % input_guard.excerpt(pattern))
     return nodes
 
 
+def _with_servers():
+    """2.53's ``with_servers`` (a strict boolean, as Nova)."""
+    if api_app.version() < '2.53':
+        return False
+    value = flask.request.args.get('with_servers', 'false')
+    try:
+        return strutils.bool_from_string(value, strict=True)
+    except ValueError:
+        raise exception.ValidationError(
+            detail='Invalid input for query parameters with_servers. '
+                   'Value: %s. It must be a boolean.'
+                   % input_guard.excerpt(value))
+
+
+def _list(detail):
+    api_app.authorize('os_compute_api:os-hypervisors:list-detail' if detail
+                      else 'os_compute_api:os-hypervisors:list')
+    version = api_app.version()
+    args = flask.request.args
+    pattern = args.get('hypervisor_hostname_pattern') \
+        if version >= '2.53' else None
+    with_servers = _with_servers()
+    if pattern is not None:
+        if 'limit' in args or args.get('marker'):
+            raise exception.ValidationError(
+                detail='Paging over hypervisors with the '
+                       'hypervisor_hostname_pattern query parameter is not '
+                       'supported.')
+        return flask.jsonify({'hypervisors': _render(
+            _matching(pattern), detail, with_servers)})
+    nodes = db_api.compute_node_get_all()
+    body = {}
+    if version >= '2.33':
+        # Nova pages hypervisors from 2.33, by id (uuid from 2.53).
+        key = _id_key(version)
+        nodes, limit = common.page(nodes, key=key)
+        links = common.next_links(
+            nodes, limit, 'os-hypervisors/detail' if detail
+            else 'os-hypervisors', key=key)
+        if links:
+            body['hypervisors_links'] = links
+    body['hypervisors'] = _render(nodes, detail, with_servers)
+    return flask.jsonify(body)
+
+
+def _id_key(version):
+    return (lambda node: node['uuid']) if version >= '2.53' else \
+        (lambda node: node['id'])
+
+
 def index():
-    api_app.authorize('os_compute_api:os-hypervisors:list')
-    return flask.jsonify({'hypervisors': _render(_nodes(), False)})
+    return _list(False)
 
 
 def detail():
-    api_app.authorize('os_compute_api:os-hypervisors:list-detail')
-    return flask.jsonify({'hypervisors': _render(_nodes(), True)})
+    return _list(True)
+
+
+def _before_2_53(what):
+    if api_app.version() >= '2.53':
+        raise exception.NotFound(
+            'The %s API is removed in 2.53; use GET /os-hypervisors?'
+            'hypervisor_hostname_pattern=...%s instead.'
+            % (what, '&with_servers=true' if what == 'servers' else ''))
+
+
+def search(pattern):
+    """GET /os-hypervisors/{pattern}/search, below 2.53 as in Nova."""
+    _before_2_53('search')
+    api_app.authorize('os_compute_api:os-hypervisors:search')
+    return flask.jsonify({'hypervisors': _render(_matching(pattern),
+                                                 False)})
+
+
+def servers(pattern):
+    """GET /os-hypervisors/{pattern}/servers, below 2.53 as in Nova."""
+    _before_2_53('servers')
+    api_app.authorize('os_compute_api:os-hypervisors:servers')
+    return flask.jsonify({'hypervisors': _render(_matching(pattern), False,
+                                                 with_servers=True)})
 
 
 def _node(hypervisor_id):
@@ -116,8 +205,9 @@ def _node(hypervisor_id):
 
 def show(hypervisor_id):
     api_app.authorize('os_compute_api:os-hypervisors:show')
+    with_servers = _with_servers()
     return flask.jsonify({'hypervisor': _render([_node(hypervisor_id)],
-                                                True)[0]})
+                                                True, with_servers)[0]})
 
 
 def uptime(hypervisor_id):
@@ -129,7 +219,7 @@ def uptime(hypervisor_id):
     api_app.authorize('os_compute_api:os-hypervisors:uptime')
     node = _node(hypervisor_id)
     body = _render([node], False)[0]
-    services = db_api.service_get_all(binary='nova-moves-compute',
+    services = db_api.service_get_all(binary=COMPUTE_BINARY,
                                       host=node['host'])
     body['uptime'] = _uptime(node, services[0] if services else None)
     return flask.jsonify({'hypervisor': body})
@@ -161,5 +251,9 @@ def register(app):
                      'hypervisors_statistics', statistics, methods=['GET'])
     app.add_url_rule('/v2.1/os-hypervisors/<hypervisor_id>',
                      'hypervisors_show', show, methods=['GET'])
+    app.add_url_rule('/v2.1/os-hypervisors/<pattern>/search',
+                     'hypervisors_search', search, methods=['GET'])
+    app.add_url_rule('/v2.1/os-hypervisors/<pattern>/servers',
+                     'hypervisors_servers', servers, methods=['GET'])
     app.add_url_rule('/v2.1/os-hypervisors/<hypervisor_id>/uptime',
                      'hypervisors_uptime', uptime, methods=['GET'])

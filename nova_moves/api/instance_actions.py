@@ -1,5 +1,7 @@
 """os-instance-actions: what was asked of a server and how each step went.
 Tracebacks and real hosts are admin-only; non-admins see events from 2.51."""
+import functools
+
 import flask
 
 from nova_moves.api import app as api_app
@@ -45,23 +47,23 @@ def _event_view(event, version, project_id, show_details):
 def index(server_id):
     version = api_app.version()
     instance = _instance(server_id, 'os_compute_api:os-instance-actions:list')
-    limit = marker = None
-    if version >= '2.58':
-        limit, marker = common.limit_and_marker()
-    actions = db_api.actions_get(
-        instance['uuid'], limit=limit, marker=marker,
+    fetch = functools.partial(
+        db_api.actions_get, instance['uuid'],
         changes_since=common.time_arg('changes-since') if version >= '2.58'
         else None,
         changes_before=common.time_arg('changes-before')
         if version >= '2.66' else None)
+    if version >= '2.58':
+        actions, limit = common.page(fetch)
+    else:
+        actions, limit = fetch(), None
     body = {'instanceActions': [_action_view(a, version) for a in actions]}
-    if limit and len(actions) == limit:
-        # Nova (2.58+): a full page links to the next one by request id.
-        body['links'] = [{
-            'rel': 'next',
-            'href': '%s/v2.1/servers/%s/os-instance-actions?limit=%d'
-                    '&marker=%s' % (common.base_url(), instance['uuid'],
-                                    limit, actions[-1]['request_id'])}]
+    # Nova (2.58+): a full page links to the next one by request id.
+    links = common.next_links(
+        actions, limit, 'servers/%s/os-instance-actions' % instance['uuid'],
+        key=lambda action: action['request_id'])
+    if links:
+        body['links'] = links
     return flask.jsonify(body)
 
 

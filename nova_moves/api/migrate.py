@@ -113,10 +113,7 @@ def _start_move(instance, method, action, **rpc_kwargs):
 def resize(server_id, value):
     instance = common.get_instance(server_id, 'os_compute_api:servers:resize')
     body = _validate('resize', value)
-    try:
-        flavor = db_api.flavor_get(body['flavorRef'])
-    except exception.FlavorNotFound as exc:
-        raise exception.Invalid(reason=exc.message)
+    flavor = common.flavor_ref(body['flavorRef'])
     if flavor['flavorid'] == instance['flavor']['flavorid']:
         raise exception.ValidationError(
             detail='When resizing, instances must change flavor!')
@@ -127,7 +124,12 @@ def resize(server_id, value):
     # Nova checks only the growth: a resize down needs no quota.
     quotas.check(instance['project_id'],
                  quotas.flavor_deltas(flavor, instance['flavor']))
-    return _start_move(instance, 'resize', 'resize', flavor=flavor)
+    response = _start_move(instance, 'resize', 'resize', flavor=flavor)
+    if 'OS-DCF:diskConfig' in body:
+        # Nova keeps the resize's disk config on the server (shown after).
+        db_api.instance_update(instance['uuid'], {
+            'auto_disk_config': body['OS-DCF:diskConfig'] == 'AUTO'})
+    return response
 
 
 def migrate(server_id, value):

@@ -5,6 +5,7 @@ changes-before, 2.80 user and project).
 Policies as Nova 32.0.0: a project manager lists their own project's
 migrations (``project_id`` must name it), without the host fields;
 admins list any project's, with hosts."""
+import functools
 import re
 
 import flask
@@ -107,10 +108,7 @@ def index():
                'source_compute': args.get('source_compute'),
                'status': args.get('status'),
                'migration_type': args.get('migration_type')}
-    limit = marker = None
     if version >= '2.59':
-        if 'limit' in args or 'marker' in args:
-            limit, marker = common.limit_and_marker()
         filters['changes_since'] = common.time_arg('changes-since')
     if version >= '2.66':
         filters['changes_before'] = common.time_arg('changes-before')
@@ -125,24 +123,22 @@ def index():
     if own_project:
         # Whatever the microversion: never another project's rows.
         filters['project_id'] = ctxt.project_id
-    try:
-        migrations = db_api.migration_get_all(limit=limit, marker=marker,
-                                              **filters)
-    except exception.MigrationNotFound:
-        # Nova answers an unknown paging marker with 400, not 404.
-        raise exception.ValidationError(
-            detail='Marker %s could not be found.' % marker)
+    fetch = functools.partial(db_api.migration_get_all, **filters)
+    if version >= '2.59':
+        # Nova pages (and caps at max_limit) from 2.59 only.
+        migrations, limit = common.page(fetch)
+    else:
+        migrations, limit = fetch(), None
     with_phases = extensions.requested(extensions.PHASES)
     body = {'migrations': [view(m, version, with_phases)
                            for m in migrations]}
     if not with_hosts:
         for migration in body['migrations']:
             hide_hosts(migration)
-    if version >= '2.59' and limit and len(migrations) == limit:
-        body['migrations_links'] = [{
-            'rel': 'next',
-            'href': '%s/v2.1/os-migrations?limit=%d&marker=%s' % (
-                common.base_url(), limit, migrations[-1]['uuid'])}]
+    links = common.next_links(migrations, limit, 'os-migrations',
+                              key=lambda migration: migration['uuid'])
+    if links:
+        body['migrations_links'] = links
     return flask.jsonify(body)
 
 

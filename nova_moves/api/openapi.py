@@ -30,6 +30,7 @@ import re
 import sys
 
 from nova_moves.api import microversion
+from nova_moves.api import openapi_routes
 from nova_moves.api.openapi_schemas import (  # noqa: F401
     ANY_OBJ,
     INT,
@@ -253,6 +254,9 @@ for _kind in ('projects', 'users', 'domains'):
 _NO_TOKEN = {'versions', 'v21', 'v21_slash', 'identity_version',
              'identity_version_slash', 'openapi'}
 _ALIASES = {'v21_slash': 'v21', 'identity_version_slash': 'identity_version'}
+OPERATIONS.update(openapi_routes.OPERATIONS)
+_NO_TOKEN |= openapi_routes.NO_TOKEN
+_ALIASES.update(openapi_routes.ALIASES)
 # Test-only routes exist only with [api] enable_test_hooks; the document
 # describes what every deployment serves.
 _HIDDEN = re.compile(r'^test_|^static$')
@@ -335,6 +339,7 @@ def _request_bodies():
             ('2.1', '2.52', services._LEGACY_SCHEMA),
             ('2.53', None, services.UPDATE_SCHEMA)]),
     }
+    bodies.update(openapi_routes.request_bodies(_tagged_alternatives))
     actions = _body_schemas()
     server_actions = []
     for name, versions in sorted(actions.items()):

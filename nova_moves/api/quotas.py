@@ -28,6 +28,7 @@ _BEFORE_2_57 = {'injected_files': 5, 'injected_file_content_bytes': 10240,
 _BEFORE_2_36 = {'fixed_ips': -1, 'floating_ips': 10, 'security_groups': 10,
                 'security_group_rules': 20}
 MAX_INT = 2 ** 31 - 1
+DEFAULT_CLASS = 'default'
 
 
 class QuotaExceeded(exception.NovaMovesException):
@@ -36,13 +37,22 @@ class QuotaExceeded(exception.NovaMovesException):
                'already used %(used)s of %(allowed)s %(overs)s')
 
 
-def _defaults(version):
+def _config_defaults(version):
     values = {name: getattr(CONF.quota, name) for name in ENFORCED}
     values.update(_OTHER)
     if version < '2.57':
         values.update(_BEFORE_2_57)
     if version < '2.36':
         values.update(_BEFORE_2_36)
+    return values
+
+
+def _defaults(version):
+    """Every project's defaults: the [quota] options, overridden by the
+    ``default`` quota class where it is set (as Nova)."""
+    values = _config_defaults(version)
+    values.update({k: v for k, v in db_api.quota_class_get(
+        DEFAULT_CLASS).items() if k in values})
     return values
 
 
@@ -120,7 +130,7 @@ def defaults(project_id):
 def _update_schema(version):
     value = {'type': ['integer', 'string'], 'pattern': '^-?[0-9]{1,10}$',
              'minimum': -1, 'maximum': MAX_INT}
-    props = {name: value for name in _defaults(version)}
+    props = {name: value for name in _config_defaults(version)}
     props['force'] = validation.BOOLEAN
     return {'type': 'object', 'required': ['quota_set'],
             'additionalProperties': False,

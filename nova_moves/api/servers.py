@@ -1,13 +1,18 @@
-"""Servers: create, list, detail, show and delete."""
+"""Servers: create, list, detail, show, update and delete."""
+import functools
+import ipaddress
+import re
 import secrets
 
 import flask
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
+from nova_moves.api import input_guard
 from nova_moves.api import lock
 from nova_moves.api import quotas
 from nova_moves.api import server_groups
+from nova_moves.api import server_metadata
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
@@ -16,12 +21,21 @@ from nova_moves import exception
 # Nova accepts many more boot fields; those a client commonly sends are
 # accepted and ignored here, since the fake hypervisor has no network,
 # image or volume service.
-_IGNORED = ('metadata', 'key_name', 'security_groups', 'user_data',
-            'config_drive', 'block_device_mapping_v2', 'adminPass',
-            'accessIPv4', 'accessIPv6', 'OS-DCF:diskConfig', 'tags',
-            'description', 'hostname', 'trusted_image_certificates',
+_IGNORED = ('key_name', 'security_groups', 'user_data',
+            'config_drive', 'block_device_mapping_v2', 'adminPass', 'tags',
+            'hostname', 'trusted_image_certificates',
             'return_reservation_id', 'personality', 'hypervisor_hostname',
             'host')
+# Kept and shown back, as Nova: the access IPs (checked by hand: the
+# validator has no format checker), the disk config and, from 2.19, the
+# description (accepted and dropped below, as before).
+_DISK_CONFIG = {'type': 'string', 'enum': ['AUTO', 'MANUAL']}
+_DESCRIPTION = {'type': ['string', 'null'], 'maxLength': 255,
+                'pattern': r'^[^\x00-\x1f\x7f]*$'}
+_NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+_KEPT = {'metadata': server_metadata.METADATA,
+         'accessIPv4': {'type': 'string'}, 'accessIPv6': {'type': 'string'},
+         'OS-DCF:diskConfig': _DISK_CONFIG, 'description': _DESCRIPTION}
 
 CREATE_SCHEMA = {
     'type': 'object', 'additionalProperties': False, 'required': ['server'],
@@ -30,8 +44,7 @@ CREATE_SCHEMA = {
             'type': 'object', 'additionalProperties': False,
             'required': ['name', 'flavorRef'],
             'properties': dict(
-                {'name': {'type': 'string', 'minLength': 1,
-                          'maxLength': 255},
+                {'name': _NAME,
                  'flavorRef': validation.FLAVOR_REF,
                  'imageRef': {'type': ['string', 'null']},
                  'availability_zone': {'type': 'string', 'minLength': 1,
@@ -43,7 +56,7 @@ CREATE_SCHEMA = {
                  'max_count': {'type': ['integer', 'string'],
                                'pattern': '^1$', 'minimum': 1,
                                'maximum': 1}},
-                **{name: {} for name in _IGNORED})},
+                **_KEPT, **{name: {} for name in _IGNORED})},
         'os:scheduler_hints': {'type': 'object'},
         'OS-SCH-HNT:scheduler_hints': {'type': 'object'},
     }}
@@ -70,10 +83,9 @@ def create():
     request = validation.validate(common.json_body(), CREATE_SCHEMA)
     body = request['server']
     group = server_groups.group_hint(ctxt, request)
-    try:
-        flavor = db_api.flavor_get(body['flavorRef'])
-    except exception.FlavorNotFound as exc:
-        raise exception.Invalid(reason=exc.message)
+    flavor = common.flavor_ref(body['flavorRef'])
+    kept = kept_values(body, api_app.version())
+    server_metadata.check_count(ctxt.project_id, body.get('metadata'))
     zone, host = _parse_az(body.get('availability_zone'))
     if host:
         try:
@@ -86,14 +98,17 @@ def create():
         'project_id': ctxt.project_id, 'image_ref': body.get('imageRef'),
         'vm_state': 'building', 'task_state': 'scheduling',
         'flavor': flavor, 'requested_az': zone,
-        'availability_zone': zone})
-    if group is not None:
-        try:
+        'availability_zone': zone, **kept})
+    try:
+        if group is not None:
             server_groups.join(ctxt, group, instance['uuid'])
-        except Exception:
-            # Nothing half-made: the server never existed for the user.
-            db_api.instance_destroy(instance['uuid'])
-            raise
+        if body.get('metadata'):
+            db_api.instance_metadata_update(instance['uuid'],
+                                            body['metadata'])
+    except Exception:
+        # Nothing half-made: the server never existed for the user.
+        db_api.instance_destroy(instance['uuid'])
+        raise
     common.record_action(instance, 'create')
     spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
             'availability_zone': zone, 'project_id': ctxt.project_id,
@@ -104,12 +119,81 @@ def create():
     return common.accepted({'server': {
         'id': instance['uuid'],
         'links': common.links('servers', instance['uuid']),
-        'OS-DCF:diskConfig': 'MANUAL',
+        'OS-DCF:diskConfig': 'AUTO' if instance['auto_disk_config']
+        else 'MANUAL',
         'security_groups': [{'name': 'default'}],
         'adminPass': secrets.token_urlsafe(9)}})
 
 
+def kept_values(body, version):
+    """The instance columns of the fields a boot or an update keeps."""
+    values = {}
+    for field, column, family in (('accessIPv4', 'access_ip_v4', 4),
+                                  ('accessIPv6', 'access_ip_v6', 6)):
+        if field in body:
+            values[column] = _ip(field, body[field], family)
+    if 'OS-DCF:diskConfig' in body:
+        values['auto_disk_config'] = body['OS-DCF:diskConfig'] == 'AUTO'
+    if 'description' in body and version >= '2.19':
+        values['description'] = body['description']
+    return values
+
+
+def _ip(field, value, family):
+    """Nova's accessIPv4/6 formats: a valid address of that family (its
+    canonical text is stored)."""
+    try:
+        address = ipaddress.ip_address(value)
+        # A scoped IPv6 address (fe80::1%eth0) is not one Nova takes.
+        if address.version == family and '%' not in str(address):
+            return str(address)
+    except ValueError:
+        pass
+    raise exception.ValidationError(
+        detail="Invalid input for field '%s'. Value: %s. It is not a valid "
+               "IPv%d address." % (field, input_guard.excerpt(value), family))
+
+
+def _all_tenants(args):
+    """Nova's is_all_tenants: present and empty, or a boolean."""
+    if 'all_tenants' not in args:
+        return False
+    value = args.get('all_tenants')
+    if value == '':
+        return True
+    if value.lower() not in validation.BOOLEAN['enum']:
+        raise exception.ValidationError(
+            detail='Invalid all_tenants value %s: it must be a boolean.'
+            % input_guard.excerpt(value))
+    return validation.to_bool(value)
+
+
+def _matchers(args):
+    """The filters applied here rather than in the database: ``status``,
+    ``name`` (a regular expression searched in the name, case-sensitive,
+    as Nova on PostgreSQL/SQLite) and ``flavor`` (a flavor id)."""
+    matchers = []
+    status = args.get('status')
+    if status:
+        matchers.append(lambda i: views.server_status(i) == status.upper())
+    name = args.get('name')
+    if name:
+        try:
+            pattern = re.compile(name[:255])
+        except re.error:
+            raise exception.ValidationError(
+                detail='Invalid name filter %s: not a regular expression.'
+                % input_guard.excerpt(name))
+        matchers.append(
+            lambda i: pattern.search(i['display_name'] or '') is not None)
+    flavor = args.get('flavor')
+    if flavor:
+        matchers.append(lambda i: str(i['flavor'].get('flavorid')) == flavor)
+    return matchers
+
+
 def _list_instances():
+    """One page of the servers the request names, and its limit."""
     ctxt = api_app.context()
     # Nova has a rule per list: /servers and /servers/detail.
     rule = 'os_compute_api:servers:' + (
@@ -117,39 +201,49 @@ def _list_instances():
     api_app.authorize(rule)
     args = flask.request.args
     project = ctxt.project_id
-    if validation.to_bool(args.get('all_tenants', False)) or \
-            'all_tenants' in args and args.get('all_tenants') == '':
+    if _all_tenants(args):
         api_app.authorize(rule + ':get_all_tenants')
         project = args.get('project_id') or args.get('tenant_id')
     host = args.get('host')
     if host and not ctxt.is_admin:
         host = None
-    limit, marker = common.limit_and_marker()
-    instances = db_api.instance_get_all(
-        project_id=project, host=host, limit=limit, marker=marker,
+    fetch = functools.partial(
+        db_api.instance_get_all, project_id=project, host=host,
         read_deleted=validation.to_bool(args.get('deleted', False))
         and ctxt.is_admin)
-    status = args.get('status')
-    if status:
-        instances = [i for i in instances
-                     if views.server_status(i) == status.upper()]
-    name = args.get('name')
-    if name:
-        instances = [i for i in instances if name in (i['display_name']
-                                                      or '')]
-    return instances
+    matchers = _matchers(args)
+    def key(instance):
+        return instance['uuid']
+    if matchers:
+        return common.page([i for i in fetch()
+                            if all(match(i) for match in matchers)], key=key)
+    return common.page(fetch, key=key)
+
+
+def _list_body(instances, limit, servers, path):
+    body = {'servers': servers}
+    links = common.next_links(instances, limit, path,
+                              key=lambda instance: instance['uuid'])
+    if links:
+        body['servers_links'] = links
+    return flask.jsonify(body)
 
 
 def index():
-    return flask.jsonify({'servers': [views.server_brief(i)
-                                      for i in _list_instances()]})
+    instances, limit = _list_instances()
+    return _list_body(instances, limit,
+                      [views.server_brief(i) for i in instances], 'servers')
 
 
 def detail():
-    return flask.jsonify({'servers': [
+    instances, limit = _list_instances()
+    metadata = db_api.instance_metadata_get_many(
+        [i['uuid'] for i in instances])
+    return _list_body(instances, limit, [
         views.server_detail(i, db_api.instance_fault_get_latest(i['uuid'])
-                            if i['vm_state'] == 'error' else None)
-        for i in _list_instances()]})
+                            if i['vm_state'] == 'error' else None,
+                            metadata=metadata.get(i['uuid'], {}))
+        for i in instances], 'servers/detail')
 
 
 def show(server_id):
@@ -158,6 +252,40 @@ def show(server_id):
              if instance['vm_state'] == 'error' else None)
     return flask.jsonify({'server': views.server_detail(instance, fault,
                                                         show=True)})
+
+
+def _update_schema(version):
+    props = {'name': _NAME, 'accessIPv4': {'type': 'string'},
+             'accessIPv6': {'type': 'string'},
+             'OS-DCF:diskConfig': _DISK_CONFIG}
+    if version >= '2.19':
+        props['description'] = _DESCRIPTION
+    return {'type': 'object', 'required': ['server'],
+            'additionalProperties': False,
+            'properties': {'server': {'type': 'object',
+                                      'additionalProperties': False,
+                                      'properties': props}}}
+
+
+_UPDATE_SCHEMAS = {}
+
+
+def update(server_id):
+    """PUT /servers/{id}: name, access IPs, disk config, description
+    (2.19); 200 with the server, as Nova."""
+    version = api_app.version()
+    instance = common.get_instance(server_id,
+                                   'os_compute_api:servers:update')
+    schema = _UPDATE_SCHEMAS.setdefault(version >= '2.19',
+                                        _update_schema(version))
+    body = validation.validate(common.json_body(), schema)['server']
+    values = kept_values(body, version)
+    if 'name' in body:
+        values['display_name'] = body['name']
+    if values:
+        instance = db_api.instance_update(instance['uuid'], values)
+    return flask.jsonify({'server': views.server_detail(instance,
+                                                        update=True)})
 
 
 def delete(server_id):
@@ -215,5 +343,7 @@ def register(app):
                      methods=['GET'])
     app.add_url_rule('/v2.1/servers/<server_id>', 'servers_show', show,
                      methods=['GET'])
+    app.add_url_rule('/v2.1/servers/<server_id>', 'servers_update', update,
+                     methods=['PUT'])
     app.add_url_rule('/v2.1/servers/<server_id>', 'servers_delete', delete,
                      methods=['DELETE'])

@@ -3,6 +3,7 @@ import flask
 
 from nova_moves.api import app as api_app
 from nova_moves.api import common
+from nova_moves.api import input_guard
 from nova_moves.api import servicegroup_cache
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -27,9 +28,30 @@ _LEGACY_SCHEMA = {
                    'forced_down': validation.BOOLEAN}}
 
 
+# os-services shows Nova's binary names, so clients filtering on them
+# (``openstack compute service list --service nova-compute``, tempest)
+# work; the database and the processes keep the console scripts' names.
+# A filter or a legacy update naming either form finds the service.
+NOVA_BINARIES = {'nova-moves-compute': 'nova-compute',
+                 'nova-moves-conductor': 'nova-conductor',
+                 'nova-moves-scheduler': 'nova-scheduler'}
+_OUR_BINARIES = {nova: ours for ours, nova in NOVA_BINARIES.items()}
+COMPUTE_BINARY = 'nova-moves-compute'
+
+
+def api_binary(binary):
+    """The name os-services shows for a service's binary."""
+    return NOVA_BINARIES.get(binary, binary)
+
+
+def db_binary(binary):
+    """The stored name of a binary given either way (None stays None)."""
+    return _OUR_BINARIES.get(binary, binary)
+
+
 def zone(service):
     """A compute service's zone; every other service is 'internal'."""
-    if service['binary'] != 'nova-moves-compute':
+    if service['binary'] != COMPUTE_BINARY:
         return 'internal'
     return service['availability_zone'] or 'nova'
 
@@ -38,7 +60,8 @@ def view(service):
     version = api_app.version()
     up = servicegroup_cache.is_up(service)
     body = {'id': service['uuid'] if version >= '2.53' else service['id'],
-            'binary': service['binary'], 'host': service['host'],
+            'binary': api_binary(service['binary']),
+            'host': service['host'],
             'zone': zone(service),
             'status': 'disabled' if service['disabled'] else 'enabled',
             'state': 'up' if up else 'down',
@@ -53,7 +76,7 @@ def view(service):
 def index():
     api_app.authorize('os_compute_api:os-services:list')
     args = flask.request.args
-    services = db_api.service_get_all(binary=args.get('binary'),
+    services = db_api.service_get_all(binary=db_binary(args.get('binary')),
                                       host=args.get('host'))
     return flask.jsonify({'services': [view(s) for s in services]})
 
@@ -86,11 +109,11 @@ def update(service_id):
                    'status is disabled.')
     service = _get_by_uuid(service_id)
     values = _values_from(body)
-    if 'forced_down' in values and service['binary'] != 'nova-moves-compute':
+    if 'forced_down' in values and service['binary'] != COMPUTE_BINARY:
         raise exception.ValidationError(
             detail='Updating a %s service is not supported; only '
-                   'nova-moves-compute services can be forced down.'
-                   % service['binary'])
+                   'nova-compute services can be forced down.'
+                   % api_binary(service['binary']))
     service = db_api.service_update(service['id'], values)
     return flask.jsonify({'service': view(service)})
 
@@ -109,11 +132,12 @@ def _legacy_update(action, body, version):
     if action not in actions:
         raise exception.NotFound('Unknown action %s' % action)
     validation.validate(body, _LEGACY_SCHEMA)
-    services = db_api.service_get_all(binary=body['binary'],
+    services = db_api.service_get_all(binary=db_binary(body['binary']),
                                       host=body['host'])
     if not services:
         raise exception.NotFound('Service %s on host %s could not be found.'
-                                 % (body['binary'], body['host']))
+                                 % (input_guard.excerpt(body['binary']),
+                                    body['host']))
     service = services[0]
     if action == 'force-down':
         if 'forced_down' not in body:
@@ -141,7 +165,7 @@ def _legacy_update(action, body, version):
 def delete(service_id):
     api_app.authorize('os_compute_api:os-services:delete')
     service = db_api.service_get(service_id)
-    if service['binary'] == 'nova-moves-compute' and db_api.instance_get_all(
+    if service['binary'] == COMPUTE_BINARY and db_api.instance_get_all(
             host=service['host'], limit=1):
         raise exception.Conflict(
             reason='Unable to delete compute service %s: it still hosts '

@@ -12,10 +12,13 @@ keystoneauth takes each service's major version from the URL itself
   list``) fail in the client, with no request sent, against any server
   including Nova. The workaround is ``OS_IDENTITY_ENDPOINT_OVERRIDE=
   http://HOST:PORT/v3``, served by the minimal identity in api/identity.py.
-The root document lists only v2.1: listing an identity v3 there would make
-clients given the unversioned root pick v3 for compute too. Both documents
-carry Nova's keys only (our additions are listed by GET /v2.1/extensions,
-api/extensions.py).
+The root document lists v2.0 then v2.1, as Nova does (tempest checks
+that v2.0 comes first and follows every listed self link): GET /v2 answers
+v2.0's document, but nothing is served under /v2/ (Nova's legacy v2
+compatibility API; see doc/api-ref/platform.md). No identity version is
+listed: it would make clients given the unversioned root pick v3 for
+compute too. The documents carry Nova's keys only (our additions are
+listed by GET /v2.1/extensions, api/extensions.py).
 """
 import flask
 
@@ -23,6 +26,7 @@ from nova_moves.api import common
 from nova_moves.api import microversion
 
 UPDATED = '2013-07-23T11:33:21Z'
+UPDATED_V20 = '2011-01-21T11:33:21Z'
 
 
 def _version(base):
@@ -32,22 +36,39 @@ def _version(base):
             'links': [{'rel': 'self', 'href': base + '/v2.1/'}]}
 
 
+def _version_v20(base):
+    # Nova's: no microversions, so version and min_version are ''.
+    return {'id': 'v2.0', 'status': 'SUPPORTED', 'version': '',
+            'min_version': '', 'updated': UPDATED_V20,
+            'links': [{'rel': 'self', 'href': base + '/v2/'}]}
+
+
 def root():
-    return flask.jsonify({'versions': [_version(common.base_url())]})
-
-
-def v21():
     base = common.base_url()
-    body = _version(base)
+    return flask.jsonify({'versions': [_version_v20(base), _version(base)]})
+
+
+def _detail(body, media_version):
     body['links'].append({'rel': 'describedby', 'type': 'text/html',
                           'href': 'https://docs.openstack.org/'})
     body['media-types'] = [{
         'base': 'application/json',
-        'type': 'application/vnd.openstack.compute+json;version=2.1'}]
+        'type': 'application/vnd.openstack.compute+json;version=%s'
+                % media_version}]
     return flask.jsonify({'version': body})
+
+
+def v21():
+    return _detail(_version(common.base_url()), '2.1')
+
+
+def v20():
+    return _detail(_version_v20(common.base_url()), '2')
 
 
 def register(app):
     app.add_url_rule('/', 'versions', root, methods=['GET'])
+    app.add_url_rule('/v2', 'v20', v20, methods=['GET'])
+    app.add_url_rule('/v2/', 'v20_slash', v20, methods=['GET'])
     app.add_url_rule('/v2.1', 'v21', v21, methods=['GET'])
     app.add_url_rule('/v2.1/', 'v21_slash', v21, methods=['GET'])

@@ -69,9 +69,29 @@ def server_brief(instance):
             'links': common.links('servers', instance['uuid'])}
 
 
-def server_detail(instance, fault=None, show=False):
+# What Nova's PUT /servers/{id} leaves out of the server it answers with.
+_NOT_IN_UPDATE = ('OS-EXT-AZ:availability_zone', 'config_drive', 'key_name',
+                  'host_status', 'security_groups',
+                  'os-extended-volumes:volumes_attached')
+_NOT_IN_UPDATE_PREFIXES = ('OS-EXT-SRV-ATTR:', 'OS-SRV-USG:', 'OS-EXT-STS:')
+
+
+def server_detail(instance, fault=None, show=False, metadata=None,
+                  update=False):
     """``show``: GET /servers/{id}, which alone carries server_groups
-    (2.71; Nova's /servers/detail does not)."""
+    (2.71; Nova's /servers/detail does not). ``metadata``: the server's
+    (read here when not given). ``update``: the reduced view of PUT
+    /servers/{id}."""
+    body = _server_detail(instance, fault, show or update, metadata)
+    if update:
+        for key in list(body):
+            if key in _NOT_IN_UPDATE or key.startswith(
+                    _NOT_IN_UPDATE_PREFIXES):
+                del body[key]
+    return body
+
+
+def _server_detail(instance, fault, show, metadata):
     version = api_app.version()
     ctxt = api_app.context()
     status = server_status(instance)
@@ -80,7 +100,8 @@ def server_detail(instance, fault=None, show=False):
         'status': status,
         'tenant_id': instance['project_id'],
         'user_id': instance['user_id'],
-        'metadata': {},
+        'metadata': (db_api.instance_metadata_get(instance['uuid'])
+                     if metadata is None else metadata),
         'hostId': common_host_id(instance),
         'image': ({'id': instance['image_ref'],
                    'links': [common.links('images',
@@ -91,8 +112,10 @@ def server_detail(instance, fault=None, show=False):
         'updated': timeutil.api_time_z(instance['updated_at']
                                        or instance['created_at']),
         'addresses': {},
-        'accessIPv4': '', 'accessIPv6': '',
-        'OS-DCF:diskConfig': 'MANUAL',
+        'accessIPv4': instance.get('access_ip_v4') or '',
+        'accessIPv6': instance.get('access_ip_v6') or '',
+        'OS-DCF:diskConfig': 'AUTO' if instance.get('auto_disk_config')
+        else 'MANUAL',
         'OS-EXT-AZ:availability_zone': availability_zone(instance),
         'config_drive': '',
         'key_name': None,
@@ -133,7 +156,7 @@ def server_detail(instance, fault=None, show=False):
         # Nova: admin-only by default (servers:show:host_status).
         body['host_status'] = host_status(instance)
     if version >= '2.19':
-        body['description'] = None
+        body['description'] = instance.get('description')
     if version >= '2.26':
         body['tags'] = []
     if version >= '2.73':

@@ -105,7 +105,7 @@ def actions_get(instance_uuid, limit=None, marker=None, changes_since=None,
                 models.InstanceAction.instance_uuid == instance_uuid,
                 models.InstanceAction.request_id == marker)).first()
             if mrow is None:
-                raise exception.Invalid(reason='marker %s not found' % marker)
+                raise exception.MarkerNotFound(marker=marker)
             query = query.where(models.InstanceAction.id < mrow.id)
         if limit:
             query = query.limit(limit)

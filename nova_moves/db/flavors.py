@@ -40,6 +40,19 @@ def flavor_get_all():
                                               models.Flavor.flavorid))]
 
 
+def flavor_update(flavorid, values):
+    """PUT /flavors/{id} (2.55): only the description changes."""
+    with _session() as session:
+        row = session.scalars(sa.select(models.Flavor).where(
+            models.Flavor.flavorid == str(flavorid))).first()
+        if row is None:
+            raise exception.FlavorNotFound(flavor_id=flavorid)
+        for key, value in values.items():
+            setattr(row, key, value)
+        session.flush()
+        return _to_dict(row)
+
+
 def flavor_delete(flavorid):
     with _session() as session:
         result = session.execute(sa.delete(models.Flavor).where(

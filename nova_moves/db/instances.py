@@ -96,7 +96,7 @@ def instance_get_all(project_id=None, host=None, limit=None, marker=None,
             mrow = session.scalars(sa.select(models.Instance).where(
                 models.Instance.uuid == marker)).first()
             if mrow is None:
-                raise exception.Invalid(reason='marker %s not found' % marker)
+                raise exception.MarkerNotFound(marker=marker)
             query = query.where(sa.or_(
                 models.Instance.created_at < mrow.created_at,
                 sa.and_(models.Instance.created_at == mrow.created_at,

@@ -3,7 +3,7 @@ servers to admins); everything else is deleted for real."""
 import datetime
 
 from sqlalchemy import (Boolean, Column, DateTime, Float, ForeignKey, Index,
-                        Integer, String, Text, UniqueConstraint)
+                        Integer, String, Text, UniqueConstraint, false)
 from sqlalchemy.orm import declarative_base
 
 BASE = declarative_base()
@@ -159,6 +159,25 @@ class Instance(BASE, TimestampMixin):
     # and why (2.73).
     locked_by = Column(String(16))
     locked_reason = Column(String(255))
+    # What the owner sets and Nova shows back (schema 0009): no network
+    # behind them here, they are kept and returned as given.
+    access_ip_v4 = Column(String(39))
+    access_ip_v6 = Column(String(39))
+    description = Column(Text)
+    auto_disk_config = Column(Boolean, nullable=False, default=False,
+                              server_default=false())
+
+
+class InstanceMetadata(BASE, TimestampMixin):
+    """A server's metadata items (Nova's limits: 255-character keys and
+    values, at most [quota] metadata_items of them)."""
+    __tablename__ = 'instance_metadata'
+    __table_args__ = (UniqueConstraint(
+        'instance_uuid', 'key', name='uniq_instance_metadata0uuid0key'),)
+    id = Column(Integer, primary_key=True)
+    instance_uuid = Column(String(36), nullable=False)
+    key = Column(String(255), nullable=False)
+    value = Column(String(255), nullable=False)
 
 
 class InstanceFault(BASE):
@@ -241,6 +260,18 @@ class Quota(BASE, TimestampMixin):
                                        name='uniq_quotas0project_id0resource'),)
     id = Column(Integer, primary_key=True)
     project_id = Column(String(255), nullable=False)
+    resource = Column(String(255), nullable=False)
+    hard_limit = Column(Integer, nullable=False)
+
+
+class QuotaClass(BASE, TimestampMixin):
+    """os-quota-class-sets: the ``default`` class's rows override the
+    [quota] options as every project's defaults, as in Nova."""
+    __tablename__ = 'quota_classes'
+    __table_args__ = (UniqueConstraint(
+        'class_name', 'resource', name='uniq_quota_classes0class0resource'),)
+    id = Column(Integer, primary_key=True)
+    class_name = Column(String(255), nullable=False)
     resource = Column(String(255), nullable=False)
     hard_limit = Column(Integer, nullable=False)
 

@@ -24,7 +24,7 @@ class FaultsMixin:
             self._timers.append(timer)
 
     def _service_uuid(self, host):
-        for svc in self.client().services(binary='nova-moves-compute'):
+        for svc in self.client().services(binary='nova-compute'):
             if svc['host'] == host:
                 return svc['id']
         raise LookupError('no compute service on host %s' % host)

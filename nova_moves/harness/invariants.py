@@ -103,6 +103,20 @@ def running_copies(servers, guests, down_hosts=(), counts=None):
     return problems
 
 
+def listed(client, path, key, version, params=None):
+    """Every item of a list the API pages (as Nova: at most [api]
+    max_limit per page), following the ``<key>_links`` next markers."""
+    items, params = [], dict(params or {})
+    while True:
+        body = client.get(path, version=version, params=params,
+                          expect=200).json()
+        items += body[key]
+        if not body.get(key + '_links') or not body[key]:
+            return items
+        last = body[key][-1]
+        params['marker'] = last.get('uuid') or last['id']
+
+
 def check(client, guests=None, counts=None):
     """A list of violations; empty when everything holds. ``guests``
     (read_guests) adds the running-copy check. ``counts`` (a dict) gets
@@ -111,15 +125,14 @@ def check(client, guests=None, counts=None):
     counts = {} if counts is None else counts
     counts.update(moves=0, terminal=0, leaked=0, misplaced=0)
     problems = []
-    servers = client.get('/servers/detail', version='2.47',
-                         params={'all_tenants': '1'},
-                         expect=200).json()['servers']
+    servers = listed(client, '/servers/detail', 'servers', '2.47',
+                     {'all_tenants': '1'})
     if guests is not None:
         down = {s['host'] for s in client.services()
-                if s['binary'] == 'nova-moves-compute' and
+                if s['binary'] == 'nova-compute' and
                 s['state'] != 'up'}
         problems += running_copies(servers, guests, down, counts)
-    migrations = client.migrations(version='2.80')
+    migrations = listed(client, '/os-migrations', 'migrations', '2.80')
     placement = client.placement()
     allocations = placement['allocations']
     providers = placement['resource_providers']

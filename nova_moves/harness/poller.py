@@ -41,17 +41,8 @@ class StatusPoller(threading.Thread):
                     self.history.setdefault(server_id, [(now, status)])
 
     def _list(self):
-        servers, marker = [], None
-        while True:
-            params = {'all_tenants': '1', 'limit': '1000'}
-            if marker:
-                params['marker'] = marker
-            page = self.client.get('/servers/detail', version='2.47',
-                                   params=params, expect=200).json()['servers']
-            servers += page
-            if len(page) < 1000:
-                return servers
-            marker = page[-1]['id']
+        return invariants.listed(self.client, '/servers/detail', 'servers',
+                                 '2.47', {'all_tenants': '1'})
 
     def poll_once(self):
         started = time.monotonic() - self.t0

@@ -237,11 +237,12 @@ class Stack:
             try:
                 services = admin.services()
                 up = {s['host'] for s in services if s['state'] == 'up'
-                      and s['binary'] == 'nova-moves-compute'}
+                      and s['binary'] == 'nova-compute'}
                 binaries = {s['binary'] for s in services
                             if s['state'] == 'up'}
-                if hosts <= up and {'nova-moves-conductor',
-                                    'nova-moves-scheduler'} <= binaries:
+                # os-services shows Nova's binary names.
+                if hosts <= up and {'nova-conductor',
+                                    'nova-scheduler'} <= binaries:
                     return
             except Exception:
                 pass

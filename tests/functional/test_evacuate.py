@@ -8,7 +8,7 @@ import time
 
 from tests.functional import base
 
-COMPUTE = 'nova-moves-compute'
+COMPUTE = 'nova-compute'  # os-services' name of nova-moves-compute
 
 
 class EvacuateBase(base.StackTestCase):

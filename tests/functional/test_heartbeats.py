@@ -22,7 +22,7 @@ class HeartbeatTest(base.StackTestCase):
 
     def _computes_down(self):
         return sorted(s['host'] for s in self.admin.services()
-                      if s['binary'] == 'nova-moves-compute' and
+                      if s['binary'] == 'nova-compute' and
                       s['state'] != 'up')
 
     def _watch(self, seconds, seen):

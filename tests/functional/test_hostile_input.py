@@ -293,7 +293,10 @@ class _HostileInput(base.StackTestCase):
             'rebuild', 'lock', 'unlock', 'locked_reason', 'os-resetState',
             'state', 'preserve_ephemeral', 'metadata', 'personality',
             'user_data', 'hostname', 'shelve', 'shelveOffload',
-            'unshelve']), st.text(max_size=10))
+            'unshelve',
+            # Server metadata and update, quota classes.
+            'meta', 'accessIPv4', 'accessIPv6', 'OS-DCF:diskConfig',
+            'quota_class_set', 'metadata_items']), st.text(max_size=10))
         bodies = st.recursive(
             scalars, lambda inner: st.one_of(
                 st.lists(inner, max_size=4),
@@ -304,7 +307,8 @@ class _HostileInput(base.StackTestCase):
                              'all_tenants', 'instance_uuid', 'user_id',
                              'project_id', 'hypervisor_hostname_pattern',
                              'binary', 'migration_type', 'all_projects',
-                             'offset']),
+                             'offset', 'sort_dir', 'minRam', 'minDisk',
+                             'is_public', 'flavor', 'with_servers']),
             st.one_of(st.text(max_size=20),
                       st.sampled_from(['0', '-1', HUGE, '1.5', '²', 'nan',
                                        sid, '2026-13-01', 'x' * 300])),
@@ -333,7 +337,17 @@ class _HostileInput(base.StackTestCase):
             ('GET', '/os-availability-zone/detail'), ('GET', '/images'),
             ('GET', '/os-server-groups'), ('POST', '/os-server-groups'),
             ('GET', '/os-server-groups/{id}'),
-            ('DELETE', '/os-server-groups/{id}')])
+            ('DELETE', '/os-server-groups/{id}'),
+            ('PUT', '/servers/{id}'), ('GET', '/servers/%s/metadata' % sid),
+            ('POST', '/servers/%s/metadata' % sid),
+            ('PUT', '/servers/%s/metadata' % sid),
+            ('GET', '/servers/%s/metadata/{id}' % sid),
+            ('PUT', '/servers/%s/metadata/{id}' % sid),
+            ('DELETE', '/servers/%s/metadata/{id}' % sid),
+            ('GET', '/os-quota-class-sets/{id}'),
+            ('PUT', '/os-quota-class-sets/{id}'),
+            ('GET', '/os-hypervisors/{id}/search'),
+            ('GET', '/os-hypervisors/{id}/servers')])
         tokens = st.sampled_from(['admin:admin', 'alice:proj-a',
                                   'bob:proj-b'])
         versions = st.sampled_from(['2.1', '2.25', '2.53', '2.59', '2.80',

@@ -97,10 +97,10 @@ class LabInstallTest(testtools.TestCase):
         services = self.admin.services()
         up = {(s['binary'], s['host']) for s in services
               if s['state'] == 'up'}
-        for expected in (('nova-moves-conductor', 'conductor1'),
-                         ('nova-moves-scheduler', 'scheduler1'),
-                         ('nova-moves-compute', 'compute1'),
-                         ('nova-moves-compute', 'compute2')):
+        for expected in (('nova-conductor', 'conductor1'),
+                         ('nova-scheduler', 'scheduler1'),
+                         ('nova-compute', 'compute1'),
+                         ('nova-compute', 'compute2')):
             self.assertIn(expected, up)
 
     def test_processes_use_the_dedicated_broker_user(self):

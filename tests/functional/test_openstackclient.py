@@ -171,14 +171,14 @@ class OpenStackClientTest(base.StackTestCase):
     def test_compute_services_enable_disable_force_down(self):
         services = self.run_osc('compute', 'service', 'list')
         self.assertEqual(
-            {'nova-moves-conductor', 'nova-moves-scheduler',
-             'nova-moves-compute'}, {s['Binary'] for s in services})
+            {'nova-conductor', 'nova-scheduler',
+             'nova-compute'}, {s['Binary'] for s in services})
         self.assertTrue(all(s['State'] == 'up' for s in services), services)
 
         def compute1():
             return self.run_osc('compute', 'service', 'list', '--host',
                                 'compute1', '--service',
-                                'nova-moves-compute', '--long')[0]
+                                'nova-compute', '--long')[0]
 
         service_id = [s['id'] for s in self.admin.services(
             'nova-moves-compute') if s['host'] == 'compute1'][0]
@@ -187,20 +187,20 @@ class OpenStackClientTest(base.StackTestCase):
                         version='2.53')
         self.run_osc('compute', 'service', 'set', '--disable',
                      '--disable-reason', 'osc test', 'compute1',
-                     'nova-moves-compute', parse=False)
+                     'nova-compute', parse=False)
         row = compute1()
         self.assertEqual(('disabled', 'osc test'),
                          (row['Status'], row['Disabled Reason']))
         self.run_osc('compute', 'service', 'set', '--enable', 'compute1',
-                     'nova-moves-compute', parse=False)
+                     'nova-compute', parse=False)
         self.assertEqual('enabled', compute1()['Status'])
 
         self.run_osc('compute', 'service', 'set', '--down', 'compute1',
-                     'nova-moves-compute', parse=False)
+                     'nova-compute', parse=False)
         row = compute1()
         self.assertEqual((True, 'down'), (row['Forced Down'], row['State']))
         self.run_osc('compute', 'service', 'set', '--up', 'compute1',
-                     'nova-moves-compute', parse=False)
+                     'nova-compute', parse=False)
         row = compute1()
         self.assertEqual((False, 'up'), (row['Forced Down'], row['State']))
 
@@ -291,8 +291,8 @@ class OpenStackSDKTest(base.StackTestCase):
         self.assertIn(server['id'], [s.id for s in conn.compute.servers()])
         self.assertIn(self.flavor('small')['id'],
                       [f.id for f in conn.compute.flavors()])
-        self.assertEqual({'nova-moves-compute', 'nova-moves-conductor',
-                          'nova-moves-scheduler'},
+        self.assertEqual({'nova-compute', 'nova-conductor',
+                          'nova-scheduler'},
                          {s.binary for s in conn.compute.services()})
         self.assertEqual(['compute1'], [h.name for h in
                                          conn.compute.hypervisors()])

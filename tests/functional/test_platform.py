@@ -119,8 +119,9 @@ class PlatformTest(base.StackTestCase):
     def test_services_and_hypervisors(self):
         services = self.admin.services()
         binaries = sorted({s['binary'] for s in services})
-        self.assertEqual(['nova-moves-compute', 'nova-moves-conductor',
-                          'nova-moves-scheduler'], binaries)
+        # os-services shows Nova's names (the processes keep theirs).
+        self.assertEqual(['nova-compute', 'nova-conductor',
+                          'nova-scheduler'], binaries)
         self.assertTrue(all(s['state'] == 'up' for s in services))
         hypervisors = self.admin.get('/os-hypervisors/detail',
                                      version='2.53',
@@ -156,13 +157,16 @@ class MicroversionAndErrorsTest(base.StackTestCase):
     def test_version_documents(self):
         root = self.admin.session.get(self.stack.endpoint.rsplit('/', 1)[0]
                                       + '/').json()
-        self.assertEqual('2.95', root['versions'][0]['version'])
+        # v2.0 first, as Nova lists it (tempest checks the order).
+        self.assertEqual(['v2.0', 'v2.1'], [v['id'] for v in
+                                            root['versions']])
+        self.assertEqual('2.95', root['versions'][1]['version'])
         doc = self.admin.session.get(self.stack.endpoint).json()
         self.assertEqual('2.1', doc['version']['min_version'])
         # Exactly Nova's keys: strict clients refuse any other.
         self.assertEqual({'id', 'status', 'version', 'min_version',
                           'updated', 'links'},
-                         set(root['versions'][0]))
+                         set(root['versions'][1]))
         self.assertEqual({'id', 'status', 'version', 'min_version',
                           'updated', 'links', 'media-types'},
                          set(doc['version']))

@@ -75,8 +75,8 @@ class LimitsAndZonesTest(testtools.TestCase):
         zone = detail['availabilityZoneInfo'][0]
         self.assertEqual('nova', zone['zoneName'])
         self.assertEqual({'available', 'active', 'updated_at'},
-                         set(zone['hosts']['h1']['nova-moves-compute']))
-        self.assertTrue(zone['hosts']['h1']['nova-moves-compute']['active'])
+                         set(zone['hosts']['h1']['nova-compute']))
+        self.assertTrue(zone['hosts']['h1']['nova-compute']['active'])
 
     def test_hypervisor_statistics_until_287(self):
         response = self.client.get('/v2.1/os-hypervisors/statistics',

@@ -1,0 +1,154 @@
+"""OpenAPI operations, schemas and request bodies of the server metadata,
+PUT /servers/{id}, quota classes, hypervisor search/servers and the v2.0
+version document (openapi.py merges them; kept here so that module stays
+small)."""
+from nova_moves.api.openapi_schemas import (
+    ANY_OBJ, INT, LINKS, SCHEMAS, STR, f, listing, obj, ref, wrap)
+
+
+def _ok(schema, description='OK'):
+    if isinstance(schema, str):
+        schema = ref(schema)
+    return {'description': description,
+            'content': {'application/json': {'schema': schema}}}
+
+
+_SERVERS_OF_HOST = {'type': 'array', 'items': obj({'name': STR,
+                                                    'uuid': STR})}
+for _name in ('HypervisorBrief', 'Hypervisor'):
+    # 2.53 with_servers (and /os-hypervisors/{pattern}/servers below).
+    SCHEMAS[_name]['properties']['servers'] = f(_SERVERS_OF_HOST,
+                                                optional=True)
+# PUT /servers/{id}: Nova's reduced server (no OS-EXT-*, usage, zone,
+# config drive, key, host status, security groups or volumes).
+SCHEMAS['ServerUpdated'] = obj({
+    name: schema for name, schema in SCHEMAS['Server']['properties'].items()
+    if not name.startswith(('OS-EXT-SRV-ATTR:', 'OS-SRV-USG:',
+                            'OS-EXT-STS:'))
+    and name not in ('OS-EXT-AZ:availability_zone', 'config_drive',
+                     'key_name', 'host_status', 'security_groups',
+                     'os-extended-volumes:volumes_attached')})
+_METADATA = {'type': 'object', 'additionalProperties': STR}
+_QUOTA_CLASS = obj(dict(
+    {name: INT for name in ('cores', 'ram', 'instances', 'metadata_items',
+                            'key_pairs')},
+    **{name: f(INT, until='2.49') for name in (
+        'fixed_ips', 'floating_ips', 'security_groups',
+        'security_group_rules')},
+    **{name: f(INT, since='2.50') for name in (
+        'server_groups', 'server_group_members')},
+    **{name: f(INT, until='2.56') for name in (
+        'injected_files', 'injected_file_content_bytes',
+        'injected_file_path_bytes')}))
+SCHEMAS['QuotaClassSet'] = wrap('quota_class_set', obj(dict(
+    _QUOTA_CLASS['properties'], id=STR)))
+SCHEMAS['QuotaClassSetUpdated'] = wrap('quota_class_set', _QUOTA_CLASS)
+
+_BEFORE_2_53 = {'x-max-version': '2.52'}
+OPERATIONS = {
+    'v20': ('Show the v2.0 version (no token; nothing is served under '
+            '/v2/).', [], {'200': _ok('Version')}),
+    'flavors_update': (
+        "Update a flavor's description (admin).", [],
+        {'200': _ok(wrap('flavor', ref('Flavor')))},
+        {'x-min-version': '2.55'}),
+    'servers_update': (
+        'Update a server: name, accessIPv4/6, OS-DCF:diskConfig, '
+        'description (2.19).', [],
+        {'200': _ok(wrap('server', ref('ServerUpdated')))}),
+    'server_metadata_index': ("A server's metadata.", [],
+                              {'200': _ok(wrap('metadata', _METADATA))}),
+    'server_metadata_create': (
+        "Add items to a server's metadata (403 past maxServerMeta).", [],
+        {'200': _ok(wrap('metadata', _METADATA))}),
+    'server_metadata_update_all': (
+        "Replace a server's metadata (403 past maxServerMeta).", [],
+        {'200': _ok(wrap('metadata', _METADATA))}),
+    'server_metadata_show': ('One metadata item.', [],
+                             {'200': _ok(wrap('meta', _METADATA))}),
+    'server_metadata_update': ('Set one metadata item.', [],
+                               {'200': _ok(wrap('meta', _METADATA))}),
+    'server_metadata_delete': ('Delete one metadata item.', [],
+                               {'204': {'description': 'Deleted'}}),
+    'quota_class_sets_show': (
+        'A quota class (admin); the default class holds every '
+        "project's defaults.", [], {'200': _ok('QuotaClassSet')}),
+    'quota_class_sets_update': (
+        'Set a quota class (admin); -1 is unlimited.', [],
+        {'200': _ok('QuotaClassSetUpdated')}),
+    'hypervisors_search': (
+        'Hypervisors whose hostname contains the pattern (admin; removed '
+        'in 2.53: use hypervisor_hostname_pattern).', [],
+        {'200': _ok(wrap('hypervisors', {
+            'type': 'array', 'items': ref('HypervisorBrief')}))},
+        _BEFORE_2_53),
+    'hypervisors_servers': (
+        'Hypervisors whose hostname contains the pattern, with their '
+        'servers (admin; removed in 2.53: use with_servers).', [],
+        {'200': _ok(wrap('hypervisors', {
+            'type': 'array', 'items': ref('HypervisorBrief')}))},
+        _BEFORE_2_53),
+    'hypervisors_index': (
+        'List hypervisors (admin).',
+        ['hypervisor_hostname_pattern', 'with_servers', 'limit', 'marker'],
+        {'200': _ok(listing('hypervisors', ref('HypervisorBrief')))}),
+    'hypervisors_detail': (
+        'List hypervisors with details (admin).',
+        ['hypervisor_hostname_pattern', 'with_servers', 'limit', 'marker'],
+        {'200': _ok(listing('hypervisors', ref('Hypervisor')))}),
+    'hypervisors_show': ('Show a hypervisor (admin).', ['with_servers'],
+                         {'200': _ok(wrap('hypervisor', ref('Hypervisor')))}),
+    'host_drains_index': (
+        'nova_moves: list host drains with their counts (admin).',
+        ['host', 'status', 'limit', 'marker'],
+        {'200': _ok(listing('host_drains', ref('HostDrain')))}),
+}
+_SERVER_FILTERS = ['all_tenants', 'project_id', 'host', 'status', 'name',
+                   'flavor', 'deleted', 'limit', 'marker']
+OPERATIONS['servers_index'] = (
+    'List servers (id, name, links).', _SERVER_FILTERS,
+    {'200': _ok(listing('servers', ref('ServerBrief')))})
+OPERATIONS['servers_detail'] = (
+    'List servers with details.', _SERVER_FILTERS,
+    {'200': _ok(listing('servers', ref('ServerInList')))})
+_FLAVOR_FILTERS = ['is_public', 'minRam', 'minDisk', 'sort_key', 'sort_dir',
+                   'limit', 'marker']
+OPERATIONS['flavors_index'] = ('List flavors.', _FLAVOR_FILTERS, {
+    '200': _ok(listing('flavors', ref('FlavorBrief')))})
+OPERATIONS['flavors_detail'] = ('List flavors with details.',
+                                _FLAVOR_FILTERS, {
+                                    '200': _ok(listing('flavors',
+                                                       ref('Flavor')))})
+ALIASES = {'v20_slash': 'v20'}
+NO_TOKEN = {'v20', 'v20_slash'}
+
+
+def request_bodies(tagged):
+    """``tagged(versions)``: openapi's _tagged_alternatives."""
+    from nova_moves.api import microversion
+    from nova_moves.api import quota_classes
+    from nova_moves.api import server_metadata
+    from nova_moves.api import servers
+    from nova_moves.api import flavors
+    return {
+        'flavors_update': [flavors._UPDATE_SCHEMA],
+        'servers_update': tagged([
+            ('2.1', '2.18', servers._update_schema(
+                microversion.APIVersion('2.1'))),
+            ('2.19', None, servers._update_schema(
+                microversion.APIVersion('2.19')))]),
+        'server_metadata_create': [server_metadata._SET_SCHEMA],
+        'server_metadata_update_all': [server_metadata._SET_SCHEMA],
+        'server_metadata_update': [server_metadata._ITEM_SCHEMA],
+        'quota_class_sets_update': tagged([
+            ('2.1', '2.49', quota_classes._schema(
+                microversion.APIVersion('2.1'))),
+            ('2.50', '2.56', quota_classes._schema(
+                microversion.APIVersion('2.50'))),
+            ('2.57', None, quota_classes._schema(
+                microversion.APIVersion('2.57')))]),
+    }
+
+
+__all__ = ['ANY_OBJ', 'LINKS', 'OPERATIONS', 'ALIASES', 'NO_TOKEN',
+           'request_bodies']

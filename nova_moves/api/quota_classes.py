@@ -1,0 +1,92 @@
+"""os-quota-class-sets: GET and PUT a quota class, Nova's field set per
+microversion (the network fields go at 2.50, where server_groups and
+server_group_members come; the injected-file fields go at 2.57). Only the
+``default`` class is used: its limits are every project's defaults
+(api/quotas.py). Other class names are stored and shown, as Nova."""
+import flask
+
+from nova_moves.api import app as api_app
+from nova_moves.api import common
+from nova_moves.api import input_guard
+from nova_moves.api import quotas
+from nova_moves.api import validation
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+_NETWORK = ('fixed_ips', 'floating_ips', 'security_groups',
+            'security_group_rules')
+_INJECTED = ('injected_files', 'injected_file_content_bytes',
+             'injected_file_path_bytes')
+_GROUPS = ('server_groups', 'server_group_members')
+
+
+def fields(version):
+    names = set(quotas.ENFORCED) | {'metadata_items', 'key_pairs'}
+    if version < '2.50':
+        names |= set(_NETWORK)
+    else:
+        names |= set(_GROUPS)
+    if version < '2.57':
+        names |= set(_INJECTED)
+    return names
+
+
+def _class_name(class_name):
+    if not class_name or len(class_name) > 255:
+        raise exception.NotFound('Quota class %s could not be found.'
+                                 % input_guard.excerpt(class_name))
+    return class_name
+
+
+def _values(class_name, version):
+    """The class's limits over the defaults (every field shown)."""
+    names = fields(version)
+    values = quotas._config_defaults('2.1')
+    values.update(quotas._OTHER)
+    values.update(db_api.quota_class_get(quotas.DEFAULT_CLASS))
+    if class_name != quotas.DEFAULT_CLASS:
+        values.update(db_api.quota_class_get(class_name))
+    return {name: values[name] for name in names}
+
+
+def show(class_name):
+    api_app.authorize('os_compute_api:os-quota-class-sets:show')
+    class_name = _class_name(class_name)
+    return flask.jsonify({'quota_class_set': dict(
+        _values(class_name, api_app.version()), id=class_name)})
+
+
+def _schema(version):
+    value = {'type': ['integer', 'string'], 'pattern': '^-?[0-9]{1,10}$',
+             'minimum': -1, 'maximum': quotas.MAX_INT}
+    return {'type': 'object', 'required': ['quota_class_set'],
+            'additionalProperties': False,
+            'properties': {'quota_class_set': {
+                'type': 'object', 'additionalProperties': False,
+                'properties': {name: value for name in fields(version)}}}}
+
+
+def update(class_name):
+    api_app.authorize('os_compute_api:os-quota-class-sets:update')
+    class_name = _class_name(class_name)
+    version = api_app.version()
+    body = validation.validate(common.json_body(),
+                               _schema(version))['quota_class_set']
+    values = {}
+    for name, value in body.items():
+        value = int(value)
+        if not -1 <= value <= quotas.MAX_INT:
+            raise exception.ValidationError(
+                detail="Invalid input for field '%s'. It must be between -1 "
+                       "and %d." % (name, quotas.MAX_INT))
+        values[name] = value
+    db_api.quota_class_set(class_name, values)
+    # Nova's update answer carries no id.
+    return flask.jsonify({'quota_class_set': _values(class_name, version)})
+
+
+def register(app):
+    base = '/v2.1/os-quota-class-sets/<class_name>'
+    app.add_url_rule(base, 'quota_class_sets_show', show, methods=['GET'])
+    app.add_url_rule(base, 'quota_class_sets_update', update,
+                     methods=['PUT'])

@@ -1,0 +1,122 @@
+"""Server metadata: /servers/{id}/metadata[/{key}], and the checks boot
+and PUT /servers/{id} share. Nova's limits: keys of 1-255 characters
+from [a-zA-Z0-9-_:. ], string values of at most 255, at most the
+project's metadata_items quota (maxServerMeta, 128 by default) items in
+all; going over is a 403, as Nova's OverQuota."""
+import flask
+
+from nova_moves.api import common
+from nova_moves.api import lock
+from nova_moves.api import quotas
+from nova_moves.api import validation
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+_KEY = '^[a-zA-Z0-9-_:. ]{1,255}$'
+METADATA = {'type': 'object',
+            'patternProperties': {_KEY: {'type': 'string',
+                                         'maxLength': 255}},
+            'additionalProperties': False}
+_SET_SCHEMA = {'type': 'object', 'required': ['metadata'],
+               'additionalProperties': False,
+               'properties': {'metadata': METADATA}}
+_ITEM_SCHEMA = {'type': 'object', 'required': ['meta'],
+                'additionalProperties': False,
+                'properties': {'meta': dict(METADATA, minProperties=1,
+                                            maxProperties=1)}}
+
+
+class MetadataLimitExceeded(exception.NovaMovesException):
+    code = 403
+    msg_fmt = ('Quota exceeded for metadata_items: Requested %(requested)d, '
+               'but the limit is %(allowed)d.')
+
+
+def checker(project_id):
+    """check(count) for db instance_metadata_update: 403 past the
+    project's metadata_items (-1 is unlimited)."""
+    allowed = quotas.limits(project_id)['metadata_items']
+
+    def check(count):
+        if 0 <= allowed < count:
+            raise MetadataLimitExceeded(requested=count, allowed=allowed)
+    return check
+
+
+def check_count(project_id, metadata):
+    """For a boot: the same limit before anything is written."""
+    checker(project_id)(len(metadata or {}))
+
+
+def _instance(server_id, action):
+    instance = common.get_instance(
+        server_id, 'os_compute_api:server-metadata:%s' % action)
+    if action not in ('index', 'show'):
+        # Nova's check_instance_lock on metadata writes: 409 unless admin.
+        lock.check_not_locked(instance)
+    return instance
+
+
+def index(server_id):
+    instance = _instance(server_id, 'index')
+    return flask.jsonify({'metadata': db_api.instance_metadata_get(
+        instance['uuid'])})
+
+
+def _update(server_id, action, replace):
+    instance = _instance(server_id, action)
+    body = validation.validate(common.json_body(), _SET_SCHEMA)
+    metadata = db_api.instance_metadata_update(
+        instance['uuid'], body['metadata'], replace=replace,
+        check=checker(instance['project_id']))
+    return flask.jsonify({'metadata': metadata})
+
+
+def create(server_id):
+    """POST: merge into the server's metadata."""
+    return _update(server_id, 'create', replace=False)
+
+
+def update_all(server_id):
+    """PUT: replace the server's metadata."""
+    return _update(server_id, 'update_all', replace=True)
+
+
+def show(server_id, key):
+    instance = _instance(server_id, 'show')
+    metadata = db_api.instance_metadata_get(instance['uuid'])
+    if key not in metadata:
+        raise exception.NotFound('Metadata item was not found')
+    return flask.jsonify({'meta': {key: metadata[key]}})
+
+
+def update(server_id, key):
+    instance = _instance(server_id, 'update')
+    body = validation.validate(common.json_body(), _ITEM_SCHEMA)['meta']
+    if key not in body:
+        raise exception.ValidationError(detail='Request body and URI '
+                                               'mismatch')
+    db_api.instance_metadata_update(instance['uuid'], body,
+                                    check=checker(instance['project_id']))
+    return flask.jsonify({'meta': body})
+
+
+def delete(server_id, key):
+    instance = _instance(server_id, 'delete')
+    db_api.instance_metadata_delete(instance['uuid'], key)
+    return common.no_content()
+
+
+def register(app):
+    base = '/v2.1/servers/<server_id>/metadata'
+    app.add_url_rule(base, 'server_metadata_index', index, methods=['GET'])
+    app.add_url_rule(base, 'server_metadata_create', create,
+                     methods=['POST'])
+    app.add_url_rule(base, 'server_metadata_update_all', update_all,
+                     methods=['PUT'])
+    app.add_url_rule(base + '/<key>', 'server_metadata_show', show,
+                     methods=['GET'])
+    app.add_url_rule(base + '/<key>', 'server_metadata_update', update,
+                     methods=['PUT'])
+    app.add_url_rule(base + '/<key>', 'server_metadata_delete', delete,
+                     methods=['DELETE'])
