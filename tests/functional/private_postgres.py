@@ -9,6 +9,10 @@ class PrivatePostgres:
     """Mix into a StackTestCase (before it): the class's stack runs on a
     database in ``cls.postgres``, destroyed after the class."""
 
+    # pg_cluster's default; a class that tests running out of
+    # connections sets fewer.
+    PG_MAX_CONNECTIONS = 300
+
     @classmethod
     def setUpClass(cls):
         if not pg_cluster.available():
