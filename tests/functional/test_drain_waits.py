@@ -21,7 +21,7 @@ class DrainWaitsForHostTest(base.StackTestCase):
     def _service(self, host):
         return [s for s in self.admin.services()
                 if s['host'] == host and
-                s['binary'] == 'nova-moves-compute'][0]
+                s['binary'] == 'nova-compute'][0]
 
     def test_servers_wait_for_a_host_that_blinks(self):
         flavor = self.flavor('blink', ram=256)
