@@ -124,14 +124,8 @@ def _stack(keystone, workdir, computes):
     ks = keystone
     service = ks.create_project('service')
     ks.create_user('nova-moves', SERVICE_PASSWORD, service, role='service')
-    extra = {
-        'api': {'auth_strategy': 'keystone', 'image_names': IMAGE},
-        'keystone_authtoken': {
-            'www_authenticate_uri': ks.auth_url, 'auth_url': ks.auth_url,
-            'auth_type': 'password', 'username': 'nova-moves',
-            'password': SERVICE_PASSWORD, 'project_name': 'service',
-            'user_domain_name': 'Default', 'project_domain_name': 'Default',
-            'service_token_roles_required': 'true'}}
+    extra = ks.stack_conf(SERVICE_PASSWORD)
+    extra['api']['image_names'] = IMAGE
     token = ks.token_provider('admin', keystone_fixture.ADMIN_PASSWORD,
                               'admin')
     stack = nm_stack.Stack(computes=computes, workdir=workdir,

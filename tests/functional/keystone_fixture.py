@@ -264,6 +264,20 @@ class Keystone:
             project['id'], user['id'], self.role_id(role)), expect=204)
         return user
 
+    def stack_conf(self, password, username='nova-moves'):
+        """The stack's config sections for auth_strategy = keystone, its
+        service user ``username`` (role service in project service)."""
+        return {
+            'api': {'auth_strategy': 'keystone'},
+            'keystone_authtoken': {
+                'www_authenticate_uri': self.auth_url,
+                'auth_url': self.auth_url,
+                'auth_type': 'password', 'username': username,
+                'password': password, 'project_name': 'service',
+                'user_domain_name': 'Default',
+                'project_domain_name': 'Default',
+                'service_token_roles_required': 'true'}}
+
     def register_service(self, service_type, name, url):
         service = self._create('service', {'type': service_type,
                                            'name': name})

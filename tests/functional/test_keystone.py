@@ -37,16 +37,7 @@ class KeystoneTest(test_evacuate.EvacuateBase):
         try:
             cls.keystone.start()
             cls._create_identities()
-            cls.EXTRA_CONF = {
-                'api': {'auth_strategy': 'keystone'},
-                'keystone_authtoken': {
-                    'www_authenticate_uri': cls.keystone.auth_url,
-                    'auth_url': cls.keystone.auth_url,
-                    'auth_type': 'password', 'username': 'nova-moves',
-                    'password': PASSWORD, 'project_name': 'service',
-                    'user_domain_name': 'Default',
-                    'project_domain_name': 'Default',
-                    'service_token_roles_required': 'true'}}
+            cls.EXTRA_CONF = cls.keystone.stack_conf(PASSWORD)
             super().setUpClass()
             # The catalog a client finds us in: compute, and the image
             # service that `server create --image` resolves names with

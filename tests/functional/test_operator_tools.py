@@ -33,16 +33,7 @@ class OperatorToolsKeystoneTest(base.StackTestCase):
             service = cls.keystone.create_project('service')
             cls.keystone.create_user('nova-moves', PASSWORD, service,
                                      role='service')
-            cls.EXTRA_CONF = {
-                'api': {'auth_strategy': 'keystone'},
-                'keystone_authtoken': {
-                    'www_authenticate_uri': cls.keystone.auth_url,
-                    'auth_url': cls.keystone.auth_url,
-                    'auth_type': 'password', 'username': 'nova-moves',
-                    'password': PASSWORD, 'project_name': 'service',
-                    'user_domain_name': 'Default',
-                    'project_domain_name': 'Default',
-                    'service_token_roles_required': 'true'}}
+            cls.EXTRA_CONF = cls.keystone.stack_conf(PASSWORD)
             super().setUpClass()
             cls.keystone.register_service('compute', 'nova',
                                           cls.stack.endpoint)

@@ -200,16 +200,7 @@ class PolicyMatrixTest(base.StackTestCase):
         try:
             cls.keystone.start()
             cls._identities()
-            cls.EXTRA_CONF = {
-                'api': {'auth_strategy': 'keystone'},
-                'keystone_authtoken': {
-                    'www_authenticate_uri': cls.keystone.auth_url,
-                    'auth_url': cls.keystone.auth_url,
-                    'auth_type': 'password', 'username': 'nova-moves',
-                    'password': PASSWORD, 'project_name': 'service',
-                    'user_domain_name': 'Default',
-                    'project_domain_name': 'Default',
-                    'service_token_roles_required': 'true'}}
+            cls.EXTRA_CONF = cls.keystone.stack_conf(PASSWORD)
             super().setUpClass()
         except Exception:
             cls.keystone.stop(keep_workdir=True)
