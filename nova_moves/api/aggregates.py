@@ -4,15 +4,10 @@ at /os-nova-moves-placement), so the list is empty. python-openstackclient
 asks for it in ``hypervisor show`` to print the host's aggregates."""
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 
 
 def index():
     # The list is empty, so the hypervisor rule guards it (admin only).
-    api_app.authorize('os_compute_api:os-aggregates:index')
+    api_req.authorize('os_compute_api:os-aggregates:index')
     return flask.jsonify({'aggregates': []})
-
-
-def register(app):
-    app.add_url_rule('/v2.1/os-aggregates', 'aggregates_index', index,
-                     methods=['GET'])

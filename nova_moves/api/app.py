@@ -1,20 +1,23 @@
 """The compute API as a Flask app: authentication, microversions, the
-request context, and Nova-style faults around every view."""
-import hashlib
+request context, and Nova-style faults around every view. The URL map is
+built from one table, routes.ROUTES; handlers reach the request through
+api/request.py."""
 import re
 
 import flask
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
-from oslo_policy import policy as oslo_policy
 from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as http_exc
 
 from nova_moves.api import auth
 from nova_moves.api import faults
 from nova_moves.api import microversion
+from nova_moves.api import openapi
 from nova_moves.api import pipeline
 from nova_moves.api import policies
+from nova_moves.api import request as api_req
+from nova_moves.api import routes
 from nova_moves import conf
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import rpcapi as conductor_rpcapi
@@ -27,10 +30,8 @@ LOG = logging.getLogger(__name__)
 
 # Top-level collections; a path segment before one of these is a project
 # id (/v2.1/{project_id}/servers) and is dropped.
-_COLLECTIONS = {'servers', 'flavors', 'os-services', 'os-hypervisors',
-                'os-migrations', 'os-nova-moves-placement', 'extensions',
-                'limits', 'os-availability-zone', 'images', 'os-aggregates',
-                'os-quota-sets', 'os-quota-class-sets'}
+_COLLECTIONS = {path.split('/')[2] for path in routes.ROUTES
+                if path.startswith('/v2.1/') and path != '/v2.1/'}
 _UNVERSIONED = re.compile(r'^/(v2(\.1)?/?)?$')
 # Discovery documents a client fetches before it has a token, with no
 # compute microversion: the identity v3 version (api/identity.py) and the
@@ -58,44 +59,6 @@ class Services:
         self.scheduler = scheduler_rpcapi.SchedulerAPI()
         self.compute = compute_rpcapi.ComputeAPI()
         self.enforcer = policies._build(CONF)
-
-
-def services():
-    return flask.current_app.extensions['nova_moves']
-
-
-def context():
-    return flask.g.context
-
-
-def version():
-    return flask.g.version
-
-
-def authorize(rule, target=None):
-    ctxt = context()
-    target = target or {'project_id': ctxt.project_id}
-    try:
-        services().enforcer.authorize(rule, target, ctxt.to_policy_values(),
-                                      do_raise=True)
-    except (oslo_policy.PolicyNotAuthorized, oslo_policy.InvalidScope):
-        # A token of the wrong scope (e.g. system-scoped on a project
-        # rule) is a 403, as in Nova.
-        raise exception.Forbidden(action=rule)
-
-
-def can(rule, target=None):
-    try:
-        authorize(rule, target)
-        return True
-    except exception.Forbidden:
-        return False
-
-
-def host_id(project_id, host):
-    if not host:
-        return ''
-    return hashlib.sha224((project_id + host).encode()).hexdigest()
 
 
 def _before():
@@ -133,6 +96,12 @@ def _on_error(exc):
         if exc.code >= 500:
             LOG.exception('Unexpected error')
         return faults.fault_response(exc.code, exc.message)
+    if isinstance(exc, http_exc.MethodNotAllowed):
+        # The URL map holds one rule per path of the table, with exactly
+        # the table's methods: werkzeug's valid methods are the table's.
+        response = faults.fault_response(exc.code, exc.description)
+        response.headers['Allow'] = ', '.join(sorted(exc.valid_methods or ()))
+        return response
     if isinstance(exc, http_exc.HTTPException):
         return faults.fault_response(exc.code, exc.description)
     if isinstance(exc, (db_exc.DBDataError, sa_exc.DataError)):
@@ -157,8 +126,27 @@ def _on_error(exc):
         500, 'Unexpected API Error. %s' % type(exc).__name__)
 
 
+def _flask_rule(path):
+    return re.sub(r'{([^{}]+)}', r'<\1>', path)
+
+
+def _view(methods):
+    """The view of one path: the table's handler for the method (HEAD is
+    GET's, as Flask answers it)."""
+    def view(**kwargs):
+        method = flask.request.method
+        _name, handler = methods['GET' if method == 'HEAD' else method]
+        return api_req.dispatch(handler, **kwargs)
+    return view
+
+
+def add_routes(app, table):
+    for path, methods in table.items():
+        app.add_url_rule(_flask_rule(path), path, _view(methods),
+                         methods=sorted(methods))
+
+
 def create_app():
-    from nova_moves.api import routes
     # A request does not wait for an unreachable database (holding a
     # worker); it answers 503 + Retry-After. Services do wait.
     CONF.set_default('use_db_reconnect', False, group='database')
@@ -166,10 +154,12 @@ def create_app():
     app.json.sort_keys = False
     app.url_map.strict_slashes = False
     app.extensions['nova_moves'] = Services()
+    # GET /openapi.json (versions.openapi) builds it on first use.
+    app.extensions['nova_moves.openapi'] = openapi.text
     app.before_request(_before)
     app.after_request(_after)
     app.register_error_handler(Exception, _on_error)
-    routes.register(app)
+    add_routes(app, routes.table(CONF))
     # cors, proxy headers, request id, /healthcheck, access log, input
     # guard, size limit, auth (nova_moves/api/pipeline.py).
     app.wsgi_app = pipeline.build(ProjectIdMiddleware(app.wsgi_app))

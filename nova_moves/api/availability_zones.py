@@ -7,7 +7,7 @@ import collections
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import servicegroup_cache
 from nova_moves.api import services as services_api
 from nova_moves.db import api as db_api
@@ -29,7 +29,7 @@ def _state(services):
 
 
 def index():
-    api_app.authorize('os_compute_api:os-availability-zone:list')
+    api_req.authorize('os_compute_api:os-availability-zone:list')
     return flask.jsonify({'availabilityZoneInfo': [
         {'zoneName': zone, 'zoneState': _state(services), 'hosts': None}
         for zone, services in _zones().items() if zone != INTERNAL]})
@@ -49,15 +49,8 @@ def _hosts(services):
 
 
 def detail():
-    api_app.authorize('os_compute_api:os-availability-zone:detail')
+    api_req.authorize('os_compute_api:os-availability-zone:detail')
     return flask.jsonify({'availabilityZoneInfo': [
         {'zoneName': zone, 'zoneState': _state(services),
          'hosts': _hosts(services)}
         for zone, services in _zones().items()]})
-
-
-def register(app):
-    app.add_url_rule('/v2.1/os-availability-zone', 'availability_zones',
-                     index, methods=['GET'])
-    app.add_url_rule('/v2.1/os-availability-zone/detail',
-                     'availability_zones_detail', detail, methods=['GET'])

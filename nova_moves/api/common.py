@@ -4,7 +4,7 @@ import datetime
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import input_guard
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -17,17 +17,17 @@ def get_instance(server_id, rule='os_compute_api:servers:show'):
         instance = db_api.instance_get(server_id)
     except exception.InstanceNotFound:
         raise exception.InstanceNotFound(instance_id=server_id)
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     if not ctxt.is_admin and instance['project_id'] != ctxt.project_id:
         raise exception.InstanceNotFound(instance_id=server_id)
-    api_app.authorize(rule, {'project_id': instance['project_id']})
+    api_req.authorize(rule, {'project_id': instance['project_id']})
     return instance
 
 
 def action_of(instance, action):
     """The instance action of this request (db action_start's
     arguments)."""
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     return {'instance_uuid': instance['uuid'], 'action': action,
             'request_id': ctxt.request_id, 'user_id': ctxt.user_id,
             'project_id': ctxt.project_id}
@@ -72,7 +72,7 @@ def start_move(instance, method, task_state, vm_states, action,
     action and the migration row (``migration`` values) in one
     transaction; losing the compare-and-swap is a 409 and writes nothing.
     Returns the migration (None without one)."""
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     if migration is not None:
         migration = dict(migration, user_id=ctxt.user_id,
                          project_id=ctxt.project_id)
@@ -200,7 +200,7 @@ def flavor_ref(ref):
     # A private flavor is the admin's only (no flavor access lists here),
     # as Nova hides it from projects without access.
     if flavor is None or not (flavor['is_public']
-                              or api_app.context().is_admin):
+                              or api_req.context().is_admin):
         raise exception.Invalid(reason='Flavor %s could not be found.'
                                 % input_guard.excerpt(str(ref)))
     return flavor
@@ -223,15 +223,7 @@ def time_arg(name):
     return parsed.isoformat()
 
 
-def json_body():
-    request = flask.request
-    if request.data and request.mimetype and not request.is_json:
-        # Nova's answer to a body it cannot read: 415, naming the type.
-        raise exception.UnsupportedMediaType(content_type=request.mimetype)
-    data = request.get_data()
-    if not data:
-        return None
-    return input_guard.parse_json(data)
+json_body = api_req.json_body
 
 
 def no_content():
@@ -249,7 +241,7 @@ def accepted(body=None):
 def request_spec(instance):
     """What the scheduler needs to place ``instance`` elsewhere (its
     current host ignored)."""
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     return {'instance_uuid': instance['uuid'], 'flavor': instance['flavor'],
             'availability_zone': instance.get('requested_az'),
             'project_id': instance['project_id'],
@@ -274,8 +266,8 @@ def dry_run_verdict(instance, host, method, vm_states, reasons=()):
         check_state(instance, method, vm_states)
     except exception.InstanceInvalidState as exc:
         reasons.insert(0, exc.message)
-    verdict = api_app.services().scheduler.check_destination(
-        api_app.context(), request_spec(instance), host)
+    verdict = api_req.services().scheduler.check_destination(
+        api_req.context(), request_spec(instance), host)
     reasons += verdict['reasons']
     return flask.jsonify({'valid': bool(verdict['valid']) and not reasons,
                           'reasons': reasons})

@@ -4,7 +4,7 @@ drain keeps the same estimate (without destinations) so that its report
 can set it against what happened."""
 import datetime
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves import conf
 from nova_moves.db import api as db_api
@@ -54,9 +54,9 @@ def build(host, mode, force_down_if_dead, target_hosts, service,
         servers.append(entry)
     planned = None
     if destinations and specs:
-        scheduler = api_app.services().scheduler
+        scheduler = api_req.services().scheduler
         if scheduler.can_plan():
-            planned = scheduler.plan_destinations(api_app.context(), specs)
+            planned = scheduler.plan_destinations(api_req.context(), specs)
     for entry in servers:
         if planned is not None and entry['id'] in planned:
             entry['destination'] = planned[entry['id']]['host']

@@ -11,7 +11,7 @@ import secrets
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import servicegroup_cache
 from nova_moves.api import validation
@@ -20,7 +20,7 @@ from nova_moves import exception
 from nova_moves import states
 
 POLICY = 'os_compute_api:os-evacuate'
-ALLOWED_VM_STATES = ['active', 'stopped', 'error']
+ALLOWED_VM_STATES = list(states.ALLOW_EVACUATE)
 COMPUTE_BINARY = 'nova-moves-compute'
 
 _ADMIN_PASSWORD = {'type': 'string'}
@@ -29,11 +29,12 @@ _ADMIN_PASSWORD = {'type': 'string'}
 def _schema(properties, required=()):
     # nova_moves extension at every version: a dry run (seed 003).
     properties = dict(properties, check=validation.BOOLEAN)
-    body = {'type': 'object', 'properties': properties,
-            'additionalProperties': False}
+    inner = {'type': 'object', 'properties': properties,
+             'additionalProperties': False}
     if required:
-        body['required'] = list(required)
-    return body
+        inner['required'] = list(required)
+    return {'type': 'object', 'properties': {'evacuate': inner},
+            'required': ['evacuate'], 'additionalProperties': False}
 
 
 # 2.1: onSharedStorage required; host and adminPass optional.
@@ -51,21 +52,9 @@ SCHEMA_V229 = _schema({'host': validation.HOSTNAME,
 # 2.68: force gone again (seed 004).
 SCHEMA_V268 = SCHEMA_V214
 
-BODY_SCHEMAS = {'evacuate': [('2.1', '2.13', SCHEMA_V21),
-                             ('2.14', '2.28', SCHEMA_V214),
-                             ('2.29', '2.67', SCHEMA_V229),
-                             ('2.68', None, SCHEMA_V268)]}
-
 
 class ComputeServiceInUse(exception.Invalid):
     msg_fmt = 'Compute service of %(host)s is still in use.'
-
-
-def _schema_for(version):
-    for low, high, schema in BODY_SCHEMAS['evacuate']:
-        if version >= low and (high is None or version <= high):
-            return schema
-    return SCHEMA_V268
 
 
 def _check_target(instance, host):
@@ -91,11 +80,15 @@ def _check_source_down(instance):
         raise ComputeServiceInUse(host=instance['host'])
 
 
+@validation.schema(SCHEMA_V21, max_version='2.13')
+@validation.schema(SCHEMA_V214, '2.14', '2.28')
+@validation.schema(SCHEMA_V229, '2.29', '2.67')
+@validation.schema(SCHEMA_V268, '2.68')
 def evacuate(server_id, value):
-    version = api_app.version()
-    ctxt = api_app.context()
+    version = api_req.version()
+    ctxt = api_req.context()
     instance = common.get_instance(server_id, POLICY)
-    body = validation.validate(value, _schema_for(version))
+    body = validation.body()['evacuate']
     host = body.get('host')
     force = validation.to_bool(body.get('force', False))
     if force and not host:
@@ -135,7 +128,7 @@ def evacuate(server_id, value):
                    'old_flavor_id': str(instance['flavor']['id']),
                    'new_flavor_id': str(instance['flavor']['id'])})
     try:
-        api_app.services().conductor.rebuild_instance(
+        api_req.services().conductor.rebuild_instance(
             ctxt, instance['uuid'], migration['uuid'], host=host,
             force=force, stop_after=version >= '2.95')
     except Exception:

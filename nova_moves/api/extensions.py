@@ -14,7 +14,7 @@ ones it wants in the ``Nova-Moves-Extensions`` header, comma-separated.
 """
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves import exception
 
 HEADER = 'Nova-Moves-Extensions'
@@ -65,12 +65,12 @@ def advertised():
 
 
 def index():
-    api_app.authorize('os_compute_api:extensions')
+    api_req.authorize('os_compute_api:extensions')
     return flask.jsonify({'extensions': advertised()})
 
 
 def show(alias):
-    api_app.authorize('os_compute_api:extensions')
+    api_req.authorize('os_compute_api:extensions')
     for extension in EXTENSIONS:
         if extension['name'] == alias:
             return flask.jsonify({'extension': _info(extension)})
@@ -81,10 +81,3 @@ def requested(name):
     """Whether the request asked for response extension ``name``."""
     asked = flask.request.headers.get(HEADER, '')
     return name in {part.strip() for part in asked.split(',')}
-
-
-def register(app):
-    app.add_url_rule('/v2.1/extensions', 'extensions', index,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/extensions/<alias>', 'extension', show,
-                     methods=['GET'])

@@ -5,9 +5,10 @@ import flask
 
 from oslo_utils import strutils
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
+from nova_moves.api import microversion
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
@@ -86,7 +87,7 @@ def _int_filter(name, column):
 def _is_public():
     """Nova's: public flavors unless an admin asks for is_public=false
     or none (every flavor)."""
-    if not api_app.context().is_admin:
+    if not api_req.context().is_admin:
         return True
     value = flask.request.args.get('is_public')
     if value is None:
@@ -128,7 +129,7 @@ def _listed():
     flavors = [f for f in db_api.flavor_get_all()
                if all(f[column] >= value for column, value in minimums)
                and (is_public is None or f['is_public'] == is_public)
-               and (api_app.context().is_admin or not f['disabled'])]
+               and (api_req.context().is_admin or not f['disabled'])]
     flavors.sort(key=lambda f: (f[key] is not None, f[key], f['id']),
                  reverse=reverse)
     flavors, limit = common.page(flavors, key=lambda f: f['flavorid'])
@@ -150,7 +151,7 @@ def index():
         'id': f['flavorid'], 'name': f['name'],
         'links': common.links('flavors', f['flavorid']),
         **({'description': f['description']}
-           if api_app.version() >= '2.55' else {})}, 'flavors')
+           if api_req.version() >= '2.55' else {})}, 'flavors')
 
 
 def detail():
@@ -179,7 +180,7 @@ def visible_flavor(flavor_id):
     except exception.FlavorNotFound:
         raise exception.FlavorNotFound(
             flavor_id=input_guard.excerpt(str(flavor_id)))
-    if not flavor['is_public'] and not api_app.context().is_admin:
+    if not flavor['is_public'] and not api_req.context().is_admin:
         raise exception.FlavorNotFound(
             flavor_id=input_guard.excerpt(str(flavor_id)))
     return flavor
@@ -198,24 +199,28 @@ _UPDATE_SCHEMA = {
                                        'maxLength': 65535}}}}}
 
 
+@validation.schema(_UPDATE_SCHEMA, min_version='2.55')
 def update(flavor_id):
     """PUT /flavors/{id}: the description, from 2.55 (404 below, as
     Nova's route does not exist there)."""
-    if api_app.version() < '2.55':
+    if api_req.version() < '2.55':
         raise exception.NotFound('Updating a flavor needs microversion '
                                  '2.55 or later.')
-    api_app.authorize('os_compute_api:os-flavor-manage:update')
-    body = validation.validate(common.json_body(), _UPDATE_SCHEMA)['flavor']
+    api_req.authorize('os_compute_api:os-flavor-manage:update')
+    body = validation.body()['flavor']
     visible_flavor(flavor_id)
     row = db_api.flavor_update(flavor_id,
                                {'description': body['description']})
     return flask.jsonify({'flavor': views.flavor(row)})
 
 
+@validation.schema(_create_schema(microversion.APIVersion('2.1')),
+                   max_version='2.54')
+@validation.schema(_create_schema(microversion.APIVersion('2.55')),
+                   min_version='2.55')
 def create():
-    api_app.authorize('os_compute_api:os-flavor-manage:create')
-    body = validation.validate(common.json_body(),
-                               _create_schema(api_app.version()))['flavor']
+    api_req.authorize('os_compute_api:os-flavor-manage:create')
+    body = validation.body()['flavor']
     values = {'name': body['name'],
               'memory_mb': _bounded(body, 'ram', 0),
               'vcpus': _bounded(body, 'vcpus', 0),
@@ -237,7 +242,7 @@ def create():
 
 
 def delete(flavor_id):
-    api_app.authorize('os_compute_api:os-flavor-manage:delete')
+    api_req.authorize('os_compute_api:os-flavor-manage:delete')
     db_api.flavor_delete(flavor_id)
     return flask.Response(status=202)
 
@@ -246,33 +251,14 @@ def extra_specs(flavor_id):
     """Flavors carry no extra specs in nova_moves (the fake hypervisor has
     nothing to tune), but clients read them: python-openstackclient's
     ``flavor show`` fetches them below 2.61."""
-    api_app.authorize('os_compute_api:os-flavor-extra-specs:index')
+    api_req.authorize('os_compute_api:os-flavor-extra-specs:index')
     visible_flavor(flavor_id)
     return flask.jsonify({'extra_specs': {}})
 
 
 def extra_spec(flavor_id, key):
-    api_app.authorize('os_compute_api:os-flavor-extra-specs:show')
+    api_req.authorize('os_compute_api:os-flavor-extra-specs:show')
     visible_flavor(flavor_id)
     raise exception.NotFound('Flavor %s has no extra spec with key %s.'
                              % (input_guard.excerpt(flavor_id),
                                 input_guard.excerpt(key)))
-
-
-def register(app):
-    app.add_url_rule('/v2.1/flavors', 'flavors_index', index,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/flavors', 'flavors_create', create,
-                     methods=['POST'])
-    app.add_url_rule('/v2.1/flavors/detail', 'flavors_detail', detail,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/flavors/<flavor_id>', 'flavors_show', show,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/flavors/<flavor_id>', 'flavors_update', update,
-                     methods=['PUT'])
-    app.add_url_rule('/v2.1/flavors/<flavor_id>', 'flavors_delete', delete,
-                     methods=['DELETE'])
-    app.add_url_rule('/v2.1/flavors/<flavor_id>/os-extra_specs',
-                     'flavors_extra_specs', extra_specs, methods=['GET'])
-    app.add_url_rule('/v2.1/flavors/<flavor_id>/os-extra_specs/<key>',
-                     'flavors_extra_spec', extra_spec, methods=['GET'])

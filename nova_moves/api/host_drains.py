@@ -7,7 +7,7 @@ import json
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import drain_plans
 from nova_moves.api import validation
@@ -90,9 +90,10 @@ def view(drain, detail=True):
     return body
 
 
+@validation.schema(CREATE_SCHEMA)
 def create():
-    api_app.authorize('nova_moves:os-host-drains:create')
-    body = validation.validate(common.json_body(), CREATE_SCHEMA)
+    api_req.authorize('nova_moves:os-host-drains:create')
+    body = validation.body()
     host = body['host']
     if not db_api.service_get_all(binary=COMPUTE_BINARY, host=host):
         raise exception.ComputeHostNotFound(host=host)
@@ -104,7 +105,7 @@ def create():
         if not db_api.service_get_all(binary=COMPUTE_BINARY, host=target):
             raise exception.Invalid(
                 reason='Target host %s is not a compute host.' % target)
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     mode = body.get('mode') or 'auto'
     force = validation.to_bool(body.get('force_down_if_dead', False))
     service = db_api.service_get_by_host_and_binary(host, COMPUTE_BINARY)
@@ -124,7 +125,7 @@ def create():
 
 
 def index():
-    api_app.authorize('nova_moves:os-host-drains:index')
+    api_req.authorize('nova_moves:os-host-drains:index')
     args = flask.request.args
     drains, limit = common.page(
         db_api.drain_get_all(status=args.get('status'),
@@ -140,13 +141,13 @@ def index():
 
 
 def show(drain_id):
-    api_app.authorize('nova_moves:os-host-drains:show')
+    api_req.authorize('nova_moves:os-host-drains:show')
     return flask.jsonify({'host_drain': view(db_api.drain_get(drain_id))})
 
 
 def delete(drain_id):
     """Cancel: moves under way finish, pending servers stay."""
-    api_app.authorize('nova_moves:os-host-drains:delete')
+    api_req.authorize('nova_moves:os-host-drains:delete')
     drain = db_api.drain_get(drain_id)
     if drain['status'] == d.CANCELLING:
         return common.accepted()
@@ -158,14 +159,3 @@ def delete(drain_id):
             reason='host drain %s is already %s' % (
                 drain['uuid'], db_api.drain_get(drain_id)['status']))
     return common.accepted()
-
-
-def register(app):
-    app.add_url_rule('/v2.1/os-host-drains', 'host_drains_create', create,
-                     methods=['POST'])
-    app.add_url_rule('/v2.1/os-host-drains', 'host_drains_index', index,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/os-host-drains/<drain_id>', 'host_drains_show',
-                     show, methods=['GET'])
-    app.add_url_rule('/v2.1/os-host-drains/<drain_id>',
-                     'host_drains_delete', delete, methods=['DELETE'])

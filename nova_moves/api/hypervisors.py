@@ -5,7 +5,7 @@ import json
 import flask
 from oslo_utils import strutils
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import servicegroup_cache
@@ -31,7 +31,7 @@ def _usage(usages, node):
 def _view(node, detail, services, usages, instances, servers=None):
     """``servers``: the node's servers when the request asked for them
     (None: not asked)."""
-    version = api_app.version()
+    version = api_req.version()
     service = services.get(node['host'])
     body = {'id': node['uuid'] if version >= '2.53' else node['id'],
             'hypervisor_hostname': node['hypervisor_hostname'],
@@ -115,7 +115,7 @@ def _matching(pattern):
 
 def _with_servers():
     """2.53's ``with_servers`` (a strict boolean, as Nova)."""
-    if api_app.version() < '2.53':
+    if api_req.version() < '2.53':
         return False
     value = flask.request.args.get('with_servers', 'false')
     try:
@@ -128,9 +128,9 @@ def _with_servers():
 
 
 def _list(detail):
-    api_app.authorize('os_compute_api:os-hypervisors:list-detail' if detail
+    api_req.authorize('os_compute_api:os-hypervisors:list-detail' if detail
                       else 'os_compute_api:os-hypervisors:list')
-    version = api_app.version()
+    version = api_req.version()
     args = flask.request.args
     pattern = args.get('hypervisor_hostname_pattern') \
         if version >= '2.53' else None
@@ -172,7 +172,7 @@ def detail():
 
 
 def _before_2_53(what):
-    if api_app.version() >= '2.53':
+    if api_req.version() >= '2.53':
         raise exception.NotFound(
             'The %s API is removed in 2.53; use GET /os-hypervisors?'
             'hypervisor_hostname_pattern=...%s instead.'
@@ -182,7 +182,7 @@ def _before_2_53(what):
 def search(pattern):
     """GET /os-hypervisors/{pattern}/search, below 2.53 as in Nova."""
     _before_2_53('search')
-    api_app.authorize('os_compute_api:os-hypervisors:search')
+    api_req.authorize('os_compute_api:os-hypervisors:search')
     return flask.jsonify({'hypervisors': _render(_matching(pattern),
                                                  False)})
 
@@ -190,7 +190,7 @@ def search(pattern):
 def servers(pattern):
     """GET /os-hypervisors/{pattern}/servers, below 2.53 as in Nova."""
     _before_2_53('servers')
-    api_app.authorize('os_compute_api:os-hypervisors:servers')
+    api_req.authorize('os_compute_api:os-hypervisors:servers')
     return flask.jsonify({'hypervisors': _render(_matching(pattern), False,
                                                  with_servers=True)})
 
@@ -204,7 +204,7 @@ def _node(hypervisor_id):
 
 
 def show(hypervisor_id):
-    api_app.authorize('os_compute_api:os-hypervisors:show')
+    api_req.authorize('os_compute_api:os-hypervisors:show')
     with_servers = _with_servers()
     return flask.jsonify({'hypervisor': _render([_node(hypervisor_id)],
                                                 True, with_servers)[0]})
@@ -213,10 +213,10 @@ def show(hypervisor_id):
 def uptime(hypervisor_id):
     """Below 2.88 only (from 2.88 ``uptime`` is in show and detail);
     python-openstackclient's ``hypervisor show`` asks for it."""
-    if api_app.version() >= '2.88':
+    if api_req.version() >= '2.88':
         raise exception.NotFound('The uptime API is removed in 2.88; read '
                                  'uptime from the hypervisor itself.')
-    api_app.authorize('os_compute_api:os-hypervisors:uptime')
+    api_req.authorize('os_compute_api:os-hypervisors:uptime')
     node = _node(hypervisor_id)
     body = _render([node], False)[0]
     services = db_api.service_get_all(binary=COMPUTE_BINARY,
@@ -232,28 +232,11 @@ _TOTALS = ('vcpus', 'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used',
 
 def statistics():
     """Below 2.88 only, as in Nova: the sums over every hypervisor."""
-    if api_app.version() >= '2.88':
+    if api_req.version() >= '2.88':
         raise exception.NotFound('The statistics API is removed in 2.88; '
                                  'sum GET /os-hypervisors/detail instead.')
-    api_app.authorize('os_compute_api:os-hypervisors:statistics')
+    api_req.authorize('os_compute_api:os-hypervisors:statistics')
     rows = _render(db_api.compute_node_get_all(), True)
     totals = {key: sum(row[key] for row in rows) for key in _TOTALS}
     return flask.jsonify({'hypervisor_statistics': dict(totals,
                                                         count=len(rows))})
-
-
-def register(app):
-    app.add_url_rule('/v2.1/os-hypervisors', 'hypervisors_index', index,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/os-hypervisors/detail', 'hypervisors_detail',
-                     detail, methods=['GET'])
-    app.add_url_rule('/v2.1/os-hypervisors/statistics',
-                     'hypervisors_statistics', statistics, methods=['GET'])
-    app.add_url_rule('/v2.1/os-hypervisors/<hypervisor_id>',
-                     'hypervisors_show', show, methods=['GET'])
-    app.add_url_rule('/v2.1/os-hypervisors/<pattern>/search',
-                     'hypervisors_search', search, methods=['GET'])
-    app.add_url_rule('/v2.1/os-hypervisors/<pattern>/servers',
-                     'hypervisors_servers', servers, methods=['GET'])
-    app.add_url_rule('/v2.1/os-hypervisors/<hypervisor_id>/uptime',
-                     'hypervisors_uptime', uptime, methods=['GET'])

@@ -13,10 +13,8 @@ what ``--project X`` / ``--user X`` lookups need.
 """
 import flask
 
-from nova_moves.api import app as api_app
-from nova_moves.api import auth
+from nova_moves.api import request as api_req
 from nova_moves.api import common
-from nova_moves import conf
 from nova_moves import exception
 
 
@@ -41,36 +39,17 @@ def _entity(kind, ident):
     return body
 
 
-def _lookup(kind, ident):
-    api_app.context()  # authenticated by app._before
+def lookup(kind, ident):
+    api_req.context()  # authenticated by app._before
     if not ident.strip():
         raise exception.NotFound('Could not find %s: %s.' % (kind[:-1],
                                                               ident))
     return flask.jsonify({kind[:-1]: _entity(kind, ident)})
 
 
-def _list(kind):
+def listing(kind):
     name = flask.request.args.get('name')
     items = [_entity(kind, name)] if name else []
     return flask.jsonify({kind: items, 'links': {
         'self': '%s/v3/%s' % (common.base_url(), kind), 'next': None,
         'previous': None}})
-
-
-def register(app):
-    # Made-up projects and users are only true of noauth's tokens; with
-    # Keystone, /v3 is Keystone's (a 404 here).
-    if auth.is_noauth(conf.CONF):
-        register_routes(app)
-
-
-def register_routes(app):
-    app.add_url_rule('/v3', 'identity_version', version, methods=['GET'])
-    app.add_url_rule('/v3/', 'identity_version_slash', version,
-                     methods=['GET'])
-    for kind in ('projects', 'users', 'domains'):
-        app.add_url_rule('/v3/%s' % kind, 'identity_%s_index' % kind,
-                         lambda kind=kind: _list(kind), methods=['GET'])
-        app.add_url_rule('/v3/%s/<ident>' % kind, 'identity_%s_show' % kind,
-                         lambda ident, kind=kind: _lookup(kind, ident),
-                         methods=['GET'])

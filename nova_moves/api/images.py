@@ -11,7 +11,7 @@ import uuid
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves import conf
 from nova_moves import exception
@@ -43,7 +43,7 @@ def _all():
 
 
 def index():
-    api_app.context()
+    api_req.context()
     args = flask.request.args
     images = _all()
     if args.get('name'):
@@ -57,14 +57,8 @@ def index():
 
 
 def show(image_ref):
-    api_app.context()
+    api_req.context()
     for image in _all():
         if image_ref == image['id']:
             return flask.jsonify(image)
     raise exception.NotFound('Image %s could not be found.' % image_ref)
-
-
-def register(app):
-    app.add_url_rule('/v2.1/images', 'images_index', index, methods=['GET'])
-    app.add_url_rule('/v2.1/images/<image_ref>', 'images_show', show,
-                     methods=['GET'])

@@ -4,7 +4,7 @@ import functools
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -35,7 +35,7 @@ def _event_view(event, version, project_id, show_details):
     if version >= '2.62':
         if show_details:
             body['host'] = event['host'] or ''
-        body['hostId'] = api_app.host_id(project_id, event['host'])
+        body['hostId'] = api_req.host_id(project_id, event['host'])
     if version >= '2.84':
         # The owner's view of an Error event's message (rows written
         # before it was masked at write time included).
@@ -45,7 +45,7 @@ def _event_view(event, version, project_id, show_details):
 
 
 def index(server_id):
-    version = api_app.version()
+    version = api_req.version()
     instance = _instance(server_id, 'os_compute_api:os-instance-actions:list')
     fetch = functools.partial(
         db_api.actions_get, instance['uuid'],
@@ -74,15 +74,15 @@ def _instance(server_id, rule):
         instance = db_api.instance_get(server_id, read_deleted=True)
     except exception.InstanceNotFound:
         raise
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     if not ctxt.is_admin and instance['project_id'] != ctxt.project_id:
         raise exception.InstanceNotFound(instance_id=server_id)
-    api_app.authorize(rule, {'project_id': instance['project_id']})
+    api_req.authorize(rule, {'project_id': instance['project_id']})
     return instance
 
 
 def show(server_id, request_id):
-    version = api_app.version()
+    version = api_req.version()
     instance = _instance(server_id, 'os_compute_api:os-instance-actions:show')
     action = db_api.action_get_by_request_id(instance['uuid'], request_id)
     if action is None:
@@ -90,19 +90,11 @@ def show(server_id, request_id):
                                        instance_uuid=server_id)
     body = _action_view(action, version)
     target = {'project_id': instance['project_id']}
-    show_details = api_app.can(
+    show_details = api_req.can(
         'os_compute_api:os-instance-actions:events:details', target)
-    if version >= '2.51' or api_app.can(
+    if version >= '2.51' or api_req.can(
             'os_compute_api:os-instance-actions:events', target):
         body['events'] = [
             _event_view(e, version, instance['project_id'], show_details)
             for e in db_api.action_events_get(action['id'])]
     return flask.jsonify({'instanceAction': body})
-
-
-def register(app):
-    app.add_url_rule('/v2.1/servers/<server_id>/os-instance-actions',
-                     'actions_index', index, methods=['GET'])
-    app.add_url_rule(
-        '/v2.1/servers/<server_id>/os-instance-actions/<request_id>',
-        'actions_show', show, methods=['GET'])

@@ -19,7 +19,7 @@ State rules (Nova's):
   reboot   SOFT: ACTIVE                       -> ACTIVE
            HARD: ACTIVE, STOPPED, PAUSED, SUSPENDED, ERROR -> ACTIVE
 """
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -41,9 +41,6 @@ _REBOOT = {'type': 'object', 'additionalProperties': False,
            'properties': {'type': {'type': 'string', 'enum': [
                'HARD', 'Hard', 'hard', 'SOFT', 'Soft', 'soft']}}}
 
-BODY_SCHEMAS = {name: [('2.1', None, _body(name, _NO_PARAMS))]
-                for name in ('pause', 'unpause', 'suspend', 'resume')}
-BODY_SCHEMAS['reboot'] = [('2.1', None, _body('reboot', _REBOOT))]
 
 # action -> (policy, vm_states it starts from, task_state it sets,
 #            compute method)
@@ -100,9 +97,9 @@ def _claim_hard_reboot(instance):
 
 def _act(name, rule_key, server_id, value, action, **rpc_kwargs):
     policy, vm_states, task_state, method = RULES[rule_key]
-    body = validation.validate({name: value}, BODY_SCHEMAS[name][0][2])
+    body = validation.body()
     instance = common.get_instance(server_id, policy)
-    compute = api_app.services().compute
+    compute = api_req.services().compute
     if not compute.can_lifecycle():
         raise LifecycleNotSupported(action=name)
     _require_host(name, instance)
@@ -112,7 +109,7 @@ def _act(name, rule_key, server_id, value, action, **rpc_kwargs):
         common.start_move(instance, name, task_state, list(vm_states),
                           action)
     try:
-        getattr(compute, method)(api_app.context(), instance['host'],
+        getattr(compute, method)(api_req.context(), instance['host'],
                                  instance['uuid'], **rpc_kwargs)
     except Exception:
         common.release_task_state(instance['uuid'], task_state)
@@ -120,28 +117,33 @@ def _act(name, rule_key, server_id, value, action, **rpc_kwargs):
     return body
 
 
+@validation.schema(_body('pause', _NO_PARAMS))
 def pause(server_id, value):
     _act('pause', 'pause', server_id, value, 'pause')
     return common.accepted()
 
 
+@validation.schema(_body('unpause', _NO_PARAMS))
 def unpause(server_id, value):
     _act('unpause', 'unpause', server_id, value, 'unpause')
     return common.accepted()
 
 
+@validation.schema(_body('suspend', _NO_PARAMS))
 def suspend(server_id, value):
     _act('suspend', 'suspend', server_id, value, 'suspend')
     return common.accepted()
 
 
+@validation.schema(_body('resume', _NO_PARAMS))
 def resume(server_id, value):
     _act('resume', 'resume', server_id, value, 'resume')
     return common.accepted()
 
 
+@validation.schema(_body('reboot', _REBOOT))
 def reboot(server_id, value):
-    validation.validate({'reboot': value}, BODY_SCHEMAS['reboot'][0][2])
+    validation.body()
     reboot_type = value['type'].upper()
     _act('reboot', 'reboot:' + reboot_type, server_id, value, 'reboot',
          reboot_type=reboot_type)

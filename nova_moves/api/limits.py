@@ -3,7 +3,7 @@ names (``openstack limits show --absolute``). Rate limits are gone from
 Nova since Newton: ``rate`` is always empty."""
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import quotas
 from nova_moves.db import api as db_api
 
@@ -39,16 +39,12 @@ def absolute(project_id, version):
 
 
 def show():
-    ctxt = api_app.context()
-    api_app.authorize('os_compute_api:limits')
+    ctxt = api_req.context()
+    api_req.authorize('os_compute_api:limits')
     project_id = flask.request.args.get('tenant_id')
     if project_id and project_id != ctxt.project_id:
-        api_app.authorize('os_compute_api:limits:other_project',
+        api_req.authorize('os_compute_api:limits:other_project',
                           {'project_id': project_id})
     project_id = quotas.project(project_id or ctxt.project_id)
     return flask.jsonify({'limits': {
-        'absolute': absolute(project_id, api_app.version()), 'rate': []}})
-
-
-def register(app):
-    app.add_url_rule('/v2.1/limits', 'limits', show, methods=['GET'])
+        'absolute': absolute(project_id, api_req.version()), 'rate': []}})

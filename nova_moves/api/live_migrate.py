@@ -7,10 +7,9 @@ as it was. From 2.34 the API *casts* and answers 202 at once; the checks
 run in the background and show in the instance action's events."""
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import extensions
-from nova_moves.api import microversion
 from nova_moves.api import migrations as api_migrations
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -20,10 +19,10 @@ from nova_moves import states
 from nova_moves import timeutil
 
 ACTION = 'os-migrateLive'
-TASK_STATE = 'migrating'
-ALLOWED_VM_STATES = ['active', 'paused']
+TASK_STATE = states.MIGRATING
+ALLOWED_VM_STATES = list(states.ALLOW_LIVE_MIGRATE)
 # Nova's in-progress statuses for GET /servers/{id}/migrations.
-IN_PROGRESS = ('queued', 'preparing', 'running', 'post-migrating')
+IN_PROGRESS = states.LIVE_MIGRATION_IN_FLIGHT
 
 
 class UnableToMigrateToSelf(exception.Invalid):
@@ -73,21 +72,6 @@ _FORCE_COMPLETE = {'type': 'object', 'additionalProperties': False,
                    'required': ['force_complete'],
                    'properties': {'force_complete': {'type': 'null'}}}
 
-BODY_SCHEMAS = {
-    ACTION: [('2.1', '2.24', _V21), ('2.25', '2.29', _V225),
-             ('2.30', '2.67', _V230),
-             ('2.68', microversion.MAX_VERSION, _V268)],
-    'force_complete': [('2.22', microversion.MAX_VERSION, _FORCE_COMPLETE)],
-}
-
-
-def _schema_for(name, version):
-    for low, high, schema in BODY_SCHEMAS[name]:
-        if low <= version <= high:
-            return schema
-    raise exception.NotFound()
-
-
 # -- os-migrateLive -----------------------------------------------------------
 
 def _check_host(instance, host):
@@ -101,16 +85,19 @@ def _check_host(instance, host):
         raise UnableToMigrateToSelf(instance_id=instance['uuid'], host=host)
 
 
+@validation.schema(_V21, max_version='2.24')
+@validation.schema(_V225, '2.25', '2.29')
+@validation.schema(_V230, '2.30', '2.67')
+@validation.schema(_V268, '2.68')
 def live_migrate(server_id, value):
-    version = api_app.version()
-    body = validation.validate({ACTION: value},
-                               _schema_for(ACTION, version))[ACTION]
+    version = api_req.version()
+    body = validation.body()[ACTION]
     instance = common.get_instance(server_id)
-    api_app.authorize('os_compute_api:os-migrate-server:migrate_live',
+    api_req.authorize('os_compute_api:os-migrate-server:migrate_live',
                       {'project_id': instance['project_id']})
     host = body['host']
     if host:
-        api_app.authorize('os_compute_api:os-migrate-server:migrate_live:host',
+        api_req.authorize('os_compute_api:os-migrate-server:migrate_live:host',
                           {'project_id': instance['project_id']})
     block_migration = body['block_migration']
     if block_migration != 'auto':
@@ -130,7 +117,7 @@ def live_migrate(server_id, value):
         return common.dry_run_verdict(instance, host, ACTION,
                                       ALLOWED_VM_STATES)
 
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     # The migration row exists before any RPC: oslo.messaging acks a
     # message before its handler runs, so nothing may depend on a write
     # that happens after the cast. One transaction with the task_state
@@ -143,7 +130,7 @@ def live_migrate(server_id, value):
                    'source_node': instance['node'], 'dest_compute': host,
                    'old_flavor_id': str(instance['flavor']['id']),
                    'new_flavor_id': str(instance['flavor']['id'])})
-    conductor = api_app.services().conductor
+    conductor = api_req.services().conductor
     if version >= '2.34':
         try:
             conductor.live_migrate_instance(
@@ -217,30 +204,30 @@ def _live_migration_of(instance, migration_id):
     except exception.MigrationNotFound:
         migration = None
     if (migration is None or migration['instance_uuid'] != instance['uuid']
-            or migration['migration_type'] != 'live-migration'):
+            or migration['migration_type'] != states.LIVE_MIGRATION):
         raise MigrationNotFoundForInstance(migration_id=migration_id,
                                            instance_id=instance['uuid'])
     return migration
 
 
 def index(server_id):
-    version = api_app.version()
+    version = api_req.version()
     _require(version, '2.23')
     instance = common.get_instance(
         server_id, 'os_compute_api:servers:migrations:index')
     migrations = db_api.migration_get_all(
-        instance_uuid=instance['uuid'], migration_type='live-migration',
+        instance_uuid=instance['uuid'], migration_type=states.LIVE_MIGRATION,
         status=list(IN_PROGRESS))
     body = [migration_view(m, version) for m in migrations]
     # A project manager sees their migrations, not the hosts (Nova 32.0.0).
-    if not api_app.can('os_compute_api:servers:migrations:index:host',
+    if not api_req.can('os_compute_api:servers:migrations:index:host',
                        {'project_id': instance['project_id']}):
         body = [api_migrations.hide_hosts(m) for m in body]
     return flask.jsonify({'migrations': body})
 
 
 def show(server_id, migration_id):
-    version = api_app.version()
+    version = api_req.version()
     _require(version, '2.23')
     instance = common.get_instance(
         server_id, 'os_compute_api:servers:migrations:show')
@@ -251,33 +238,33 @@ def show(server_id, migration_id):
     return flask.jsonify({'migration': migration_view(migration, version)})
 
 
+@validation.schema(_FORCE_COMPLETE, min_version='2.22')
 def action(server_id, migration_id):
-    version = api_app.version()
+    version = api_req.version()
     _require(version, '2.22')
-    validation.validate(common.json_body(),
-                        _schema_for('force_complete', version))
+    validation.body()
     instance = common.get_instance(
         server_id, 'os_compute_api:servers:migrations:force_complete')
     migration = _live_migration_of(instance, migration_id)
-    if migration['status'] != 'running':
+    if migration['status'] != states.M_RUNNING:
         raise InvalidMigrationState(
             migration_id=migration_id, instance_uuid=instance['uuid'],
             state=migration['status'], method='force complete')
     common.record_action(instance, 'live_migration_force_complete')
-    api_app.services().compute.live_migration_force_complete(
-        api_app.context(), migration['source_compute'], instance['uuid'],
+    api_req.services().compute.live_migration_force_complete(
+        api_req.context(), migration['source_compute'], instance['uuid'],
         migration['id'])
     return common.accepted()
 
 
 def delete(server_id, migration_id):
-    version = api_app.version()
+    version = api_req.version()
     _require(version, '2.24')
     instance = common.get_instance(
         server_id, 'os_compute_api:servers:migrations:delete')
     migration = _live_migration_of(instance, migration_id)
-    allowed = ('running',) if version < '2.65' else \
-        ('queued', 'preparing', 'running')
+    allowed = (states.M_RUNNING,) if version < '2.65' else \
+        states.LIVE_MIGRATION_ABORTABLE
     if migration['status'] not in allowed:
         raise InvalidMigrationState(
             migration_id=migration_id, instance_uuid=instance['uuid'],
@@ -285,8 +272,8 @@ def delete(server_id, migration_id):
     common.record_action(instance, 'live_migration_cancel')
     if _cancel_waiting(migration):
         return common.accepted()
-    api_app.services().compute.live_migration_abort(
-        api_app.context(), migration['source_compute'], instance['uuid'],
+    api_req.services().compute.live_migration_abort(
+        api_req.context(), migration['source_compute'], instance['uuid'],
         migration['id'])
     return common.accepted()
 
@@ -304,15 +291,3 @@ def _cancel_waiting(migration):
     except exception.MoveConflict:
         return False
     return True
-
-
-def register(app):
-    base = '/v2.1/servers/<server_id>/migrations'
-    app.add_url_rule(base, 'server_migrations_index', index,
-                     methods=['GET'])
-    app.add_url_rule(base + '/<migration_id>', 'server_migrations_show',
-                     show, methods=['GET'])
-    app.add_url_rule(base + '/<migration_id>', 'server_migrations_delete',
-                     delete, methods=['DELETE'])
-    app.add_url_rule(base + '/<migration_id>/action',
-                     'server_migrations_action', action, methods=['POST'])

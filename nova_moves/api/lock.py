@@ -15,9 +15,8 @@ action's own compare-and-swap does not stop that action (Nova's check
 reads too); lock and unlock themselves write without a task_state, so
 they never race a move's state.
 """
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
-from nova_moves.api import microversion
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -38,40 +37,26 @@ def _body(name, inner):
             'additionalProperties': False, 'properties': {name: inner}}
 
 
-BODY_SCHEMAS = {
-    'lock': [('2.1', '2.72', _body('lock', _NULL_OR_EMPTY)),
-             ('2.73', microversion.MAX_VERSION, _body('lock', _LOCK_273))],
-    'unlock': [('2.1', microversion.MAX_VERSION,
-                _body('unlock', _NULL_OR_EMPTY))],
-}
-
-
 class InstanceIsLocked(exception.Conflict):
     msg_fmt = 'Instance %(instance_uuid)s is locked'
 
 
-def _schema(name):
-    version = api_app.version()
-    for low, high, schema in BODY_SCHEMAS[name]:
-        if low <= version <= high:
-            return schema
-    raise exception.NotFound()
-
-
 def check_not_locked(instance):
     """409 when ``instance`` is locked and the caller is not admin."""
-    if instance.get('locked_by') and not api_app.context().is_admin:
+    if instance.get('locked_by') and not api_req.context().is_admin:
         raise InstanceIsLocked(instance_uuid=instance['uuid'])
 
 
 def _caller_is(instance):
     """'owner' for a caller of the server's project, else 'admin'."""
-    return ('owner' if api_app.context().project_id ==
+    return ('owner' if api_req.context().project_id ==
             instance['project_id'] else 'admin')
 
 
+@validation.schema(_body('lock', _NULL_OR_EMPTY), max_version='2.72')
+@validation.schema(_body('lock', _LOCK_273), min_version='2.73')
 def lock(server_id, value):
-    body = validation.validate({'lock': value}, _schema('lock'))['lock']
+    body = validation.body()['lock']
     instance = common.get_instance(server_id, LOCK_RULE)
     locked_by = _caller_is(instance)
     # Nova: an owner locking a locked server changes nothing; an admin
@@ -85,12 +70,13 @@ def lock(server_id, value):
     return common.accepted()
 
 
+@validation.schema(_body('unlock', _NULL_OR_EMPTY))
 def unlock(server_id, value):
-    validation.validate({'unlock': value}, _schema('unlock'))
+    validation.body()
     instance = common.get_instance(server_id, UNLOCK_RULE)
     locked_by = instance.get('locked_by')
     if locked_by and locked_by != _caller_is(instance):
-        api_app.authorize(UNLOCK_OVERRIDE_RULE,
+        api_req.authorize(UNLOCK_OVERRIDE_RULE,
                           {'project_id': instance['project_id']})
     common.record_action(instance, 'unlock')
     db_api.instance_update(instance['uuid'], {'locked_by': None,

@@ -12,7 +12,7 @@ the scheduler and claim on that host directly) and ``check`` (seed 003:
 only ask the scheduler whether the host would do; 200 with the verdict,
 nothing changes).
 """
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import quotas
 from nova_moves.api import validation
@@ -70,39 +70,23 @@ MIGRATE_SCHEMA_V256 = {
     'additionalProperties': False,
 }
 
-BODY_SCHEMAS = {
-    'resize': [('2.1', None, RESIZE_SCHEMA)],
-    'confirmResize': [('2.1', None, CONFIRM_SCHEMA)],
-    'revertResize': [('2.1', None, REVERT_SCHEMA)],
-    'migrate': [('2.1', '2.55', MIGRATE_SCHEMA),
-                ('2.56', None, MIGRATE_SCHEMA_V256)],
-}
-
-MOVABLE_VM_STATES = ['active', 'stopped']
+# Where a resize or cold migration may start from.
+MOVABLE_VM_STATES = list(states.ALLOW_RESIZE)
 
 
-def _schema_for(name):
-    version = api_app.version()
-    for low, high, schema in BODY_SCHEMAS[name]:
-        if version >= low and (high is None or version <= high):
-            return schema
-    raise exception.ValidationError(detail='%s is not supported at '
-                                           'microversion %s' % (name, version))
-
-
-def _validate(name, value):
-    return validation.validate({name: value}, _schema_for(name))[name]
+def _validated(name):
+    return validation.body()[name]
 
 
 def _start_move(instance, method, action, **rpc_kwargs):
     """CAS task_state and record the action (one transaction), then cast
     the conductor. A failure before the cast leaves the server as it
     was; losing the CAS is a 409 and records nothing."""
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     common.start_move(instance, method, states.RESIZE_PREP,
                       MOVABLE_VM_STATES, action)
     try:
-        api_app.services().conductor.migrate_server(
+        api_req.services().conductor.migrate_server(
             ctxt, instance['uuid'], live=False, do_cast=True, **rpc_kwargs)
     except Exception:
         common.abandon_move(instance['uuid'], states.RESIZE_PREP)
@@ -110,9 +94,10 @@ def _start_move(instance, method, action, **rpc_kwargs):
     return common.accepted()
 
 
+@validation.schema(RESIZE_SCHEMA)
 def resize(server_id, value):
     instance = common.get_instance(server_id, 'os_compute_api:servers:resize')
-    body = _validate('resize', value)
+    body = _validated('resize')
     flavor = common.flavor_ref(body['flavorRef'])
     if flavor['flavorid'] == instance['flavor']['flavorid']:
         raise exception.ValidationError(
@@ -132,10 +117,12 @@ def resize(server_id, value):
     return response
 
 
+@validation.schema(MIGRATE_SCHEMA, max_version='2.55')
+@validation.schema(MIGRATE_SCHEMA_V256, min_version='2.56')
 def migrate(server_id, value):
     instance = common.get_instance(
         server_id, 'os_compute_api:os-migrate-server:migrate')
-    body = _validate('migrate', value) or {}
+    body = _validated('migrate') or {}
     host = body.get('host')
     force = validation.to_bool(body.get('force') or False)
     check = validation.to_bool(body.get('check', False))
@@ -148,7 +135,7 @@ def migrate(server_id, value):
             detail='check and force cannot both be true: check asks the '
                    'scheduler, force bypasses it.')
     if host:
-        api_app.authorize('os_compute_api:os-migrate-server:migrate:host',
+        api_req.authorize('os_compute_api:os-migrate-server:migrate:host',
                           {'project_id': instance['project_id']})
         try:
             db_api.compute_node_get_by_host(host)
@@ -168,63 +155,68 @@ def migrate(server_id, value):
 
 def _finished_migration(instance):
     migrations = db_api.migration_get_all(instance_uuid=instance['uuid'],
-                                          status='finished')
+                                          status=states.M_FINISHED)
     migrations = [m for m in migrations
-                  if m['migration_type'] in ('resize', 'migration')]
+                  if m['migration_type'] in states.COLD_MIGRATION_TYPES]
     if not migrations:
         raise exception.Invalid(reason='Instance has not been resized.')
     return migrations[0]
 
 
+@validation.schema(CONFIRM_SCHEMA)
 def confirm_resize(server_id, value):
     instance = common.get_instance(server_id,
                                    'os_compute_api:servers:confirm_resize')
-    _validate('confirmResize', value)
-    common.check_state(instance, 'confirmResize', ['resized'])
+    _validated('confirmResize')
+    common.check_state(instance, 'confirmResize', [states.RESIZED])
     # The compare-and-swap that makes a second confirm (or a revert) lose,
     # with the action in the same transaction.
     migration = db_api.migration_finished_to(
-        instance['uuid'], 'confirming',
+        instance['uuid'], states.M_CONFIRMING,
         common.action_of(instance, 'confirmResize'))
     try:
-        api_app.services().compute.confirm_resize(
-            api_app.context(), migration['source_compute'], instance['uuid'],
+        api_req.services().compute.confirm_resize(
+            api_req.context(), migration['source_compute'], instance['uuid'],
             migration['uuid'])
     except Exception:
-        _restore_migration(migration, 'confirming')
+        _restore_migration(migration, states.M_CONFIRMING)
         raise
     return common.no_content()
 
 
+@validation.schema(REVERT_SCHEMA)
 def revert_resize(server_id, value):
     instance = common.get_instance(server_id,
                                    'os_compute_api:servers:revert_resize')
-    _validate('revertResize', value)
-    common.check_state(instance, 'revertResize', ['resized'])
+    _validated('revertResize')
+    common.check_state(instance, 'revertResize', [states.RESIZED])
     migration = _finished_migration(instance)
-    common.claim_task_state(instance, 'revertResize', 'resize_reverting',
-                            ['resized'])
+    common.claim_task_state(instance, 'revertResize',
+                            states.RESIZE_REVERTING, [states.RESIZED])
     try:
-        db_api.migration_update(migration['id'], {'status': 'reverting'},
-                                expected_status=['finished'])
+        db_api.migration_update(migration['id'],
+                                {'status': states.M_REVERTING},
+                                expected_status=[states.M_FINISHED])
     except exception.Conflict:
-        common.release_task_state(instance['uuid'], 'resize_reverting')
+        common.release_task_state(instance['uuid'],
+                                  states.RESIZE_REVERTING)
         raise
     try:
         common.record_action(instance, 'revertResize')
-        api_app.services().compute.revert_resize(
-            api_app.context(), migration['dest_compute'], instance['uuid'],
+        api_req.services().compute.revert_resize(
+            api_req.context(), migration['dest_compute'], instance['uuid'],
             migration['uuid'])
     except Exception:
-        _restore_migration(migration, 'reverting')
-        common.release_task_state(instance['uuid'], 'resize_reverting')
+        _restore_migration(migration, states.M_REVERTING)
+        common.release_task_state(instance['uuid'],
+                                  states.RESIZE_REVERTING)
         raise
     return common.accepted()
 
 
 def _restore_migration(migration, status):
     try:
-        db_api.migration_update(migration['id'], {'status': 'finished'},
+        db_api.migration_update(migration['id'], {'status': states.M_FINISHED},
                                 expected_status=[status])
     except exception.NovaMovesException:
         pass

@@ -10,7 +10,7 @@ import re
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import extensions
 from nova_moves.db import api as db_api
@@ -81,28 +81,28 @@ def view(migration, version, with_phases=False):
 def show(migration_id):
     """GET /os-migrations/{id} (id or uuid): a nova_moves addition, Nova
     has no such route. Any migration, with its phases."""
-    api_app.authorize(RULE)
+    api_req.authorize(RULE)
     migration = db_api.migration_get(migration_id)  # 404 when unknown
-    if migration['project_id'] != api_app.context().project_id and \
-            not api_app.can(RULE + ':all_projects'):
+    if migration['project_id'] != api_req.context().project_id and \
+            not api_req.can(RULE + ':all_projects'):
         # Another project's: not there, for this caller.
         raise exception.MigrationNotFound(migration_id=migration_id)
-    body = view(migration, api_app.version(), with_phases=True)
-    if not api_app.can(RULE + ':host'):
+    body = view(migration, api_req.version(), with_phases=True)
+    if not api_req.can(RULE + ':host'):
         hide_hosts(body)
     return flask.jsonify({'migration': body})
 
 
 def index():
-    api_app.authorize(RULE)
-    version = api_app.version()
+    api_req.authorize(RULE)
+    version = api_req.version()
     args = flask.request.args
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     # As Nova: no project_id, or another project's, needs all_projects.
     own_project = args.get('project_id') == ctxt.project_id
     if not own_project:
-        api_app.authorize(RULE + ':all_projects')
-    with_hosts = api_app.can(RULE + ':host')
+        api_req.authorize(RULE + ':all_projects')
+    with_hosts = api_req.can(RULE + ':host')
     filters = {'instance_uuid': args.get('instance_uuid'),
                'host': args.get('host'),
                'source_compute': args.get('source_compute'),
@@ -140,10 +140,3 @@ def index():
     if links:
         body['migrations_links'] = links
     return flask.jsonify(body)
-
-
-def register(app):
-    app.add_url_rule('/v2.1/os-migrations', 'migrations_index', index,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/os-migrations/<migration_id>', 'migrations_show',
-                     show, methods=['GET'])

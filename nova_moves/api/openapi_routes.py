@@ -3,7 +3,7 @@ PUT /servers/{id}, quota classes, hypervisor search/servers and the v2.0
 version document (openapi.py merges them; kept here so that module stays
 small)."""
 from nova_moves.api.openapi_schemas import (
-    ANY_OBJ, INT, LINKS, SCHEMAS, STR, f, listing, obj, ref, wrap)
+    INT, SCHEMAS, STR, f, listing, obj, ref, wrap)
 
 
 def _ok(schema, description='OK'):
@@ -123,32 +123,4 @@ ALIASES = {'v20_slash': 'v20'}
 NO_TOKEN = {'v20', 'v20_slash'}
 
 
-def request_bodies(tagged):
-    """``tagged(versions)``: openapi's _tagged_alternatives."""
-    from nova_moves.api import microversion
-    from nova_moves.api import quota_classes
-    from nova_moves.api import server_metadata
-    from nova_moves.api import servers
-    from nova_moves.api import flavors
-    return {
-        'flavors_update': [flavors._UPDATE_SCHEMA],
-        'servers_update': tagged([
-            ('2.1', '2.18', servers._update_schema(
-                microversion.APIVersion('2.1'))),
-            ('2.19', None, servers._update_schema(
-                microversion.APIVersion('2.19')))]),
-        'server_metadata_create': [server_metadata._SET_SCHEMA],
-        'server_metadata_update_all': [server_metadata._SET_SCHEMA],
-        'server_metadata_update': [server_metadata._ITEM_SCHEMA],
-        'quota_class_sets_update': tagged([
-            ('2.1', '2.49', quota_classes._schema(
-                microversion.APIVersion('2.1'))),
-            ('2.50', '2.56', quota_classes._schema(
-                microversion.APIVersion('2.50'))),
-            ('2.57', None, quota_classes._schema(
-                microversion.APIVersion('2.57')))]),
-    }
-
-
-__all__ = ['ANY_OBJ', 'LINKS', 'OPERATIONS', 'ALIASES', 'NO_TOKEN',
-           'request_bodies']
+__all__ = ['OPERATIONS', 'ALIASES', 'NO_TOKEN']

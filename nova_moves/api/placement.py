@@ -5,18 +5,13 @@ keeps placement in its own database; this is how operators, the harness
 and the tests look at it."""
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.db import api as db_api
 
 
 def show():
-    api_app.authorize('nova_moves:placement:show')
+    api_req.authorize('nova_moves:placement:show')
     return flask.jsonify({
         'resource_providers': db_api.provider_usages(),
         'allocations': db_api.allocations_all(),
         'consumer_generations': db_api.consumer_generations_all()})
-
-
-def register(app):
-    app.add_url_rule('/v2.1/os-nova-moves-placement', 'placement_show', show,
-                     methods=['GET'])

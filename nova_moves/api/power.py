@@ -8,7 +8,7 @@ which powers the guest on or off and sets vm_state and power_state.
 Nothing moves: no migration, no allocation change. Evacuate at 2.95
 leaves the server SHUTOFF on its new host; os-start powers it back on.
 """
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import validation
 from nova_moves import exception
@@ -17,10 +17,12 @@ from nova_moves import states
 # The body is ignored by Nova; null or an empty object.
 _NO_PARAMS = {'type': ['null', 'object'], 'properties': {},
               'additionalProperties': False}
-BODY_SCHEMAS = {name: [('2.1', None, {
-    'type': 'object', 'properties': {name: _NO_PARAMS},
-    'required': [name], 'additionalProperties': False})]
-    for name in ('os-start', 'os-stop')}
+
+
+def _body(name):
+    return {'type': 'object', 'properties': {name: _NO_PARAMS},
+            'required': [name], 'additionalProperties': False}
+
 
 # action -> (policy, vm_states it starts from, task_state, action name,
 #            compute method)
@@ -40,8 +42,8 @@ class PowerNotSupported(exception.Conflict):
 def _power(name, server_id, value):
     policy, vm_states, task_state, action, method = _ACTIONS[name]
     instance = common.get_instance(server_id, policy)
-    validation.validate({name: value}, BODY_SCHEMAS[name][0][2])
-    compute = api_app.services().compute
+    validation.body()
+    compute = api_req.services().compute
     if not compute.can_power():
         raise PowerNotSupported(action=name)
     if not instance['host']:
@@ -52,7 +54,7 @@ def _power(name, server_id, value):
     common.claim_task_state(instance, name, task_state, vm_states)
     try:
         common.record_action(instance, action)
-        getattr(compute, method)(api_app.context(), instance['host'],
+        getattr(compute, method)(api_req.context(), instance['host'],
                                  instance['uuid'])
     except Exception:
         common.release_task_state(instance['uuid'], task_state)
@@ -60,10 +62,12 @@ def _power(name, server_id, value):
     return common.accepted()
 
 
+@validation.schema(_body('os-start'))
 def start(server_id, value):
     return _power('os-start', server_id, value)
 
 
+@validation.schema(_body('os-stop'))
 def stop(server_id, value):
     return _power('os-stop', server_id, value)
 

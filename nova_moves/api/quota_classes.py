@@ -5,9 +5,9 @@ server_group_members come; the injected-file fields go at 2.57). Only the
 (api/quotas.py). Other class names are stored and shown, as Nova."""
 import flask
 
-from nova_moves.api import app as api_app
-from nova_moves.api import common
+from nova_moves.api import request as api_req
 from nova_moves.api import input_guard
+from nova_moves.api import microversion
 from nova_moves.api import quotas
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -50,10 +50,10 @@ def _values(class_name, version):
 
 
 def show(class_name):
-    api_app.authorize('os_compute_api:os-quota-class-sets:show')
+    api_req.authorize('os_compute_api:os-quota-class-sets:show')
     class_name = _class_name(class_name)
     return flask.jsonify({'quota_class_set': dict(
-        _values(class_name, api_app.version()), id=class_name)})
+        _values(class_name, api_req.version()), id=class_name)})
 
 
 def _schema(version):
@@ -66,12 +66,16 @@ def _schema(version):
                 'properties': {name: value for name in fields(version)}}}}
 
 
+@validation.schema(_schema(microversion.APIVersion('2.1')),
+                   max_version='2.49')
+@validation.schema(_schema(microversion.APIVersion('2.50')), '2.50', '2.56')
+@validation.schema(_schema(microversion.APIVersion('2.57')),
+                   min_version='2.57')
 def update(class_name):
-    api_app.authorize('os_compute_api:os-quota-class-sets:update')
+    api_req.authorize('os_compute_api:os-quota-class-sets:update')
     class_name = _class_name(class_name)
-    version = api_app.version()
-    body = validation.validate(common.json_body(),
-                               _schema(version))['quota_class_set']
+    version = api_req.version()
+    body = validation.body()['quota_class_set']
     values = {}
     for name, value in body.items():
         value = int(value)
@@ -83,10 +87,3 @@ def update(class_name):
     db_api.quota_class_set(class_name, values)
     # Nova's update answer carries no id.
     return flask.jsonify({'quota_class_set': _values(class_name, version)})
-
-
-def register(app):
-    base = '/v2.1/os-quota-class-sets/<class_name>'
-    app.add_url_rule(base, 'quota_class_sets_show', show, methods=['GET'])
-    app.add_url_rule(base, 'quota_class_sets_update', update,
-                     methods=['PUT'])

@@ -10,8 +10,8 @@ import functools
 
 import flask
 
-from nova_moves.api import app as api_app
-from nova_moves.api import common
+from nova_moves.api import request as api_req
+from nova_moves.api import microversion
 from nova_moves.api import validation
 from nova_moves import conf
 from nova_moves.db import api as db_api
@@ -105,32 +105,42 @@ def _body(project_id, values):
 
 def show(project_id):
     project(project_id)
-    api_app.authorize('os_compute_api:os-quota-sets:show',
+    api_req.authorize('os_compute_api:os-quota-sets:show',
                       {'project_id': project_id})
-    return _body(project_id, limits(project_id, api_app.version()))
+    return _body(project_id, limits(project_id, api_req.version()))
 
 
 def detail(project_id):
     project(project_id)
-    api_app.authorize('os_compute_api:os-quota-sets:detail',
+    api_req.authorize('os_compute_api:os-quota-sets:detail',
                       {'project_id': project_id})
     used = db_api.quota_usage(project_id)
     return _body(project_id, {
         name: {'limit': limit, 'in_use': used.get(name, 0), 'reserved': 0}
-        for name, limit in limits(project_id, api_app.version()).items()})
+        for name, limit in limits(project_id, api_req.version()).items()})
 
 
 def defaults(project_id):
     project(project_id)
-    api_app.authorize('os_compute_api:os-quota-sets:defaults',
+    api_req.authorize('os_compute_api:os-quota-sets:defaults',
                       {'project_id': project_id})
-    return _body(project_id, _defaults(api_app.version()))
+    return _body(project_id, _defaults(api_req.version()))
+
+
+def _field_names(version):
+    names = list(ENFORCED) + list(_OTHER)
+    if version < '2.57':
+        names += list(_BEFORE_2_57)
+    if version < '2.36':
+        names += list(_BEFORE_2_36)
+    return names
 
 
 def _update_schema(version):
     value = {'type': ['integer', 'string'], 'pattern': '^-?[0-9]{1,10}$',
              'minimum': -1, 'maximum': MAX_INT}
-    props = {name: value for name in _config_defaults(version)}
+    props = {name: value for name in _field_names(
+        microversion.APIVersion(version))}
     props['force'] = validation.BOOLEAN
     return {'type': 'object', 'required': ['quota_set'],
             'additionalProperties': False,
@@ -139,13 +149,15 @@ def _update_schema(version):
                 'additionalProperties': False}}}
 
 
+@validation.schema(_update_schema('2.1'), max_version='2.35')
+@validation.schema(_update_schema('2.36'), '2.36', '2.56')
+@validation.schema(_update_schema('2.57'), min_version='2.57')
 def update(project_id):
     project(project_id)
-    api_app.authorize('os_compute_api:os-quota-sets:update',
+    api_req.authorize('os_compute_api:os-quota-sets:update',
                       {'project_id': project_id})
-    version = api_app.version()
-    body = validation.validate(common.json_body(),
-                               _update_schema(version))['quota_set']
+    version = api_req.version()
+    body = validation.body()['quota_set']
     force = validation.to_bool(body.pop('force', False))
     values = {}
     for name, value in body.items():
@@ -170,18 +182,7 @@ def update(project_id):
 
 def delete(project_id):
     project(project_id)
-    api_app.authorize('os_compute_api:os-quota-sets:delete',
+    api_req.authorize('os_compute_api:os-quota-sets:delete',
                       {'project_id': project_id})
     db_api.quota_delete_project(project_id)
     return flask.Response(status=202)
-
-
-def register(app):
-    base = '/v2.1/os-quota-sets/<project_id>'
-    app.add_url_rule(base, 'quota_sets_show', show, methods=['GET'])
-    app.add_url_rule(base, 'quota_sets_update', update, methods=['PUT'])
-    app.add_url_rule(base, 'quota_sets_delete', delete, methods=['DELETE'])
-    app.add_url_rule(base + '/detail', 'quota_sets_detail', detail,
-                     methods=['GET'])
-    app.add_url_rule(base + '/defaults', 'quota_sets_defaults', defaults,
-                     methods=['GET'])

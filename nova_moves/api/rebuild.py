@@ -20,10 +20,9 @@ import secrets
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import lifecycle
-from nova_moves.api import microversion
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
@@ -75,17 +74,6 @@ _CERTS = ('trusted_image_certificates', {
 _HOSTNAME = ('hostname', {'type': 'string', 'minLength': 2, 'maxLength': 63,
                           'pattern': r'^[a-zA-Z0-9]+[a-zA-Z0-9-]*$'})
 
-BODY_SCHEMAS = {'rebuild': [
-    ('2.1', '2.18', _schema()),
-    ('2.19', '2.53', _schema([_DESC])),
-    ('2.54', '2.56', _schema([_DESC, _KEY])),
-    ('2.57', '2.62', _schema([_DESC, _KEY, _USER_DATA], ['personality'])),
-    ('2.63', '2.89', _schema([_DESC, _KEY, _USER_DATA, _CERTS],
-                             ['personality'])),
-    ('2.90', microversion.MAX_VERSION,
-     _schema([_DESC, _KEY, _USER_DATA, _CERTS, _HOSTNAME],
-             ['personality'])),
-]}
 
 
 # What Nova's rebuild response leaves out below 2.75.
@@ -116,18 +104,19 @@ def _rebuild_view(server, version):
     return server
 
 
-def _schema_for(version):
-    for low, high, schema in BODY_SCHEMAS['rebuild']:
-        if low <= version <= high:
-            return schema
-    raise exception.NotFound()
-
-
+@validation.schema(_schema(), max_version='2.18')
+@validation.schema(_schema([_DESC]), '2.19', '2.53')
+@validation.schema(_schema([_DESC, _KEY]), '2.54', '2.56')
+@validation.schema(_schema([_DESC, _KEY, _USER_DATA], ['personality']),
+                   '2.57', '2.62')
+@validation.schema(_schema([_DESC, _KEY, _USER_DATA, _CERTS],
+                           ['personality']), '2.63', '2.89')
+@validation.schema(_schema([_DESC, _KEY, _USER_DATA, _CERTS, _HOSTNAME],
+                           ['personality']), '2.90')
 def rebuild(server_id, value):
-    body = validation.validate({'rebuild': value}, _schema_for(
-        api_app.version()))['rebuild']
+    body = validation.body()['rebuild']
     instance = common.get_instance(server_id, POLICY)
-    compute = api_app.services().compute
+    compute = api_req.services().compute
     if not compute.can_lifecycle():
         raise lifecycle.LifecycleNotSupported(action='rebuild')
     lifecycle._require_host('rebuild', instance)
@@ -142,7 +131,7 @@ def rebuild(server_id, value):
         instance = db_api.instance_update(
             instance['uuid'], values, expected_task_state=[TASK_STATE])
         compute.rebuild_instance_same_host(
-            api_app.context(), instance['host'], instance['uuid'],
+            api_req.context(), instance['host'], instance['uuid'],
             image_ref=body['imageRef'])
     except Exception:
         # Nothing reached the compute: the server is as it was.
@@ -154,7 +143,7 @@ def rebuild(server_id, value):
         common.release_task_state(instance['uuid'], TASK_STATE)
         raise
     server = _rebuild_view(views.server_detail(instance, show=True),
-                           api_app.version())
+                           api_req.version())
     # Nova returns the new admin password ([api] enable_instance_password
     # defaults to true): the one given, or a generated one.
     server['adminPass'] = body.get('adminPass') or secrets.token_urlsafe(9)

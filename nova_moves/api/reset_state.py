@@ -22,7 +22,7 @@ What it does, in this order:
    compare-and-swap on purpose, as Nova's).
 No instance action is recorded (Nova records none).
 """
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -32,13 +32,13 @@ from nova_moves import states
 ACTION = 'os-resetState'
 POLICY = 'os_compute_api:os-admin-actions:reset_state'
 
-BODY_SCHEMAS = {ACTION: [('2.1', None, {
+SCHEMA = {
     'type': 'object', 'required': [ACTION], 'additionalProperties': False,
     'properties': {ACTION: {
         'type': 'object', 'required': ['state'],
         'additionalProperties': False,
         'properties': {'state': {'type': 'string',
-                                 'enum': list(states.RESET_VM_STATES)}}}}})]}
+                                 'enum': list(states.RESET_VM_STATES)}}}}}
 
 # Under way: what move_failed may end. Parked and terminal ones are not.
 _PARKED = (states.M_FINISHED, states.M_DONE)
@@ -55,9 +55,9 @@ def _open_migrations(instance_uuid):
             if m['status'] not in states.MIGRATION_TERMINAL_STATUSES]
 
 
+@validation.schema(SCHEMA)
 def reset_state(server_id, value):
-    body = validation.validate({ACTION: value},
-                               BODY_SCHEMAS[ACTION][0][2])[ACTION]
+    body = validation.body()[ACTION]
     instance = common.get_instance(server_id, POLICY)
     state = body['state']
     for migration in _open_migrations(instance['uuid']):
@@ -66,7 +66,7 @@ def reset_state(server_id, value):
                                            migration=migration['uuid'])
         if migration['status'] in _PARKED:
             continue
-        ctxt = api_app.context()
+        ctxt = api_req.context()
         try:
             db_api.move_failed(
                 migration['uuid'],

@@ -5,7 +5,7 @@ A locked server (api/lock.py) refuses every action but lock, unlock and
 os-resetState to a caller who is not admin, with a 409; the action's
 own policy is asked first (POLICIES), so a caller it refuses gets its
 403 as in Nova."""
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import evacuate
 from nova_moves.api import lifecycle
@@ -47,17 +47,17 @@ def _check_lock(server_id, name):
     """409 for a non-admin acting on a locked server it may act on;
     anything else (unknown server, another project's, a refused policy)
     is left to the handler's own 404 / 403."""
-    if name in NOT_LOCKED_OUT or api_app.context().is_admin:
+    if name in NOT_LOCKED_OUT or api_req.context().is_admin:
         return
     try:
         instance = db_api.instance_get(server_id)
     except exception.InstanceNotFound:
         return
     if not instance.get('locked_by') or \
-            instance['project_id'] != api_app.context().project_id:
+            instance['project_id'] != api_req.context().project_id:
         return
     rule = POLICIES.get(name)
-    if rule and not api_app.can(rule, {'project_id': instance['project_id']}):
+    if rule and not api_req.can(rule, {'project_id': instance['project_id']}):
         return
     lock.check_not_locked(instance)
 
@@ -74,9 +74,5 @@ def action(server_id):
         raise exception.ValidationError(
             detail='There is no such action: %s' % name)
     _check_lock(server_id, name)
-    return handler(server_id, value)
-
-
-def register(app):
-    app.add_url_rule('/v2.1/servers/<server_id>/action', 'server_action',
-                     action, methods=['POST'])
+    # The action's @validation.schema declarations apply from here.
+    return api_req.dispatch(handler, server_id, value)

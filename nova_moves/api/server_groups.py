@@ -9,8 +9,9 @@ scheduler honours the policy at boot and on every move
 """
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
+from nova_moves.api import microversion
 from nova_moves.api import quotas
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -76,12 +77,17 @@ def _rules(body):
     return rules
 
 
+@validation.schema(_create_schema(microversion.APIVersion('2.1')),
+                   max_version='2.14')
+@validation.schema(_create_schema(microversion.APIVersion('2.15')),
+                   '2.15', '2.63')
+@validation.schema(_create_schema(microversion.APIVersion('2.64')),
+                   min_version='2.64')
 def create():
-    ctxt = api_app.context()
-    api_app.authorize('os_compute_api:os-server-groups:create')
-    version = api_app.version()
-    body = validation.validate(common.json_body(),
-                               _create_schema(version))['server_group']
+    ctxt = api_req.context()
+    api_req.authorize('os_compute_api:os-server-groups:create')
+    version = api_req.version()
+    body = validation.body()['server_group']
     if 'policies' in body:
         body['policy'] = body['policies'][0]
     rules = _rules(body)
@@ -112,17 +118,17 @@ def _paging():
 
 
 def index():
-    ctxt = api_app.context()
-    api_app.authorize('os_compute_api:os-server-groups:index')
+    ctxt = api_req.context()
+    api_req.authorize('os_compute_api:os-server-groups:index')
     project = ctxt.project_id
     if validation.to_bool(flask.request.args.get('all_projects', False)) \
-            and api_app.can('os_compute_api:os-server-groups:index:'
+            and api_req.can('os_compute_api:os-server-groups:index:'
                             'all_projects'):
         project = None
     limit, offset = _paging()
     groups = db_api.server_group_get_all(project_id=project, limit=limit,
                                          offset=offset)
-    version = api_app.version()
+    version = api_req.version()
     return flask.jsonify({'server_groups': [view(g, version)
                                             for g in groups]})
 
@@ -131,19 +137,19 @@ def _visible(group_id):
     """The group if the policy lets the caller see it (Nova checks the
     rule against the group's project: another project's group is 403)."""
     group = db_api.server_group_get(group_id)
-    api_app.authorize('os_compute_api:os-server-groups:show',
+    api_req.authorize('os_compute_api:os-server-groups:show',
                       {'project_id': group['project_id']})
     return group
 
 
 def show(group_id):
     return flask.jsonify({'server_group': view(_visible(group_id),
-                                               api_app.version())})
+                                               api_req.version())})
 
 
 def delete(group_id):
     group = _visible(group_id)
-    api_app.authorize('os_compute_api:os-server-groups:delete',
+    api_req.authorize('os_compute_api:os-server-groups:delete',
                       {'project_id': group['project_id']})
     db_api.server_group_delete(group['uuid'])
     return common.no_content()
@@ -176,14 +182,3 @@ def join(ctxt, group, instance_uuid):
     return db_api.server_group_member_add(
         group['uuid'], instance_uuid, ctxt.project_id,
         quotas.limits(ctxt.project_id)['server_group_members'])
-
-
-def register(app):
-    app.add_url_rule('/v2.1/os-server-groups', 'server_groups_create',
-                     create, methods=['POST'])
-    app.add_url_rule('/v2.1/os-server-groups', 'server_groups_index',
-                     index, methods=['GET'])
-    app.add_url_rule('/v2.1/os-server-groups/<group_id>',
-                     'server_groups_show', show, methods=['GET'])
-    app.add_url_rule('/v2.1/os-server-groups/<group_id>',
-                     'server_groups_delete', delete, methods=['DELETE'])

@@ -65,18 +65,20 @@ def index(server_id):
 
 def _update(server_id, action, replace):
     instance = _instance(server_id, action)
-    body = validation.validate(common.json_body(), _SET_SCHEMA)
+    body = validation.body()
     metadata = db_api.instance_metadata_update(
         instance['uuid'], body['metadata'], replace=replace,
         check=checker(instance['project_id']))
     return flask.jsonify({'metadata': metadata})
 
 
+@validation.schema(_SET_SCHEMA)
 def create(server_id):
     """POST: merge into the server's metadata."""
     return _update(server_id, 'create', replace=False)
 
 
+@validation.schema(_SET_SCHEMA)
 def update_all(server_id):
     """PUT: replace the server's metadata."""
     return _update(server_id, 'update_all', replace=True)
@@ -90,9 +92,10 @@ def show(server_id, key):
     return flask.jsonify({'meta': {key: metadata[key]}})
 
 
+@validation.schema(_ITEM_SCHEMA)
 def update(server_id, key):
     instance = _instance(server_id, 'update')
-    body = validation.validate(common.json_body(), _ITEM_SCHEMA)['meta']
+    body = validation.body()['meta']
     if key not in body:
         raise exception.ValidationError(detail='Request body and URI '
                                                'mismatch')
@@ -105,18 +108,3 @@ def delete(server_id, key):
     instance = _instance(server_id, 'delete')
     db_api.instance_metadata_delete(instance['uuid'], key)
     return common.no_content()
-
-
-def register(app):
-    base = '/v2.1/servers/<server_id>/metadata'
-    app.add_url_rule(base, 'server_metadata_index', index, methods=['GET'])
-    app.add_url_rule(base, 'server_metadata_create', create,
-                     methods=['POST'])
-    app.add_url_rule(base, 'server_metadata_update_all', update_all,
-                     methods=['PUT'])
-    app.add_url_rule(base + '/<key>', 'server_metadata_show', show,
-                     methods=['GET'])
-    app.add_url_rule(base + '/<key>', 'server_metadata_update', update,
-                     methods=['PUT'])
-    app.add_url_rule(base + '/<key>', 'server_metadata_delete', delete,
-                     methods=['DELETE'])

@@ -6,10 +6,11 @@ import secrets
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import lock
+from nova_moves.api import microversion
 from nova_moves.api import quotas
 from nova_moves.api import server_groups
 from nova_moves.api import server_metadata
@@ -73,18 +74,19 @@ def _parse_az(value):
         return None, None
     zone, _, host = value.partition(':')
     if host:
-        api_app.authorize('os_compute_api:servers:create:forced_host')
+        api_req.authorize('os_compute_api:servers:create:forced_host')
     return zone or None, host or None
 
 
+@validation.schema(CREATE_SCHEMA)
 def create():
-    ctxt = api_app.context()
-    api_app.authorize('os_compute_api:servers:create')
-    request = validation.validate(common.json_body(), CREATE_SCHEMA)
+    ctxt = api_req.context()
+    api_req.authorize('os_compute_api:servers:create')
+    request = validation.body()
     body = request['server']
     group = server_groups.group_hint(ctxt, request)
     flavor = common.flavor_ref(body['flavorRef'])
-    kept = kept_values(body, api_app.version())
+    kept = kept_values(body, api_req.version())
     server_metadata.check_count(ctxt.project_id, body.get('metadata'))
     zone, host = _parse_az(body.get('availability_zone'))
     if host:
@@ -114,7 +116,7 @@ def create():
             'availability_zone': zone, 'project_id': ctxt.project_id,
             'user_id': ctxt.user_id, 'ignore_hosts': [],
             'requested_destination': {'host': host} if host else None}
-    api_app.services().conductor.build_instances(ctxt, [instance['uuid']],
+    api_req.services().conductor.build_instances(ctxt, [instance['uuid']],
                                                  spec)
     return common.accepted({'server': {
         'id': instance['uuid'],
@@ -194,15 +196,15 @@ def _matchers(args):
 
 def _list_instances():
     """One page of the servers the request names, and its limit."""
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     # Nova has a rule per list: /servers and /servers/detail.
     rule = 'os_compute_api:servers:' + (
         'detail' if flask.request.path.endswith('/detail') else 'index')
-    api_app.authorize(rule)
+    api_req.authorize(rule)
     args = flask.request.args
     project = ctxt.project_id
     if _all_tenants(args):
-        api_app.authorize(rule + ':get_all_tenants')
+        api_req.authorize(rule + ':get_all_tenants')
         project = args.get('project_id') or args.get('tenant_id')
     host = args.get('host')
     if host and not ctxt.is_admin:
@@ -267,18 +269,17 @@ def _update_schema(version):
                                       'properties': props}}}
 
 
-_UPDATE_SCHEMAS = {}
-
-
+@validation.schema(_update_schema(microversion.APIVersion('2.1')),
+                   max_version='2.18')
+@validation.schema(_update_schema(microversion.APIVersion('2.19')),
+                   min_version='2.19')
 def update(server_id):
     """PUT /servers/{id}: name, access IPs, disk config, description
     (2.19); 200 with the server, as Nova."""
-    version = api_app.version()
+    version = api_req.version()
     instance = common.get_instance(server_id,
                                    'os_compute_api:servers:update')
-    schema = _UPDATE_SCHEMAS.setdefault(version >= '2.19',
-                                        _update_schema(version))
-    body = validation.validate(common.json_body(), schema)['server']
+    body = validation.body()['server']
     values = kept_values(body, version)
     if 'name' in body:
         values['display_name'] = body['name']
@@ -289,7 +290,7 @@ def update(server_id):
 
 
 def delete(server_id):
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     policy = 'os_compute_api:servers:delete'
     instance = common.get_instance(server_id, policy)
     lock.check_not_locked(instance)  # a locked server: admin only
@@ -322,7 +323,7 @@ def delete(server_id):
     # retire: a boot's scheduler claim still on its way is refused.
     db_api.allocations_delete(server_id, retire=True)
     if instance['host']:
-        api_app.services().compute.terminate_instance(ctxt, instance['host'],
+        api_req.services().compute.terminate_instance(ctxt, instance['host'],
                                                       server_id)
     db_api.instance_destroy(server_id)
     return common.no_content()
@@ -332,18 +333,3 @@ def delete(server_id):
 _DELETABLE_TASK_STATES = (None, 'scheduling', 'spawning')
 _TERMINAL_MIGRATION = ('confirmed', 'reverted', 'error', 'failed',
                        'completed', 'cancelled', 'done')
-
-
-def register(app):
-    app.add_url_rule('/v2.1/servers', 'servers_index', index,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/servers', 'servers_create', create,
-                     methods=['POST'])
-    app.add_url_rule('/v2.1/servers/detail', 'servers_detail', detail,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/servers/<server_id>', 'servers_show', show,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/servers/<server_id>', 'servers_update', update,
-                     methods=['PUT'])
-    app.add_url_rule('/v2.1/servers/<server_id>', 'servers_delete', delete,
-                     methods=['DELETE'])

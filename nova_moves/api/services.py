@@ -1,7 +1,7 @@
 """os-services: list, enable/disable, force down (the evacuate gate)."""
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import servicegroup_cache
@@ -57,7 +57,7 @@ def zone(service):
 
 
 def view(service):
-    version = api_app.version()
+    version = api_req.version()
     up = servicegroup_cache.is_up(service)
     body = {'id': service['uuid'] if version >= '2.53' else service['id'],
             'binary': api_binary(service['binary']),
@@ -74,7 +74,7 @@ def view(service):
 
 
 def index():
-    api_app.authorize('os_compute_api:os-services:list')
+    api_req.authorize('os_compute_api:os-services:list')
     args = flask.request.args
     services = db_api.service_get_all(binary=db_binary(args.get('binary')),
                                       host=args.get('host'))
@@ -95,14 +95,16 @@ def _values_from(body):
     return values
 
 
+@validation.schema(_LEGACY_SCHEMA, max_version='2.52')
+@validation.schema(UPDATE_SCHEMA, min_version='2.53')
 def update(service_id):
     """2.53+: PUT /os-services/{uuid}; older: PUT /os-services/{action}."""
-    api_app.authorize('os_compute_api:os-services:update')
-    version = api_app.version()
+    api_req.authorize('os_compute_api:os-services:update')
+    version = api_req.version()
     body = common.json_body()
     if version < '2.53':
         return _legacy_update(service_id, body, version)
-    validation.validate(body, UPDATE_SCHEMA)
+    validation.body()
     if body.get('status') != 'disabled' and 'disabled_reason' in body:
         raise exception.ValidationError(
             detail='Specifying a disabled_reason is only supported when the '
@@ -131,7 +133,7 @@ def _legacy_update(action, body, version):
         actions.add('force-down')
     if action not in actions:
         raise exception.NotFound('Unknown action %s' % action)
-    validation.validate(body, _LEGACY_SCHEMA)
+    validation.body()
     services = db_api.service_get_all(binary=db_binary(body['binary']),
                                       host=body['host'])
     if not services:
@@ -163,7 +165,7 @@ def _legacy_update(action, body, version):
 
 
 def delete(service_id):
-    api_app.authorize('os_compute_api:os-services:delete')
+    api_req.authorize('os_compute_api:os-services:delete')
     service = db_api.service_get(service_id)
     if service['binary'] == COMPUTE_BINARY and db_api.instance_get_all(
             host=service['host'], limit=1):
@@ -172,12 +174,3 @@ def delete(service_id):
                    'servers.' % service['host'])
     db_api.service_delete(service['id'])
     return common.no_content()
-
-
-def register(app):
-    app.add_url_rule('/v2.1/os-services', 'services_index', index,
-                     methods=['GET'])
-    app.add_url_rule('/v2.1/os-services/<service_id>', 'services_update',
-                     update, methods=['PUT'])
-    app.add_url_rule('/v2.1/os-services/<service_id>', 'services_delete',
-                     delete, methods=['DELETE'])

@@ -26,10 +26,9 @@ Each starts with one compare-and-swap of task_state with the action
 record (db move_start): the wrong state, or a request that got there
 first, is a 409 with nothing written.
 """
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import lifecycle
-from nova_moves.api import microversion
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -66,14 +65,6 @@ _UNSHELVE_291 = {'type': ['null', 'object'], 'additionalProperties': False,
                      # dry run of the placement on ``host`` (seed 003).
                      'check': validation.BOOLEAN}}
 
-BODY_SCHEMAS = {
-    'shelve': [('2.1', None, _body('shelve', _NULL))],
-    'shelveOffload': [('2.1', None, _body('shelveOffload', _NULL))],
-    'unshelve': [('2.1', '2.76', _body('unshelve', {'type': 'null'})),
-                 ('2.77', '2.90', _body('unshelve', _UNSHELVE_277)),
-                 ('2.91', microversion.MAX_VERSION,
-                  _body('unshelve', _UNSHELVE_291))],
-}
 
 
 class UnshelveNotOffloaded(exception.Conflict):
@@ -82,30 +73,27 @@ class UnshelveNotOffloaded(exception.Conflict):
                'is %(vm_state)s.')
 
 
-def _validate(name, value):
-    version = api_app.version()
-    for low, high, schema in BODY_SCHEMAS[name]:
-        if low <= version <= (high or microversion.MAX_VERSION):
-            return validation.validate({name: value}, schema)[name]
-    raise exception.NotFound()
+def _validate(name):
+    return validation.body()[name]
 
 
 def _start(name, instance, vm_states, task_state):
-    compute = api_app.services().compute
+    compute = api_req.services().compute
     if not compute.can_lifecycle():
         raise lifecycle.LifecycleNotSupported(action=name)
     common.start_move(instance, name, task_state, list(vm_states), name)
     return compute
 
 
+@validation.schema(_body('shelve', _NULL))
 def shelve(server_id, value):
-    _validate('shelve', value)
+    _validate('shelve')
     instance = common.get_instance(server_id, POLICIES['shelve'])
     lifecycle._require_host('shelve', instance)
     compute = _start('shelve', instance, states.ALLOW_SHELVE,
                      states.SHELVING)
     try:
-        compute.shelve_instance(api_app.context(), instance['host'],
+        compute.shelve_instance(api_req.context(), instance['host'],
                                 instance['uuid'])
     except Exception:
         common.release_task_state(instance['uuid'], states.SHELVING)
@@ -113,14 +101,15 @@ def shelve(server_id, value):
     return common.accepted()
 
 
+@validation.schema(_body('shelveOffload', _NULL))
 def shelve_offload(server_id, value):
-    _validate('shelveOffload', value)
+    _validate('shelveOffload')
     instance = common.get_instance(server_id, POLICIES['shelveOffload'])
     lifecycle._require_host('shelveOffload', instance)
     compute = _start('shelveOffload', instance, states.ALLOW_SHELVE_OFFLOAD,
                      states.SHELVING_OFFLOADING)
     try:
-        compute.shelve_offload_instance(api_app.context(), instance['host'],
+        compute.shelve_offload_instance(api_req.context(), instance['host'],
                                         instance['uuid'])
     except Exception:
         common.release_task_state(instance['uuid'],
@@ -133,7 +122,7 @@ def _check_host(body, instance):
     """A requested host: its policy (403), then known (400)."""
     host = body.get('host')
     if host is not None:
-        api_app.authorize(TO_HOST_POLICY,
+        api_req.authorize(TO_HOST_POLICY,
                           {'project_id': instance['project_id']})
         try:
             db_api.compute_node_get_by_host(host)
@@ -159,8 +148,11 @@ class UnshelveNotSupported(exception.Conflict):
                'it).')
 
 
+@validation.schema(_body('unshelve', {'type': 'null'}), max_version='2.76')
+@validation.schema(_body('unshelve', _UNSHELVE_277), '2.77', '2.90')
+@validation.schema(_body('unshelve', _UNSHELVE_291), '2.91')
 def unshelve(server_id, value):
-    body = _validate('unshelve', value)
+    body = _validate('unshelve')
     instance = common.get_instance(server_id, POLICIES['unshelve'])
     if validation.to_bool((body or {}).get('check', False)):
         common.require_host_for('check', body.get('host'))
@@ -169,13 +161,13 @@ def unshelve(server_id, value):
         return common.dry_run_verdict(instance, body['host'], 'unshelve',
                                       [states.SHELVED_OFFLOADED])
     zone, zone_given, host = _placement(body, instance)
-    conductor = api_app.services().conductor
+    conductor = api_req.services().conductor
     if instance['vm_state'] == states.SHELVED_OFFLOADED and \
             not conductor.can_unshelve():
         raise UnshelveNotSupported()
     compute = _start('unshelve', instance, states.ALLOW_UNSHELVE,
                      states.UNSHELVING)
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     try:
         # Read again under the claim: vm_state cannot change now, and a
         # shelveOffload may have finished between the first read and it.

@@ -3,10 +3,8 @@ PUT /v2.1/os-nova-moves-test/computes/{host}/faults
 {"fail_operations": ["spawn", ...], "operation_seconds": {"spawn": 0.2}}"""
 import flask
 
-from nova_moves.api import app as api_app
-from nova_moves.api import common
+from nova_moves.api import request as api_req
 from nova_moves.api import validation
-from nova_moves import conf
 from nova_moves.db import api as db_api
 
 SCHEMA = {'type': 'object', 'additionalProperties': False,
@@ -19,17 +17,12 @@ SCHEMA = {'type': 'object', 'additionalProperties': False,
                                         'type': 'number', 'minimum': 0}}}}
 
 
+@validation.schema(SCHEMA)
 def set_faults(host):
-    api_app.authorize('nova_moves:test-hooks')
-    body = validation.validate(common.json_body(), SCHEMA)
+    api_req.authorize('nova_moves:test-hooks')
+    body = validation.body()
     db_api.compute_node_get_by_host(host)
-    result = api_app.services().compute.set_fault_injection(
-        api_app.context(), host, body['fail_operations'],
+    result = api_req.services().compute.set_fault_injection(
+        api_req.context(), host, body['fail_operations'],
         body.get('operation_seconds'))
     return flask.jsonify({'faults': result})
-
-
-def register(app):
-    if conf.CONF.api.enable_test_hooks:
-        app.add_url_rule('/v2.1/os-nova-moves-test/computes/<host>/faults',
-                         'test_faults', set_faults, methods=['PUT'])

@@ -66,9 +66,12 @@ def v20():
     return _detail(_version_v20(common.base_url()), '2')
 
 
-def register(app):
-    app.add_url_rule('/', 'versions', root, methods=['GET'])
-    app.add_url_rule('/v2', 'v20', v20, methods=['GET'])
-    app.add_url_rule('/v2/', 'v20_slash', v20, methods=['GET'])
-    app.add_url_rule('/v2.1', 'v21', v21, methods=['GET'])
-    app.add_url_rule('/v2.1/', 'v21_slash', v21, methods=['GET'])
+def openapi():
+    """GET /openapi.json: the OpenAPI description of this API (no token),
+    built once per app from the builder app.py installs (openapi.py)."""
+    app = flask.current_app
+    text = app.extensions.get('nova_moves.openapi.json')
+    if text is None:
+        text = app.extensions['nova_moves.openapi']()
+        app.extensions['nova_moves.openapi.json'] = text
+    return flask.Response(text, mimetype='application/json')

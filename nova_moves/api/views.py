@@ -3,7 +3,7 @@ import re
 
 import flask
 
-from nova_moves.api import app as api_app
+from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import servicegroup_cache
 from nova_moves import conf
@@ -92,8 +92,8 @@ def server_detail(instance, fault=None, show=False, metadata=None,
 
 
 def _server_detail(instance, fault, show, metadata):
-    version = api_app.version()
-    ctxt = api_app.context()
+    version = api_req.version()
+    ctxt = api_req.context()
     status = server_status(instance)
     body = server_brief(instance)
     body.update({
@@ -131,7 +131,7 @@ def _server_detail(instance, fault, show, metadata):
     if status in PROGRESS_STATUSES:
         # Like Nova: no progress key at all in the other statuses.
         body['progress'] = instance['progress'] or 0
-    is_admin_view = api_app.can('os_compute_api:os-extended-server-attributes',
+    is_admin_view = api_req.can('os_compute_api:os-extended-server-attributes',
                                 {'project_id': instance['project_id']})
     if is_admin_view:
         body.update({
@@ -226,11 +226,11 @@ def host_status(instance):
 
 
 def common_host_id(instance):
-    return api_app.host_id(instance['project_id'], instance['host'])
+    return api_req.host_id(instance['project_id'], instance['host'])
 
 
 def flavor(row):
-    version = api_app.version()
+    version = api_req.version()
     body = {'id': row['flavorid'], 'name': row['name'],
             'ram': row['memory_mb'], 'disk': row['root_gb'],
             'vcpus': row['vcpus'],

@@ -22,9 +22,10 @@ CONF = conf.CONF
 
 
 def _valid(version, body):
-    schema = api_evacuate._schema_for(microversion.APIVersion(version))
+    schema = validation.schema_for(api_evacuate.evacuate,
+                                   microversion.APIVersion(version))
     try:
-        validation.validate(body, schema)
+        validation.validate({'evacuate': body}, schema)
         return True
     except exception.ValidationError:
         return False
@@ -54,11 +55,10 @@ class SchemaTest(testtools.TestCase):
         self.assertFalse(_valid('2.68', {'other': 1}))
 
     def test_body_schemas_cover_every_version_once(self):
-        ranges = api_evacuate.BODY_SCHEMAS['evacuate']
+        ranges = validation.schemas_of(api_evacuate.evacuate)
         for minor in range(1, 96):
             version = microversion.APIVersion('2.%d' % minor)
-            matching = [r for r in ranges if version >= r[0] and
-                        (r[1] is None or version <= r[1])]
+            matching = [r for r in ranges if r[0] <= version <= r[1]]
             self.assertEqual(1, len(matching), version)
 
 

@@ -25,7 +25,7 @@ def _v(text):
 class BodySchemaTest(testtools.TestCase):
 
     def check(self, version, body):
-        schema = api._schema_for(api.ACTION, _v(version))
+        schema = validation.schema_for(api.live_migrate, _v(version))
         return validation.validate({api.ACTION: body}, schema)
 
     def bad(self, version, body, word):
@@ -62,12 +62,12 @@ class BodySchemaTest(testtools.TestCase):
         self.bad('2.34', {'block_migration': 'auto'}, 'host')
 
     def test_force_complete_body(self):
-        schema = api._schema_for('force_complete', _v('2.22'))
+        schema = validation.schema_for(api.action, _v('2.22'))
         validation.validate({'force_complete': None}, schema)
         self.assertRaises(exception.ValidationError, validation.validate,
                           {'force_complete': {}}, schema)
-        self.assertRaises(exception.NotFound, api._schema_for,
-                          'force_complete', _v('2.21'))
+        self.assertRaises(exception.NotFound, validation.schema_for,
+                          api.action, _v('2.21'))
 
 
 class FakeDB:

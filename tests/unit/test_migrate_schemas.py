@@ -9,11 +9,8 @@ from nova_moves import exception
 
 def schema(name, version):
     from nova_moves.api import microversion
-    v = microversion.APIVersion(version)
-    for low, high, body_schema in migrate.BODY_SCHEMAS[name]:
-        if v >= low and (high is None or v <= high):
-            return body_schema
-    raise AssertionError('no schema for %s at %s' % (name, version))
+    return validation.schema_for(migrate.ACTIONS[name],
+                                 microversion.APIVersion(version))
 
 
 class SchemaTest(testtools.TestCase):

@@ -1,0 +1,77 @@
+"""What a handler asks of the request it serves: its context, its
+microversion, the app's RPC clients and policy enforcer, its JSON body.
+
+A leaf: it imports no handler module (and none imports app.py or
+routes.py), so the API's imports run one way: app -> routes -> handlers
+-> leaves."""
+import hashlib
+
+import flask
+from oslo_policy import policy as oslo_policy
+
+from nova_moves.api import input_guard
+from nova_moves import exception
+
+
+def services():
+    """The app's Services (app.py): conductor, scheduler, compute, enforcer."""
+    return flask.current_app.extensions['nova_moves']
+
+
+def context():
+    return flask.g.context
+
+
+def version():
+    return flask.g.version
+
+
+def authorize(rule, target=None):
+    ctxt = context()
+    target = target or {'project_id': ctxt.project_id}
+    try:
+        services().enforcer.authorize(rule, target, ctxt.to_policy_values(),
+                                      do_raise=True)
+    except (oslo_policy.PolicyNotAuthorized, oslo_policy.InvalidScope):
+        # A token of the wrong scope (e.g. system-scoped on a project
+        # rule) is a 403, as in Nova.
+        raise exception.Forbidden(action=rule)
+
+
+def can(rule, target=None):
+    try:
+        authorize(rule, target)
+        return True
+    except exception.Forbidden:
+        return False
+
+
+def host_id(project_id, host):
+    if not host:
+        return ''
+    return hashlib.sha224((project_id + host).encode()).hexdigest()
+
+
+def json_body():
+    """The request's JSON body (None when empty), parsed once per request:
+    the action dispatcher and the handler's schema both read it."""
+    if 'json_body' in flask.g:
+        return flask.g.json_body
+    request = flask.request
+    if request.data and request.mimetype and not request.is_json:
+        # Nova's answer to a body it cannot read: 415, naming the type.
+        raise exception.UnsupportedMediaType(content_type=request.mimetype)
+    data = request.get_data()
+    flask.g.json_body = input_guard.parse_json(data) if data else None
+    return flask.g.json_body
+
+
+def handler():
+    """The handler this request was dispatched to (routes, then the
+    server action), whose @validation.schema declarations apply."""
+    return flask.g.get('handler')
+
+
+def dispatch(handler_, *args, **kwargs):
+    flask.g.handler = handler_
+    return handler_(*args, **kwargs)
