@@ -8,8 +8,8 @@ import collections
 import flask
 
 from nova_moves.api import request as api_req
+from nova_moves.api import service_names
 from nova_moves.api import servicegroup_cache
-from nova_moves.api import services as services_api
 from nova_moves.db import api as db_api
 from nova_moves import timeutil
 
@@ -20,7 +20,7 @@ def _zones():
     """zone -> its services, zones in name order (Nova sorts them)."""
     zones = collections.defaultdict(list)
     for service in db_api.service_get_all():
-        zones[services_api.zone(service)].append(service)
+        zones[service_names.zone(service)].append(service)
     return dict(sorted(zones.items()))
 
 
@@ -39,7 +39,7 @@ def _hosts(services):
     hosts = {}
     for service in services:
         up = servicegroup_cache.is_up(service)
-        binary = services_api.api_binary(service['binary'])
+        binary = service_names.api_binary(service['binary'])
         hosts.setdefault(service['host'], {})[binary] = {
             'available': up and not service['disabled'],
             'active': not service['disabled'],

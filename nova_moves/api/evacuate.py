@@ -14,6 +14,7 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import servicegroup_cache
+from nova_moves.api import service_names
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -21,7 +22,6 @@ from nova_moves import states
 
 POLICY = 'os_compute_api:os-evacuate'
 ALLOWED_VM_STATES = list(states.ALLOW_EVACUATE)
-COMPUTE_BINARY = 'nova-moves-compute'
 
 _ADMIN_PASSWORD = {'type': 'string'}
 
@@ -60,7 +60,8 @@ class ComputeServiceInUse(exception.Invalid):
 def _check_target(instance, host):
     if host is None:
         return
-    if not db_api.service_get_all(binary=COMPUTE_BINARY, host=host):
+    if not db_api.service_get_all(binary=service_names.COMPUTE_BINARY,
+                                  host=host):
         raise exception.ComputeHostNotFound(host=host)
     if host == instance['host']:
         raise exception.ValidationError(
@@ -75,7 +76,7 @@ def _check_source_down(instance):
             method='evacuate', instance_uuid=instance['uuid'], attr='host',
             state=None)
     service = db_api.service_get_by_host_and_binary(instance['host'],
-                                                    COMPUTE_BINARY)
+                                                    service_names.COMPUTE_BINARY)
     if service and servicegroup_cache.is_up(service):
         raise ComputeServiceInUse(host=instance['host'])
 

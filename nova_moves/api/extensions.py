@@ -8,14 +8,14 @@ Nova would refuse. The version documents stay exactly Nova's, since
 strict clients (tempest's response schemas) refuse any other key there.
 doc/api-ref/extensions.md describes each one.
 
+This module is the list (a leaf); versions.py serves it.
+
 Response fields Nova does not have are off by default even then (a strict
 client validating Nova's schemas must not meet them): a request names the
 ones it wants in the ``Nova-Moves-Extensions`` header, comma-separated.
 """
 import flask
 
-from nova_moves.api import request as api_req
-from nova_moves import exception
 
 HEADER = 'Nova-Moves-Extensions'
 PHASES = 'nova_moves-migration-phases'
@@ -50,7 +50,7 @@ UPDATED = '2026-11-25T00:00:00Z'
 NAMESPACE = 'https://docs.openstack.org/nova_moves/api-ref/extensions/%s'
 
 
-def _info(extension):
+def info(extension):
     """Nova's extension_info entry (tempest's list_extensions schema)."""
     name = extension['name']
     return {'alias': name, 'name': name,
@@ -61,20 +61,7 @@ def _info(extension):
 
 
 def advertised():
-    return [_info(e) for e in EXTENSIONS]
-
-
-def index():
-    api_req.authorize('os_compute_api:extensions')
-    return flask.jsonify({'extensions': advertised()})
-
-
-def show(alias):
-    api_req.authorize('os_compute_api:extensions')
-    for extension in EXTENSIONS:
-        if extension['name'] == alias:
-            return flask.jsonify({'extension': _info(extension)})
-    raise exception.NotFound('Extension %s could not be found.' % alias[:64])
+    return [info(e) for e in EXTENSIONS]
 
 
 def requested(name):

@@ -10,13 +10,14 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import drain_plans
+from nova_moves.api import service_names
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves.db import drains as d
 from nova_moves import exception
+from nova_moves import states
 from nova_moves import timeutil
 
-COMPUTE_BINARY = 'nova-moves-compute'
 MODES = ('live', 'cold', 'auto')
 
 CREATE_SCHEMA = {
@@ -78,7 +79,7 @@ def view(drain, detail=True):
         migrations = {m['uuid']: m for m in
                       db_api.migration_get_all(uuids=uuids)} if uuids else {}
         counts['queued'] = sum(1 for m in migrations.values()
-                               if m['status'] == 'queued' and any(
+                               if m['status'] == states.M_QUEUED and any(
                                    s['migration_uuid'] == m['uuid'] and
                                    s['state'] == d.MOVING for s in servers))
         body['counts'] = counts
@@ -95,20 +96,23 @@ def create():
     api_req.authorize('nova_moves:os-host-drains:create')
     body = validation.body()
     host = body['host']
-    if not db_api.service_get_all(binary=COMPUTE_BINARY, host=host):
+    if not db_api.service_get_all(binary=service_names.COMPUTE_BINARY,
+                                  host=host):
         raise exception.ComputeHostNotFound(host=host)
     targets = body.get('target_hosts') or None
     for target in targets or ():
         if target == host:
             raise exception.ValidationError(
                 detail='target_hosts cannot include the drained host.')
-        if not db_api.service_get_all(binary=COMPUTE_BINARY, host=target):
+        if not db_api.service_get_all(
+                binary=service_names.COMPUTE_BINARY, host=target):
             raise exception.Invalid(
                 reason='Target host %s is not a compute host.' % target)
     ctxt = api_req.context()
     mode = body.get('mode') or 'auto'
     force = validation.to_bool(body.get('force_down_if_dead', False))
-    service = db_api.service_get_by_host_and_binary(host, COMPUTE_BINARY)
+    service = db_api.service_get_by_host_and_binary(
+        host, service_names.COMPUTE_BINARY)
     if validation.to_bool(body.get('check', False)):
         # The plan only: nothing is written, no host is disabled.
         return flask.jsonify({'host_drain_plan': drain_plans.build(

@@ -8,13 +8,13 @@ from oslo_utils import strutils
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
+from nova_moves.api import service_names
 from nova_moves.api import servicegroup_cache
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import timeutil
 
 # The database's name of a compute service (its console script's).
-COMPUTE_BINARY = 'nova-moves-compute'
 
 
 def _usage(usages, node):
@@ -93,7 +93,7 @@ def _uptime(node, service):
 
 def _render(nodes, detail, with_servers=False):
     services = {s['host']: s for s in
-                db_api.service_get_all(binary=COMPUTE_BINARY)}
+                db_api.service_get_all(binary=service_names.COMPUTE_BINARY)}
     usages = db_api.provider_usages() if detail else {}
     instances = (db_api.instance_get_all()
                  if detail or with_servers else [])
@@ -219,7 +219,7 @@ def uptime(hypervisor_id):
     api_req.authorize('os_compute_api:os-hypervisors:uptime')
     node = _node(hypervisor_id)
     body = _render([node], False)[0]
-    services = db_api.service_get_all(binary=COMPUTE_BINARY,
+    services = db_api.service_get_all(binary=service_names.COMPUTE_BINARY,
                                       host=node['host'])
     body['uptime'] = _uptime(node, services[0] if services else None)
     return flask.jsonify({'hypervisor': body})

@@ -21,6 +21,7 @@ State rules (Nova's):
 """
 from nova_moves.api import request as api_req
 from nova_moves.api import common
+from nova_moves.api import guards
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -62,17 +63,10 @@ RULES = {
 }
 
 
-class LifecycleNotSupported(exception.Conflict):
-    msg_fmt = ('%(action)s needs every compute at RPC version 1.4 '
-               '([upgrade_levels] compute caps below it).')
-
-
-def _require_host(name, instance):
-    if not instance['host']:
-        # Never scheduled (an ERROR from the build): no guest to act on.
-        raise exception.InstanceInvalidState(
-            method=name, instance_uuid=instance['uuid'], attr='host',
-            state=None)
+# The guards this module's actions meet (api/guards.py), by the names its
+# actions use.
+LifecycleNotSupported = guards.LifecycleNotSupported
+_require_host = guards.require_host
 
 
 def _claim_hard_reboot(instance):

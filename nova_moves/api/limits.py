@@ -4,10 +4,10 @@ Nova since Newton: ``rate`` is always empty."""
 import flask
 
 from nova_moves.api import request as api_req
-from nova_moves.api import quotas
+from nova_moves.api import quota_rules
 from nova_moves.db import api as db_api
 
-# quota name -> Nova's limit names; quotas.limits() already leaves out
+# quota name -> Nova's limit names; quota_rules.limits() already leaves out
 # what a microversion removed (network ones at 2.36, personality at 2.57).
 _MAX = (('ram', 'maxTotalRAMSize'), ('instances', 'maxTotalInstances'),
         ('cores', 'maxTotalCores'), ('key_pairs', 'maxTotalKeypairs'),
@@ -28,7 +28,7 @@ _USED = (('ram', 'totalRAMUsed'), ('instances', 'totalInstancesUsed'),
 
 
 def absolute(project_id, version):
-    allowed = quotas.limits(project_id, version)
+    allowed = quota_rules.limits(project_id, version)
     used = db_api.quota_usage(project_id)
     body = {name: allowed[quota] for quota, name in _MAX if quota in allowed}
     if version >= '2.39':  # image metadata left with the image proxy
@@ -45,6 +45,6 @@ def show():
     if project_id and project_id != ctxt.project_id:
         api_req.authorize('os_compute_api:limits:other_project',
                           {'project_id': project_id})
-    project_id = quotas.project(project_id or ctxt.project_id)
+    project_id = quota_rules.project(project_id or ctxt.project_id)
     return flask.jsonify({'limits': {
         'absolute': absolute(project_id, api_req.version()), 'rate': []}})

@@ -10,8 +10,8 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import extensions
-from nova_moves.api import migrations as api_migrations
 from nova_moves.api import validation
+from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves.db import phases
 from nova_moves import exception
@@ -21,8 +21,6 @@ from nova_moves import timeutil
 ACTION = 'os-migrateLive'
 TASK_STATE = states.MIGRATING
 ALLOWED_VM_STATES = list(states.ALLOW_LIVE_MIGRATE)
-# Nova's in-progress statuses for GET /servers/{id}/migrations.
-IN_PROGRESS = states.LIVE_MIGRATION_IN_FLIGHT
 
 
 class UnableToMigrateToSelf(exception.Invalid):
@@ -217,12 +215,12 @@ def index(server_id):
         server_id, 'os_compute_api:servers:migrations:index')
     migrations = db_api.migration_get_all(
         instance_uuid=instance['uuid'], migration_type=states.LIVE_MIGRATION,
-        status=list(IN_PROGRESS))
+        status=list(states.LIVE_MIGRATION_IN_FLIGHT))
     body = [migration_view(m, version) for m in migrations]
     # A project manager sees their migrations, not the hosts (Nova 32.0.0).
     if not api_req.can('os_compute_api:servers:migrations:index:host',
                        {'project_id': instance['project_id']}):
-        body = [api_migrations.hide_hosts(m) for m in body]
+        body = [views.hide_hosts(m) for m in body]
     return flask.jsonify({'migrations': body})
 
 
@@ -232,7 +230,7 @@ def show(server_id, migration_id):
     instance = common.get_instance(
         server_id, 'os_compute_api:servers:migrations:show')
     migration = _live_migration_of(instance, migration_id)
-    if migration['status'] not in IN_PROGRESS:
+    if migration['status'] not in states.LIVE_MIGRATION_IN_FLIGHT:
         raise MigrationNotFoundForInstance(migration_id=migration_id,
                                            instance_id=instance['uuid'])
     return flask.jsonify({'migration': migration_view(migration, version)})

@@ -19,7 +19,6 @@ from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
-from nova_moves import exception
 
 LOCK_RULE = 'os_compute_api:os-lock-server:lock'
 UNLOCK_RULE = 'os_compute_api:os-lock-server:unlock'
@@ -35,16 +34,6 @@ _LOCK_273 = {'type': ['null', 'object'], 'additionalProperties': False,
 def _body(name, inner):
     return {'type': 'object', 'required': [name],
             'additionalProperties': False, 'properties': {name: inner}}
-
-
-class InstanceIsLocked(exception.Conflict):
-    msg_fmt = 'Instance %(instance_uuid)s is locked'
-
-
-def check_not_locked(instance):
-    """409 when ``instance`` is locked and the caller is not admin."""
-    if instance.get('locked_by') and not api_req.context().is_admin:
-        raise InstanceIsLocked(instance_uuid=instance['uuid'])
 
 
 def _caller_is(instance):

@@ -14,7 +14,7 @@ nothing changes).
 """
 from nova_moves.api import request as api_req
 from nova_moves.api import common
-from nova_moves.api import quotas
+from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -107,8 +107,8 @@ def resize(server_id, value):
                                 % flavor['flavorid'])
     common.check_state(instance, 'resize', MOVABLE_VM_STATES)
     # Nova checks only the growth: a resize down needs no quota.
-    quotas.check(instance['project_id'],
-                 quotas.flavor_deltas(flavor, instance['flavor']))
+    quota_rules.check(instance['project_id'],
+                      quota_rules.flavor_deltas(flavor, instance['flavor']))
     response = _start_move(instance, 'resize', 'resize', flavor=flavor)
     if 'OS-DCF:diskConfig' in body:
         # Nova keeps the resize's disk config on the server (shown after).

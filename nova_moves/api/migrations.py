@@ -13,16 +13,14 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import extensions
+from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves.db import phases
 from nova_moves import exception
+from nova_moves import states
 from nova_moves import timeutil
 
 RULE = 'os_compute_api:os-migrations:index'
-HOST_FIELDS = ('source_compute', 'source_node', 'dest_compute', 'dest_host',
-               'dest_node')
-# Nova's in-progress live migration statuses: only those get links.
-LIVE_IN_PROGRESS = ('queued', 'preparing', 'running', 'post-migrating')
 
 
 def instance_type_id(value):
@@ -37,13 +35,6 @@ def instance_type_id(value):
         return db_api.flavor_get(value)['id']
     except exception.FlavorNotFound:
         return None
-
-
-def hide_hosts(body):
-    """Nova keeps the host keys (null) for a caller without the
-    ``...:host`` rule."""
-    body.update(dict.fromkeys(HOST_FIELDS))
-    return body
 
 
 def view(migration, version, with_phases=False):
@@ -63,8 +54,8 @@ def view(migration, version, with_phases=False):
             'status': migration['status']}
     if version >= '2.23':
         body['migration_type'] = migration['migration_type']
-        if (migration['migration_type'] == 'live-migration' and
-                migration['status'] in LIVE_IN_PROGRESS):
+        if (migration['migration_type'] == states.LIVE_MIGRATION and
+                migration['status'] in states.LIVE_MIGRATION_IN_FLIGHT):
             body['links'] = common.links(
                 'servers/%s/migrations' % migration['instance_uuid'],
                 migration['id'])
@@ -89,7 +80,7 @@ def show(migration_id):
         raise exception.MigrationNotFound(migration_id=migration_id)
     body = view(migration, api_req.version(), with_phases=True)
     if not api_req.can(RULE + ':host'):
-        hide_hosts(body)
+        views.hide_hosts(body)
     return flask.jsonify({'migration': body})
 
 
@@ -134,7 +125,7 @@ def index():
                            for m in migrations]}
     if not with_hosts:
         for migration in body['migrations']:
-            hide_hosts(migration)
+            views.hide_hosts(migration)
     links = common.next_links(migrations, limit, 'os-migrations',
                               key=lambda migration: migration['uuid'])
     if links:

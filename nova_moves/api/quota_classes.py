@@ -2,13 +2,13 @@
 microversion (the network fields go at 2.50, where server_groups and
 server_group_members come; the injected-file fields go at 2.57). Only the
 ``default`` class is used: its limits are every project's defaults
-(api/quotas.py). Other class names are stored and shown, as Nova."""
+(api/quota_rules.py). Other class names are stored and shown, as Nova."""
 import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import input_guard
 from nova_moves.api import microversion
-from nova_moves.api import quotas
+from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -21,7 +21,7 @@ _GROUPS = ('server_groups', 'server_group_members')
 
 
 def fields(version):
-    names = set(quotas.ENFORCED) | {'metadata_items', 'key_pairs'}
+    names = set(quota_rules.ENFORCED) | {'metadata_items', 'key_pairs'}
     if version < '2.50':
         names |= set(_NETWORK)
     else:
@@ -41,10 +41,10 @@ def _class_name(class_name):
 def _values(class_name, version):
     """The class's limits over the defaults (every field shown)."""
     names = fields(version)
-    values = quotas._config_defaults('2.1')
-    values.update(quotas._OTHER)
-    values.update(db_api.quota_class_get(quotas.DEFAULT_CLASS))
-    if class_name != quotas.DEFAULT_CLASS:
+    values = quota_rules.config_defaults('2.1')
+    values.update(quota_rules.OTHER)
+    values.update(db_api.quota_class_get(quota_rules.DEFAULT_CLASS))
+    if class_name != quota_rules.DEFAULT_CLASS:
         values.update(db_api.quota_class_get(class_name))
     return {name: values[name] for name in names}
 
@@ -58,7 +58,7 @@ def show(class_name):
 
 def _schema(version):
     value = {'type': ['integer', 'string'], 'pattern': '^-?[0-9]{1,10}$',
-             'minimum': -1, 'maximum': quotas.MAX_INT}
+             'minimum': -1, 'maximum': quota_rules.MAX_INT}
     return {'type': 'object', 'required': ['quota_class_set'],
             'additionalProperties': False,
             'properties': {'quota_class_set': {
@@ -79,10 +79,10 @@ def update(class_name):
     values = {}
     for name, value in body.items():
         value = int(value)
-        if not -1 <= value <= quotas.MAX_INT:
+        if not -1 <= value <= quota_rules.MAX_INT:
             raise exception.ValidationError(
                 detail="Invalid input for field '%s'. It must be between -1 "
-                       "and %d." % (name, quotas.MAX_INT))
+                       "and %d." % (name, quota_rules.MAX_INT))
         values[name] = value
     db_api.quota_class_set(class_name, values)
     # Nova's update answer carries no id.

@@ -22,7 +22,7 @@ import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import common
-from nova_moves.api import lifecycle
+from nova_moves.api import guards
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
@@ -118,8 +118,8 @@ def rebuild(server_id, value):
     instance = common.get_instance(server_id, POLICY)
     compute = api_req.services().compute
     if not compute.can_lifecycle():
-        raise lifecycle.LifecycleNotSupported(action='rebuild')
-    lifecycle._require_host('rebuild', instance)
+        raise guards.LifecycleNotSupported(action='rebuild')
+    guards.require_host('rebuild', instance)
     common.start_move(instance, 'rebuild', TASK_STATE,
                       list(states.ALLOW_REBUILD), 'rebuild')
     values = {'image_ref': body['imageRef']}

@@ -12,7 +12,6 @@ import functools
 from nova_moves.api import aggregates
 from nova_moves.api import auth
 from nova_moves.api import availability_zones
-from nova_moves.api import extensions
 from nova_moves.api import flavors
 from nova_moves.api import host_drains
 from nova_moves.api import hypervisors
@@ -44,8 +43,8 @@ ROUTES = {
     '/v2/': {'GET': ('v20_slash', versions.v20)},
     '/v2.1': {'GET': ('v21', versions.v21)},
     '/v2.1/': {'GET': ('v21_slash', versions.v21)},
-    '/v2.1/extensions': {'GET': ('extensions', extensions.index)},
-    '/v2.1/extensions/{alias}': {'GET': ('extension', extensions.show)},
+    '/v2.1/extensions': {'GET': ('extensions', versions.extension_list)},
+    '/v2.1/extensions/{alias}': {'GET': ('extension', versions.extension)},
     '/v2.1/flavors': {
         'GET': ('flavors_index', flavors.index),
         'POST': ('flavors_create', flavors.create)},

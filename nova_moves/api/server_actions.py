@@ -8,6 +8,7 @@ own policy is asked first (POLICIES), so a caller it refuses gets its
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import evacuate
+from nova_moves.api import guards
 from nova_moves.api import lifecycle
 from nova_moves.api import live_migrate
 from nova_moves.api import lock
@@ -59,7 +60,7 @@ def _check_lock(server_id, name):
     rule = POLICIES.get(name)
     if rule and not api_req.can(rule, {'project_id': instance['project_id']}):
         return
-    lock.check_not_locked(instance)
+    guards.check_not_locked(instance)
 
 
 def action(server_id):

@@ -12,7 +12,7 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import microversion
-from nova_moves.api import quotas
+from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -91,11 +91,11 @@ def create():
     if 'policies' in body:
         body['policy'] = body['policies'][0]
     rules = _rules(body)
-    allowed = quotas.limits(ctxt.project_id)['server_groups']
+    allowed = quota_rules.limits(ctxt.project_id)['server_groups']
     used = db_api.server_group_count(ctxt.project_id)
     if 0 <= allowed <= used:
-        raise quotas.QuotaExceeded(overs='server_groups', req=1, used=used,
-                                   allowed=allowed)
+        raise quota_rules.QuotaExceeded(overs='server_groups', req=1,
+                                        used=used, allowed=allowed)
     group = db_api.server_group_create(body['name'], body['policy'], rules,
                                        ctxt.project_id, ctxt.user_id)
     return flask.jsonify({'server_group': view(group, version)})
@@ -153,32 +153,3 @@ def delete(group_id):
                       {'project_id': group['project_id']})
     db_api.server_group_delete(group['uuid'])
     return common.no_content()
-
-
-def group_hint(ctxt, body):
-    """The server group a boot request names (``os:scheduler_hints``
-    ``group``), checked before anything is written: 400 for a malformed
-    or unknown group or another project's."""
-    hints = body.get('os:scheduler_hints') or body.get(
-        'OS-SCH-HNT:scheduler_hints') or {}
-    group_id = hints.get('group')
-    if group_id is None:
-        return None
-    if isinstance(group_id, list) and len(group_id) == 1:
-        group_id = group_id[0]
-    if not isinstance(group_id, str) or len(group_id) > 255:
-        raise exception.ValidationError(
-            detail="Invalid input for field 'os:scheduler_hints/group'.")
-    try:
-        return db_api.server_group_get(group_id, project_id=ctxt.project_id)
-    except db_api.ServerGroupNotFound:
-        raise exception.Invalid(
-            reason='Invalid server group %s.' % group_id[:64])
-
-
-def join(ctxt, group, instance_uuid):
-    """The new server becomes a member before it is scheduled; 403 when
-    the group is full (quota server_group_members)."""
-    return db_api.server_group_member_add(
-        group['uuid'], instance_uuid, ctxt.project_id,
-        quotas.limits(ctxt.project_id)['server_group_members'])

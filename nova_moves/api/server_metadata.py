@@ -1,51 +1,25 @@
-"""Server metadata: /servers/{id}/metadata[/{key}], and the checks boot
-and PUT /servers/{id} share. Nova's limits: keys of 1-255 characters
+"""Server metadata: /servers/{id}/metadata[/{key}], within Nova's limits
+(api/server_rules.py, which boot checks too): keys of 1-255 characters
 from [a-zA-Z0-9-_:. ], string values of at most 255, at most the
 project's metadata_items quota (maxServerMeta, 128 by default) items in
 all; going over is a 403, as Nova's OverQuota."""
 import flask
 
 from nova_moves.api import common
-from nova_moves.api import lock
-from nova_moves.api import quotas
+from nova_moves.api import guards
+from nova_moves.api import server_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
 
-_KEY = '^[a-zA-Z0-9-_:. ]{1,255}$'
-METADATA = {'type': 'object',
-            'patternProperties': {_KEY: {'type': 'string',
-                                         'maxLength': 255}},
-            'additionalProperties': False}
 _SET_SCHEMA = {'type': 'object', 'required': ['metadata'],
                'additionalProperties': False,
-               'properties': {'metadata': METADATA}}
+               'properties': {'metadata': server_rules.METADATA}}
 _ITEM_SCHEMA = {'type': 'object', 'required': ['meta'],
                 'additionalProperties': False,
-                'properties': {'meta': dict(METADATA, minProperties=1,
+                'properties': {'meta': dict(server_rules.METADATA,
+                                            minProperties=1,
                                             maxProperties=1)}}
-
-
-class MetadataLimitExceeded(exception.NovaMovesException):
-    code = 403
-    msg_fmt = ('Quota exceeded for metadata_items: Requested %(requested)d, '
-               'but the limit is %(allowed)d.')
-
-
-def checker(project_id):
-    """check(count) for db instance_metadata_update: 403 past the
-    project's metadata_items (-1 is unlimited)."""
-    allowed = quotas.limits(project_id)['metadata_items']
-
-    def check(count):
-        if 0 <= allowed < count:
-            raise MetadataLimitExceeded(requested=count, allowed=allowed)
-    return check
-
-
-def check_count(project_id, metadata):
-    """For a boot: the same limit before anything is written."""
-    checker(project_id)(len(metadata or {}))
 
 
 def _instance(server_id, action):
@@ -53,7 +27,7 @@ def _instance(server_id, action):
         server_id, 'os_compute_api:server-metadata:%s' % action)
     if action not in ('index', 'show'):
         # Nova's check_instance_lock on metadata writes: 409 unless admin.
-        lock.check_not_locked(instance)
+        guards.check_not_locked(instance)
     return instance
 
 
@@ -68,7 +42,7 @@ def _update(server_id, action, replace):
     body = validation.body()
     metadata = db_api.instance_metadata_update(
         instance['uuid'], body['metadata'], replace=replace,
-        check=checker(instance['project_id']))
+        check=server_rules.metadata_checker(instance['project_id']))
     return flask.jsonify({'metadata': metadata})
 
 
@@ -100,7 +74,7 @@ def update(server_id, key):
         raise exception.ValidationError(detail='Request body and URI '
                                                'mismatch')
     db_api.instance_metadata_update(instance['uuid'], body,
-                                    check=checker(instance['project_id']))
+                                    check=server_rules.metadata_checker(instance['project_id']))
     return flask.jsonify({'meta': body})
 
 

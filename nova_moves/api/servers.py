@@ -9,15 +9,15 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
-from nova_moves.api import lock
+from nova_moves.api import guards
 from nova_moves.api import microversion
-from nova_moves.api import quotas
-from nova_moves.api import server_groups
-from nova_moves.api import server_metadata
+from nova_moves.api import quota_rules
+from nova_moves.api import server_rules
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import states
 
 # Nova accepts many more boot fields; those a client commonly sends are
 # accepted and ignored here, since the fake hypervisor has no network,
@@ -34,7 +34,7 @@ _DISK_CONFIG = {'type': 'string', 'enum': ['AUTO', 'MANUAL']}
 _DESCRIPTION = {'type': ['string', 'null'], 'maxLength': 255,
                 'pattern': r'^[^\x00-\x1f\x7f]*$'}
 _NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255}
-_KEPT = {'metadata': server_metadata.METADATA,
+_KEPT = {'metadata': server_rules.METADATA,
          'accessIPv4': {'type': 'string'}, 'accessIPv6': {'type': 'string'},
          'OS-DCF:diskConfig': _DISK_CONFIG, 'description': _DESCRIPTION}
 
@@ -63,9 +63,9 @@ CREATE_SCHEMA = {
     }}
 
 _STATUS_FILTER = {
-    'ACTIVE': ('active', None), 'ERROR': ('error', None),
-    'VERIFY_RESIZE': ('resized', None), 'SHUTOFF': ('stopped', None),
-    'BUILD': ('building', None)}
+    'ACTIVE': (states.ACTIVE, None), 'ERROR': (states.ERROR, None),
+    'VERIFY_RESIZE': (states.RESIZED, None),
+    'SHUTOFF': (states.STOPPED, None), 'BUILD': (states.BUILDING, None)}
 
 
 def _parse_az(value):
@@ -84,26 +84,26 @@ def create():
     api_req.authorize('os_compute_api:servers:create')
     request = validation.body()
     body = request['server']
-    group = server_groups.group_hint(ctxt, request)
+    group = server_rules.group_hint(ctxt, request)
     flavor = common.flavor_ref(body['flavorRef'])
     kept = kept_values(body, api_req.version())
-    server_metadata.check_count(ctxt.project_id, body.get('metadata'))
+    server_rules.check_metadata_count(ctxt.project_id, body.get('metadata'))
     zone, host = _parse_az(body.get('availability_zone'))
     if host:
         try:
             db_api.compute_node_get_by_host(host)
         except exception.ComputeHostNotFound as exc:
             raise exception.Invalid(reason=exc.message)
-    deltas = dict(quotas.flavor_deltas(flavor), instances=1)
-    instance = quotas.create_instance(ctxt.project_id, deltas, {
+    deltas = dict(quota_rules.flavor_deltas(flavor), instances=1)
+    instance = quota_rules.create_instance(ctxt.project_id, deltas, {
         'display_name': body['name'], 'user_id': ctxt.user_id,
         'project_id': ctxt.project_id, 'image_ref': body.get('imageRef'),
-        'vm_state': 'building', 'task_state': 'scheduling',
+        'vm_state': states.BUILDING, 'task_state': states.SCHEDULING,
         'flavor': flavor, 'requested_az': zone,
         'availability_zone': zone, **kept})
     try:
         if group is not None:
-            server_groups.join(ctxt, group, instance['uuid'])
+            server_rules.join_group(ctxt, group, instance['uuid'])
         if body.get('metadata'):
             db_api.instance_metadata_update(instance['uuid'],
                                             body['metadata'])
@@ -243,7 +243,7 @@ def detail():
         [i['uuid'] for i in instances])
     return _list_body(instances, limit, [
         views.server_detail(i, db_api.instance_fault_get_latest(i['uuid'])
-                            if i['vm_state'] == 'error' else None,
+                            if i['vm_state'] == states.ERROR else None,
                             metadata=metadata.get(i['uuid'], {}))
         for i in instances], 'servers/detail')
 
@@ -251,7 +251,7 @@ def detail():
 def show(server_id):
     instance = common.get_instance(server_id)
     fault = (db_api.instance_fault_get_latest(server_id)
-             if instance['vm_state'] == 'error' else None)
+             if instance['vm_state'] == states.ERROR else None)
     return flask.jsonify({'server': views.server_detail(instance, fault,
                                                         show=True)})
 
@@ -293,20 +293,20 @@ def delete(server_id):
     ctxt = api_req.context()
     policy = 'os_compute_api:servers:delete'
     instance = common.get_instance(server_id, policy)
-    lock.check_not_locked(instance)  # a locked server: admin only
+    guards.check_not_locked(instance)  # a locked server: admin only
     # A server in the middle of a move is not deleted under its feet; a
     # boot is (as Nova does): its conductor or compute sees 'deleting'
     # and stops. The state read may be stale by the time of the swap (a
     # boot goes scheduling -> spawning): read again and retry.
     for _attempt in range(5):
         if instance['task_state'] not in _DELETABLE_TASK_STATES and \
-                instance['vm_state'] != 'error':
+                instance['vm_state'] != states.ERROR:
             raise exception.InstanceInvalidState(
                 method='delete', instance_uuid=server_id, attr='task_state',
                 state=instance['task_state'])
         try:
             instance = db_api.instance_update(
-                server_id, {'task_state': 'deleting'},
+                server_id, {'task_state': states.DELETING},
                 expected_task_state=[instance['task_state']])
             break
         except exception.UnexpectedTaskState:
@@ -319,7 +319,8 @@ def delete(server_id):
     for migration in db_api.migration_get_all(instance_uuid=server_id):
         db_api.allocations_delete(migration['uuid'])
         if migration['status'] not in _TERMINAL_MIGRATION:
-            db_api.migration_update(migration['id'], {'status': 'error'})
+            db_api.migration_update(migration['id'],
+                                    {'status': states.M_ERROR})
     # retire: a boot's scheduler claim still on its way is refused.
     db_api.allocations_delete(server_id, retire=True)
     if instance['host']:
@@ -330,6 +331,6 @@ def delete(server_id):
 
 
 # A boot may be deleted at any point (Nova's delete while building).
-_DELETABLE_TASK_STATES = (None, 'scheduling', 'spawning')
-_TERMINAL_MIGRATION = ('confirmed', 'reverted', 'error', 'failed',
-                       'completed', 'cancelled', 'done')
+_DELETABLE_TASK_STATES = (None, states.SCHEDULING, states.SPAWNING)
+# Holding nothing, or (an evacuation 'done') settled but for the source.
+_TERMINAL_MIGRATION = states.MIGRATION_TERMINAL_STATUSES + (states.M_DONE,)

@@ -4,6 +4,7 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
+from nova_moves.api import service_names
 from nova_moves.api import servicegroup_cache
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -28,41 +29,13 @@ _LEGACY_SCHEMA = {
                    'forced_down': validation.BOOLEAN}}
 
 
-# os-services shows Nova's binary names, so clients filtering on them
-# (``openstack compute service list --service nova-compute``, tempest)
-# work; the database and the processes keep the console scripts' names.
-# A filter or a legacy update naming either form finds the service.
-NOVA_BINARIES = {'nova-moves-compute': 'nova-compute',
-                 'nova-moves-conductor': 'nova-conductor',
-                 'nova-moves-scheduler': 'nova-scheduler'}
-_OUR_BINARIES = {nova: ours for ours, nova in NOVA_BINARIES.items()}
-COMPUTE_BINARY = 'nova-moves-compute'
-
-
-def api_binary(binary):
-    """The name os-services shows for a service's binary."""
-    return NOVA_BINARIES.get(binary, binary)
-
-
-def db_binary(binary):
-    """The stored name of a binary given either way (None stays None)."""
-    return _OUR_BINARIES.get(binary, binary)
-
-
-def zone(service):
-    """A compute service's zone; every other service is 'internal'."""
-    if service['binary'] != COMPUTE_BINARY:
-        return 'internal'
-    return service['availability_zone'] or 'nova'
-
-
 def view(service):
     version = api_req.version()
     up = servicegroup_cache.is_up(service)
     body = {'id': service['uuid'] if version >= '2.53' else service['id'],
-            'binary': api_binary(service['binary']),
+            'binary': service_names.api_binary(service['binary']),
             'host': service['host'],
-            'zone': zone(service),
+            'zone': service_names.zone(service),
             'status': 'disabled' if service['disabled'] else 'enabled',
             'state': 'up' if up else 'down',
             'updated_at': timeutil.api_time(service['updated_at']
@@ -76,8 +49,9 @@ def view(service):
 def index():
     api_req.authorize('os_compute_api:os-services:list')
     args = flask.request.args
-    services = db_api.service_get_all(binary=db_binary(args.get('binary')),
-                                      host=args.get('host'))
+    services = db_api.service_get_all(
+        binary=service_names.db_binary(args.get('binary')),
+        host=args.get('host'))
     return flask.jsonify({'services': [view(s) for s in services]})
 
 
@@ -111,11 +85,12 @@ def update(service_id):
                    'status is disabled.')
     service = _get_by_uuid(service_id)
     values = _values_from(body)
-    if 'forced_down' in values and service['binary'] != COMPUTE_BINARY:
+    if 'forced_down' in values and \
+            service['binary'] != service_names.COMPUTE_BINARY:
         raise exception.ValidationError(
             detail='Updating a %s service is not supported; only '
                    'nova-compute services can be forced down.'
-                   % api_binary(service['binary']))
+                   % service_names.api_binary(service['binary']))
     service = db_api.service_update(service['id'], values)
     return flask.jsonify({'service': view(service)})
 
@@ -134,8 +109,8 @@ def _legacy_update(action, body, version):
     if action not in actions:
         raise exception.NotFound('Unknown action %s' % action)
     validation.body()
-    services = db_api.service_get_all(binary=db_binary(body['binary']),
-                                      host=body['host'])
+    services = db_api.service_get_all(
+        binary=service_names.db_binary(body['binary']), host=body['host'])
     if not services:
         raise exception.NotFound('Service %s on host %s could not be found.'
                                  % (input_guard.excerpt(body['binary']),
@@ -167,8 +142,8 @@ def _legacy_update(action, body, version):
 def delete(service_id):
     api_req.authorize('os_compute_api:os-services:delete')
     service = db_api.service_get(service_id)
-    if service['binary'] == COMPUTE_BINARY and db_api.instance_get_all(
-            host=service['host'], limit=1):
+    if service['binary'] == service_names.COMPUTE_BINARY and \
+            db_api.instance_get_all(host=service['host'], limit=1):
         raise exception.Conflict(
             reason='Unable to delete compute service %s: it still hosts '
                    'servers.' % service['host'])

@@ -28,7 +28,7 @@ first, is a 409 with nothing written.
 """
 from nova_moves.api import request as api_req
 from nova_moves.api import common
-from nova_moves.api import lifecycle
+from nova_moves.api import guards
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -80,7 +80,7 @@ def _validate(name):
 def _start(name, instance, vm_states, task_state):
     compute = api_req.services().compute
     if not compute.can_lifecycle():
-        raise lifecycle.LifecycleNotSupported(action=name)
+        raise guards.LifecycleNotSupported(action=name)
     common.start_move(instance, name, task_state, list(vm_states), name)
     return compute
 
@@ -89,7 +89,7 @@ def _start(name, instance, vm_states, task_state):
 def shelve(server_id, value):
     _validate('shelve')
     instance = common.get_instance(server_id, POLICIES['shelve'])
-    lifecycle._require_host('shelve', instance)
+    guards.require_host('shelve', instance)
     compute = _start('shelve', instance, states.ALLOW_SHELVE,
                      states.SHELVING)
     try:
@@ -105,7 +105,7 @@ def shelve(server_id, value):
 def shelve_offload(server_id, value):
     _validate('shelveOffload')
     instance = common.get_instance(server_id, POLICIES['shelveOffload'])
-    lifecycle._require_host('shelveOffload', instance)
+    guards.require_host('shelveOffload', instance)
     compute = _start('shelveOffload', instance, states.ALLOW_SHELVE_OFFLOAD,
                      states.SHELVING_OFFLOADING)
     try:

@@ -23,7 +23,10 @@ listed by GET /v2.1/extensions, api/extensions.py).
 import flask
 
 from nova_moves.api import common
+from nova_moves.api import extensions
 from nova_moves.api import microversion
+from nova_moves.api import request as api_req
+from nova_moves import exception
 
 UPDATED = '2013-07-23T11:33:21Z'
 UPDATED_V20 = '2011-01-21T11:33:21Z'
@@ -64,6 +67,22 @@ def v21():
 
 def v20():
     return _detail(_version_v20(common.base_url()), '2')
+
+
+# GET /v2.1/extensions[/{alias}]: Nova's extension list, holding what
+# nova_moves adds (api/extensions.py).
+
+def extension_list():
+    api_req.authorize('os_compute_api:extensions')
+    return flask.jsonify({'extensions': extensions.advertised()})
+
+
+def extension(alias):
+    api_req.authorize('os_compute_api:extensions')
+    for entry in extensions.EXTENSIONS:
+        if entry['name'] == alias:
+            return flask.jsonify({'extension': extensions.info(entry)})
+    raise exception.NotFound('Extension %s could not be found.' % alias[:64])
 
 
 def openapi():

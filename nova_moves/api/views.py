@@ -11,6 +11,7 @@ from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import faultinfo
 from nova_moves import moves
+from nova_moves import states
 from nova_moves import timeutil
 
 POWER_STATES = {0: 0, 1: 1, 3: 3, 4: 4, 6: 6, 7: 7}
@@ -19,36 +20,34 @@ PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERIFY_RESIZE',
 
 
 # Nova's statuses of the lifecycle actions (api/lifecycle.py).
-_LIFECYCLE_STATUS = {'paused': 'PAUSED', 'suspended': 'SUSPENDED',
-                     'shelved': 'SHELVED',
-                     'shelved_offloaded': 'SHELVED_OFFLOADED'}
+_LIFECYCLE_STATUS = {states.PAUSED: 'PAUSED', states.SUSPENDED: 'SUSPENDED',
+                     states.SHELVED: 'SHELVED',
+                     states.SHELVED_OFFLOADED: 'SHELVED_OFFLOADED'}
 _REBOOT_STATUS = dict(
-    [(t, 'REBOOT') for t in ('rebooting', 'reboot_pending',
-                             'reboot_started')] +
-    [(t, 'HARD_REBOOT') for t in ('rebooting_hard', 'reboot_pending_hard',
-                                  'reboot_started_hard')])
+    [(t, 'REBOOT') for t in states.SOFT_REBOOT_TASK_STATES] +
+    [(t, 'HARD_REBOOT') for t in states.HARD_REBOOT_TASK_STATES])
 
 
 def server_status(instance):
     vm, task = instance['vm_state'], instance['task_state']
-    if vm == 'deleted':
+    if vm == states.DELETED:
         return 'DELETED'
-    if vm == 'error':
-        return 'REBUILD' if task == 'rebuilding' else 'ERROR'
-    if vm == 'building':
+    if vm == states.ERROR:
+        return 'REBUILD' if task == states.REBUILDING else 'ERROR'
+    if vm == states.BUILDING:
         return 'BUILD'
     shown = moves.shown_status(vm, task)  # a move's step, from its table
     if shown:
         return shown
-    if task == 'resize_confirming' or vm == 'resized':
-        return 'VERIFY_RESIZE' if vm == 'resized' else 'ACTIVE'
+    if task == states.RESIZE_CONFIRMING or vm == states.RESIZED:
+        return 'VERIFY_RESIZE' if vm == states.RESIZED else 'ACTIVE'
     if vm in _LIFECYCLE_STATUS:
         return _LIFECYCLE_STATUS[vm]
-    if vm == 'active' and task in _REBOOT_STATUS:
+    if vm == states.ACTIVE and task in _REBOOT_STATUS:
         return _REBOOT_STATUS[task]
-    if task == 'deleting':
-        return 'ACTIVE' if vm == 'active' else 'SHUTOFF'
-    if vm == 'stopped':
+    if task == states.DELETING:
+        return 'ACTIVE' if vm == states.ACTIVE else 'SHUTOFF'
+    if vm == states.STOPPED:
         return 'SHUTOFF'
     return 'ACTIVE'
 
@@ -245,4 +244,16 @@ def flavor(row):
         body['description'] = row['description']
     if version >= '2.61':
         body['extra_specs'] = {}
+    return body
+
+
+# A migration's host fields, null for a caller without the ...:host rule.
+HOST_FIELDS = ('source_compute', 'source_node', 'dest_compute', 'dest_host',
+               'dest_node')
+
+
+def hide_hosts(body):
+    """Nova keeps the host keys (null) for a caller without the
+    ``...:host`` rule."""
+    body.update(dict.fromkeys(HOST_FIELDS))
     return body

@@ -5,7 +5,7 @@ import concurrent.futures
 
 import testtools
 
-from nova_moves.api import quotas
+from nova_moves.api import quota_rules
 from nova_moves.db import api as db_api
 from tests.unit import fixtures as nm_fixtures
 
@@ -24,7 +24,7 @@ class InstanceCreateInQuotaTest(testtools.TestCase):
         return db_api.instance_create_in_quota(
             {'display_name': 'vm', 'user_id': 'u', 'project_id': project,
              'vm_state': 'building', 'flavor': FLAVOR},
-            lambda used: quotas.enforce(limits, DELTAS, used))
+            lambda used: quota_rules.enforce(limits, DELTAS, used))
 
     def test_check_sees_usage_and_refusal_creates_nothing(self):
         seen = []
@@ -36,7 +36,7 @@ class InstanceCreateInQuotaTest(testtools.TestCase):
         self.assertEqual({'instances': 2, 'cores': 4, 'ram': 512},
                          db_api.quota_usage('p1'))
         error = self.assertRaises(
-            quotas.QuotaExceeded, self.create,
+            quota_rules.QuotaExceeded, self.create,
             limits=dict(LIMITS, cores=5))
         self.assertIn('Quota exceeded for cores: Requested 2, but already '
                       'used 4 of 5 cores', error.message)
@@ -50,7 +50,7 @@ class InstanceCreateInQuotaTest(testtools.TestCase):
             try:
                 self.create()
                 return True
-            except quotas.QuotaExceeded:
+            except quota_rules.QuotaExceeded:
                 return False
 
         with concurrent.futures.ThreadPoolExecutor(12) as pool:

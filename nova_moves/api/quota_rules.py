@@ -1,0 +1,95 @@
+"""Quota enforcement, as Nova has it for what this API creates: instances,
+cores and ram per project, counted from the servers; the other quota-set
+fields are shown and stored, never enforced.
+
+Boot counts and creates the server in one transaction under the
+project's quota lock (db/quotas.py: racing boots queue, so the limit
+holds exactly). Resize to a larger flavor checks the difference in cores
+and ram.
+"""
+import functools
+
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+CONF = conf.CONF
+ENFORCED = ('instances', 'cores', 'ram')
+# Nova's other quota-set fields: shown with Nova's defaults, stored when
+# set, never enforced here (nothing in this API creates those things).
+OTHER = {'key_pairs': 100, 'metadata_items': 128, 'server_groups': 10,
+         'server_group_members': 10}
+BEFORE_2_57 = {'injected_files': 5, 'injected_file_content_bytes': 10240,
+               'injected_file_path_bytes': 255}
+BEFORE_2_36 = {'fixed_ips': -1, 'floating_ips': 10, 'security_groups': 10,
+               'security_group_rules': 20}
+MAX_INT = 2 ** 31 - 1
+DEFAULT_CLASS = 'default'
+
+
+class QuotaExceeded(exception.NovaMovesException):
+    code = 403
+    msg_fmt = ('Quota exceeded for %(overs)s: Requested %(req)s, but '
+               'already used %(used)s of %(allowed)s %(overs)s')
+
+
+def config_defaults(version):
+    values = {name: getattr(CONF.quota, name) for name in ENFORCED}
+    values.update(OTHER)
+    if version < '2.57':
+        values.update(BEFORE_2_57)
+    if version < '2.36':
+        values.update(BEFORE_2_36)
+    return values
+
+
+def defaults(version):
+    """Every project's defaults: the [quota] options, overridden by the
+    ``default`` quota class where it is set (as Nova)."""
+    values = config_defaults(version)
+    values.update({k: v for k, v in db_api.quota_class_get(
+        DEFAULT_CLASS).items() if k in values})
+    return values
+
+
+def limits(project_id, version='2.95'):
+    values = defaults(version)
+    overrides = db_api.quota_get_project(project_id)
+    values.update({k: v for k, v in overrides.items() if k in values})
+    return values
+
+
+def check(project_id, deltas):
+    """403 when adding ``deltas`` goes over a limit; -1 is unlimited."""
+    enforce(limits(project_id), deltas, db_api.quota_usage(project_id))
+
+
+def enforce(allowed, deltas, used):
+    for name in ENFORCED:
+        delta = deltas.get(name, 0)
+        if delta <= 0 or allowed[name] < 0:
+            continue
+        if used[name] + delta > allowed[name]:
+            raise QuotaExceeded(overs=name, req=delta, used=used[name],
+                                allowed=allowed[name])
+
+
+def create_instance(project_id, deltas, values):
+    """The new server's row, if ``deltas`` fit the project's quota."""
+    return db_api.instance_create_in_quota(
+        values, functools.partial(enforce, limits(project_id), deltas))
+
+
+def flavor_deltas(flavor, old_flavor=None):
+    old = old_flavor or {}
+    return {'cores': flavor['vcpus'] - old.get('vcpus', 0),
+            'ram': flavor['memory_mb'] - old.get('memory_mb', 0)}
+
+
+def project(project_id):
+    # The path segment is the project; ids longer than the column cannot
+    # have a quota (and must not reach the database).
+    if not project_id or len(project_id) > 255:
+        raise exception.NotFound('Project %s could not be found.'
+                                 % project_id[:64])
+    return project_id

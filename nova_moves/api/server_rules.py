@@ -1,0 +1,66 @@
+"""The limits a server's metadata and its server group membership obey,
+shared by boot (servers.py), the metadata resource (server_metadata.py)
+and server groups: Nova's limits on metadata (keys of 1-255 characters
+from [a-zA-Z0-9-_:. ], string values of at most 255, at most the
+project's metadata_items quota in all: a 403 past it, as Nova's
+OverQuota) and the group a boot names. A leaf: no handler module."""
+from nova_moves.api import quota_rules
+from nova_moves.db import api as db_api
+from nova_moves import exception
+
+_KEY = '^[a-zA-Z0-9-_:. ]{1,255}$'
+METADATA = {'type': 'object',
+            'patternProperties': {_KEY: {'type': 'string',
+                                         'maxLength': 255}},
+            'additionalProperties': False}
+
+
+class MetadataLimitExceeded(exception.NovaMovesException):
+    code = 403
+    msg_fmt = ('Quota exceeded for metadata_items: Requested %(requested)d, '
+               'but the limit is %(allowed)d.')
+
+
+def metadata_checker(project_id):
+    """check(count) for db instance_metadata_update: 403 past the
+    project's metadata_items (-1 is unlimited)."""
+    allowed = quota_rules.limits(project_id)['metadata_items']
+
+    def check(count):
+        if 0 <= allowed < count:
+            raise MetadataLimitExceeded(requested=count, allowed=allowed)
+    return check
+
+
+def check_metadata_count(project_id, metadata):
+    """For a boot: the same limit before anything is written."""
+    metadata_checker(project_id)(len(metadata or {}))
+
+
+def group_hint(ctxt, body):
+    """The server group a boot request names (``os:scheduler_hints``
+    ``group``), checked before anything is written: 400 for a malformed
+    or unknown group or another project's."""
+    hints = body.get('os:scheduler_hints') or body.get(
+        'OS-SCH-HNT:scheduler_hints') or {}
+    group_id = hints.get('group')
+    if group_id is None:
+        return None
+    if isinstance(group_id, list) and len(group_id) == 1:
+        group_id = group_id[0]
+    if not isinstance(group_id, str) or len(group_id) > 255:
+        raise exception.ValidationError(
+            detail="Invalid input for field 'os:scheduler_hints/group'.")
+    try:
+        return db_api.server_group_get(group_id, project_id=ctxt.project_id)
+    except db_api.ServerGroupNotFound:
+        raise exception.Invalid(
+            reason='Invalid server group %s.' % group_id[:64])
+
+
+def join_group(ctxt, group, instance_uuid):
+    """The new server becomes a member before it is scheduled; 403 when
+    the group is full (quota server_group_members)."""
+    return db_api.server_group_member_add(
+        group['uuid'], instance_uuid, ctxt.project_id,
+        quota_rules.limits(ctxt.project_id)['server_group_members'])
