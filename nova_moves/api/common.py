@@ -257,8 +257,9 @@ def require_host_for(flag, host):
 
 
 def dry_run_verdict(instance, host, method, vm_states, reasons=()):
-    """The ``check`` extension (seed 003) of every move: 200 with
-    {valid, reasons}: the server's state (what would be a 409), then
+    """The ``check`` extension of every move (Nova blueprint "Check the
+    destination host when migrating"): 200 with {valid, reasons}: the
+    server's state (what would be a 409), then
     ``reasons`` the caller knows of, then the scheduler's filters and the
     host's free resources. No action, no state, no migration is written."""
     reasons = list(reasons)

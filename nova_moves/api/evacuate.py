@@ -27,7 +27,8 @@ _ADMIN_PASSWORD = {'type': 'string'}
 
 
 def _schema(properties, required=()):
-    # nova_moves extension at every version: a dry run (seed 003).
+    # nova_moves extension at every version: a dry run (blueprint "Check
+    # the destination host when migrating").
     properties = dict(properties, check=validation.BOOLEAN)
     inner = {'type': 'object', 'properties': properties,
              'additionalProperties': False}
@@ -49,7 +50,8 @@ SCHEMA_V214 = _schema({'host': validation.HOSTNAME,
 SCHEMA_V229 = _schema({'host': validation.HOSTNAME,
                        'adminPass': _ADMIN_PASSWORD,
                        'force': validation.BOOLEAN})
-# 2.68: force gone again (seed 004).
+# 2.68: force gone again (spec "Remove force flag from live-migrate and
+# evacuate").
 SCHEMA_V268 = SCHEMA_V214
 
 

@@ -24,12 +24,14 @@ EXTENSIONS = [
     {'name': 'nova_moves-migrate-force', 'min_version': '2.56',
      'description': 'migrate takes "force" with "host": true skips the '
                     'scheduler and claims on that host; false, null or '
-                    'absent checks the destination (seed 002).'},
+                    'absent checks the destination (Nova spec "Enable cold '
+                    'migration with target host").'},
     {'name': 'nova_moves-move-check', 'min_version': '2.1',
      'description': 'migrate (2.56+), os-migrateLive and evacuate take '
                     '"check": true with "host": a dry run answered 200 '
                     '{"valid": bool, "reasons": [str]}; nothing changes '
-                    '(seed 003).'},
+                    '(Nova blueprint "Check the destination host when '
+                    'migrating").'},
     {'name': PHASES, 'min_version': '2.1',
      'description': 'migrations carry "phases": [{"phase": status, '
                     '"started_at": time}], when each status began. Always '

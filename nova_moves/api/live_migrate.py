@@ -42,7 +42,8 @@ class MigrationNotFoundForInstance(exception.NotFound):
 # -- body schemas -------------------------------------------------------------
 
 def _body(properties, required):
-    # nova_moves extension at every version: a dry run (seed 003).
+    # nova_moves extension at every version: a dry run (blueprint "Check
+    # the destination host when migrating").
     properties = dict(properties, check=validation.BOOLEAN)
     return {'type': 'object', 'additionalProperties': False,
             'required': [ACTION],

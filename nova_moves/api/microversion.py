@@ -22,13 +22,13 @@ HISTORY = """
 2.51  - instance actions: non-admins see events (without traceback)
 2.53  - os-services and os-hypervisors identified by uuid
 2.55  - flavors: description
-2.56  - migrate: host (checked by the scheduler unless forced, seed 002)
+2.56  - migrate: host (checked by the scheduler unless forced)
 2.58  - instance actions: updated_at, paging, changes-since
 2.59  - os-migrations: uuid, paging, changes-since
 2.62  - instance action events: host (admin) and hostId
 2.65  - server migrations: abort queued and preparing live migrations
 2.66  - os-migrations and instance actions: changes-before
-2.68  - os-migrateLive and evacuate: force removed (seed 004)
+2.68  - os-migrateLive and evacuate: force removed
 2.80  - os-migrations: user_id and project_id
 2.84  - instance action events: details
 2.88  - os-hypervisors: usage fields removed

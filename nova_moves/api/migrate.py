@@ -1,16 +1,18 @@
 """Server actions resize, confirmResize, revertResize and migrate.
 
-resize and migrate are always asynchronous (seed 000): the API checks
+resize and migrate are always asynchronous (Nova's "Make API always RPC
+cast to conductor for resize/migrate"): the API checks
 policy, body and state, wins the task_state compare-and-swap (None ->
 resize_prep), records the action, casts the conductor's migrate_server
 and answers 202. Scheduling happens later; its failures show in the
 instance actions, never as a 400 here.
 
 From 2.56 migrate takes a target ``host`` (checked by the scheduler's
-filters), plus two fields that go beyond Nova: ``force`` (seed 002: skip
-the scheduler and claim on that host directly) and ``check`` (seed 003:
-only ask the scheduler whether the host would do; 200 with the verdict,
-nothing changes).
+filters), plus two fields that go beyond Nova: ``force`` (spec "Enable
+cold migration with target host": skip the scheduler and claim on that
+host directly) and ``check`` (blueprint "Check the destination host when
+migrating": only ask the scheduler whether the host would do; 200 with
+the verdict, nothing changes).
 """
 from nova_moves.api import request as api_req
 from nova_moves.api import common
@@ -57,10 +59,12 @@ MIGRATE_SCHEMA_V256 = {
             'type': ['null', 'object'],
             'properties': {
                 'host': validation.NULLABLE_HOSTNAME,
-                # Seed 002: bypass the scheduler (needs host); null, like
+                # "Enable cold migration with target host": bypass the
+                # scheduler (needs host); null, like
                 # false or leaving it out, means check the destination.
                 'force': validation.NULLABLE_BOOLEAN,
-                # Seed 003: dry run, only ask the scheduler (needs host).
+                # "Check the destination host when migrating": dry run,
+                # only ask the scheduler (needs host).
                 'check': validation.BOOLEAN,
             },
             'additionalProperties': False,

@@ -62,7 +62,8 @@ _UNSHELVE_291 = {'type': ['null', 'object'], 'additionalProperties': False,
                                            'maxLength': 255},
                      'host': validation.HOSTNAME,
                      # nova_moves extension, as on the other moves: a
-                     # dry run of the placement on ``host`` (seed 003).
+                     # dry run of the placement on ``host`` (blueprint
+                     # "Check the destination host when migrating").
                      'check': validation.BOOLEAN}}
 
 

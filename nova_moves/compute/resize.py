@@ -132,8 +132,9 @@ class ResizeMixin:
                 **_guard('prep_resize')) is None:
             return
         try:
-            # Synchronous (seed 000): the conductor claims the next
-            # alternate, or rolls the whole move back and raises.
+            # Synchronous (Nova's "Make API always RPC cast to conductor
+            # for resize/migrate" keeps this call): the conductor claims
+            # the next alternate, or rolls the whole move back and raises.
             self.compute_task_api.migrate_server(
                 ctxt, instance_uuid, flavor=flavor,
                 migration_uuid=migration_uuid, alternates=alternates or [],

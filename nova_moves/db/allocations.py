@@ -321,8 +321,9 @@ def allocations_all():
 
 
 def allocation_is_single_root(consumer_id):
-    """Seed 004: a forced move can only copy an allocation served by one
-    root provider alone (no nested child, no sharing provider)."""
+    """A forced move can only copy an allocation served by one root
+    provider alone (no nested child, no sharing provider), as Nova's spec
+    "Remove force flag from live-migrate and evacuate" says."""
     with _session(writer=False) as session:
         rows = session.execute(
             sa.select(models.ResourceProvider.id,

@@ -300,7 +300,8 @@ def provider_usages():
 
 def root_only_candidate(resources, host):
     """The allocation that claims ``resources`` on ``host``'s root provider
-    alone, or None if the root lacks the inventory or room (seed 004)."""
+    alone, or None if the root lacks the inventory or room (Nova spec
+    "Remove force flag from live-migrate and evacuate")."""
     with _session(writer=False) as session:
         rps, invs, usage, _aggs = _load_placement(session)
     root = next((rp for rp in rps.values() if rp.name == host

@@ -50,7 +50,8 @@ class SchedulerAPI:
             ctxt, 'plan_destinations', request_specs=request_specs)
 
     def check_destination(self, ctxt, request_spec, host):
-        """Seed 003: would ``host`` pass every filter and fit the request?
-        Returns {'valid': bool, 'reasons': [str]}; changes nothing."""
+        """Would ``host`` pass every filter and fit the request (Nova
+        blueprint "Check the destination host when migrating")? Returns
+        {'valid': bool, 'reasons': [str]}; changes nothing."""
         return self.client.prepare().call(
             ctxt, 'check_destination', request_spec=request_spec, host=host)

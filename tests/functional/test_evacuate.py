@@ -443,7 +443,8 @@ class EvacuateTest(EvacuateBase):
 
 
 class ForcedEvacuateComplexAllocationTest(EvacuateBase):
-    """Seed 004 on older microversions: a forced evacuation of a server
+    """Nova spec "Remove force flag from live-migrate and evacuate", on
+    older microversions: a forced evacuation of a server
     whose allocation is not a single root provider is NoValidHost, with
     nothing leaked; without force the scheduler handles it."""
 

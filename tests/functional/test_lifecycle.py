@@ -203,7 +203,8 @@ class LifecycleTest(base.StackTestCase):
         other = 'compute2' if first == 'compute1' else 'compute1'
         self.act(sid, {'unshelve': {'host': 'nowhere'}}, expect=400,
                  version='2.91')
-        # A dry run first (seed 003, as the other moves): nothing moves.
+        # A dry run first (as the other moves; Nova blueprint "Check the
+        # destination host when migrating"): nothing moves.
         verdict = self.act(sid, {'unshelve': {'host': other, 'check': True}},
                            expect=200, version='2.91').json()
         self.assertEqual({'valid': True, 'reasons': []}, verdict)

@@ -307,8 +307,9 @@ class LiveMigrationChecksTest(LiveMigrationHelpers, base.StackTestCase):
 
 class LiveMigrationComplexAllocationTest(LiveMigrationHelpers,
                                          base.StackTestCase):
-    """Seed 004: a forced move cannot copy an allocation that uses a
-    nested child (nested) or a sharing provider (shared1, shared2)."""
+    """Nova spec "Remove force flag from live-migrate and evacuate": a
+    forced move cannot copy an allocation that uses a nested child
+    (nested) or a sharing provider (shared1, shared2)."""
 
     COMPUTES = [{'name': 'nested', 'compute': {'disk_provider': 'nested'}},
                 {'name': 'shared', 'hosts': ['shared1', 'shared2'],

@@ -205,7 +205,7 @@ class ResizeTest(ResizeMixinTest, base.StackTestCase):
         server = self.boot('m3')
         target = self.other_host(server['OS-EXT-SRV-ATTR:host'])
         # A disabled host is refused by the scheduler but a forced move
-        # bypasses it (seed 002).
+        # bypasses it (Nova spec "Enable cold migration with target host").
         svc = [s for s in self.admin.services('nova-moves-compute')
                if s['host'] == target][0]
         self.admin.put('/os-services/%s' % svc['id'],
@@ -228,7 +228,8 @@ class ResizeTest(ResizeMixinTest, base.StackTestCase):
                        version='2.53', expect=200)
         self.addCleanup(self.admin.put, '/os-services/%s' % svc2['id'],
                         {'status': 'enabled'}, version='2.53')
-        # force null is no force (seed 002): the destination is checked.
+        # force null is no force ("Enable cold migration with target
+        # host"): the destination is checked.
         resp = self.migrate(server, {'host': target, 'force': None})
         back = self.wait(server, 'ACTIVE')
         self.assertEqual(source, back['OS-EXT-SRV-ATTR:host'])
@@ -516,8 +517,9 @@ class AutoConfirmTest(ResizeMixinTest, base.StackTestCase):
 
 
 class ForcedNestedTest(ResizeMixinTest, base.StackTestCase):
-    """Seed 004 on cold migrate: a forced move can only copy an allocation
-    held by one root provider; compute1 serves DISK_GB from a nested
+    """Nova spec "Remove force flag from live-migrate and evacuate" on
+    cold migrate: a forced move can only copy an allocation held by one
+    root provider; compute1 serves DISK_GB from a nested
     child provider."""
     COMPUTES = [{'name': 'compute1', 'compute': {'disk_provider': 'nested'}},
                 {'name': 'compute2'}]

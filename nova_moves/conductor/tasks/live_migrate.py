@@ -72,7 +72,8 @@ class LiveMigrationTask(base.TaskBase):
     def _forced_destination(self, host):
         """2.30-2.67 force: no scheduler, copy the allocation to the
         host's root provider -- only possible for a single-root
-        allocation (seed 004)."""
+        allocation (Nova spec "Remove force flag from live-migrate and
+        evacuate")."""
         self._check_service_up(host, 'destination')
         if not db_api.allocation_is_single_root(self.migration_uuid):
             raise exception.NoValidHost(

@@ -131,8 +131,10 @@ class MigrationTask(base.TaskBase):
                     {'host': self.host} if self.host else None}
 
     def _claim_forced_host(self, flavor):
-        """Seed 002 force, with seed 004's limit: the server's allocation
-        can only be copied when one root provider serves all of it."""
+        """force (Nova spec "Enable cold migration with target host"),
+        with the limit of the spec "Remove force flag from live-migrate
+        and evacuate": the server's allocation can only be copied when
+        one root provider serves all of it."""
         if not db_api.allocation_is_single_root(self.migration['uuid']):
             raise exception.NoValidHost(
                 reason='Unable to force-migrate %s: its allocation is not '

@@ -4,8 +4,9 @@ The source allocation is handed to the migration first (the "source
 half" the old compute removes when it comes back), then the destination
 is claimed for the server: by the scheduler with the source excluded and
 no alternates, or, for a forced host (2.29-2.67), by copying the flavor
-onto that host's root provider, which seed 004 only allows when the
-server's allocation is a single root provider. The destination compute
+onto that host's root provider, which Nova's spec "Remove force flag
+from live-migrate and evacuate" only allows when the server's allocation
+is a single root provider. The destination compute
 gets rebuild_instance(recreate=True) once all of that is written down.
 """
 from oslo_log import log as logging
@@ -66,8 +67,9 @@ class EvacuateTask(base.TaskBase):
             allocations, recreate=True, stop_after=self.stop_after)
 
     def _claim_forced_host(self, instance):
-        """Seed 004: a forced host skips the scheduler, so the allocation
-        can only be copied when it is one root provider on both sides."""
+        """A forced host skips the scheduler, so the allocation can only
+        be copied when it is one root provider on both sides (Nova spec
+        "Remove force flag from live-migrate and evacuate")."""
         resources = db_api.resources_from_flavor(instance['flavor'])
         if not db_api.allocation_is_single_root(self.migration_uuid):
             raise exception.NoValidHost(

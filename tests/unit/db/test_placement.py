@@ -1,5 +1,6 @@
 """Placement in our database: capacity, the generation compare-and-swap,
-nested and sharing providers, and the seed-004 helpers."""
+nested and sharing providers, and the helpers of forced moves (Nova spec
+"Remove force flag from live-migrate and evacuate")."""
 import threading
 import uuid
 
