@@ -1,9 +1,9 @@
 """What a handler asks of the request it serves: its context, its
 microversion, the app's RPC clients and policy enforcer, its JSON body.
 
-A leaf: it imports no handler module (and none imports app.py or
-routes.py), so the API's imports run one way: app -> routes -> handlers
--> leaves."""
+A leaf: it imports no handler module, and handlers import it instead of
+app.py, so the API's imports run one way: app -> routes -> handlers ->
+leaves."""
 import hashlib
 
 import flask

@@ -175,11 +175,3 @@ def described():
     """The routes the OpenAPI document describes: every deployment's,
     the identity v3 included whatever auth_strategy this process runs."""
     return dict(ROUTES, **IDENTITY_ROUTES)
-
-
-def allowed(routes, path):
-    """The Allow header of ``path`` (a template of ``routes``)."""
-    methods = set(routes.get(path, {}))
-    if 'GET' in methods:
-        methods.add('HEAD')
-    return ', '.join(sorted(methods | {'OPTIONS'}))
