@@ -28,6 +28,11 @@ DEFAULT_MIN_EFFECT = 0.1
 DEFAULT_NOISE = DEFAULT_MIN_EFFECT  # the option's old name
 # Fewer samples than this on either side: no test (nothing is "changed").
 MIN_SAMPLES = 5
+# A percentile is tested only when at least this many samples of each
+# run lie beyond it (a p95 needs 100 requests, a p99 500).
+MIN_TAIL = 5
+# The run-wide factor needs this many sampled families.
+MIN_FAMILIES = 6
 # Metrics where bigger is better: a budget or marker reads them inverted.
 HIGHER_IS_BETTER = ('.throughput',)
 
@@ -101,21 +106,26 @@ def summary(report):
 
 def _floor(name):
     """The smallest difference worth a marker, in the metric's unit: the
-    clock and the buckets (12%) make sub-millisecond RPC changes noise."""
+    clock and the buckets (12%) make sub-millisecond RPC changes noise.
+    Also what a log ratio adds to both values (so 1 ms -> 2 ms is not
+    "2x")."""
     if name.endswith('.throughput'):
         return 0.1
-    if '.e2e.' in name or '.phase.' in name:
+    if '.e2e' in name or '.phase.' in name:
         return 0.01
     return 1.0
 
 
 def samples(report):
     """{family: [sample, ...]} of one report: ``resize.api`` (ms) and
-    ``resize.e2e`` (s) per request, ``resize.phase.transfer`` (s) per
-    move, ``rpc.compute.prep_resize.handle`` (ms, from the histogram's
-    buckets). A metric ``FAMILY.pNN`` is tested on FAMILY's samples."""
+    ``resize.e2e`` (s) per request and ``resize.phase.transfer`` (s) per
+    move, in the order the requests were sent; ``rpc.compute.prep_resize.
+    handle`` (ms) from the histogram's buckets, each bucket's count
+    spread evenly over its width. A metric ``FAMILY.pNN`` is tested on
+    FAMILY's samples."""
     out = {}
-    records = report.get('records') or []
+    records = sorted(report.get('records') or [],
+                     key=lambda rec: rec.get('sent') or 0.0)
     versions = {}
     for rec in records:
         versions.setdefault(rec['operation'], set()).add(rec['microversion'])
@@ -138,9 +148,16 @@ def samples(report):
                 continue
             cap = stat.get('max_ms')
             values = []
-            for k, n in stat['buckets'].items():
-                value = rpcstats.bucket_upper_ms(int(k))
-                values += [min(value, cap) if cap else value] * n
+            for k, n in sorted(stat['buckets'].items(),
+                               key=lambda kv: int(kv[0])):
+                upper = rpcstats.bucket_upper_ms(int(k))
+                lower = rpcstats.bucket_upper_ms(int(k) - 1)
+                # Where in its 12% bucket a duration was is unknown:
+                # evenly spread, a percentile falls inside the bucket
+                # instead of on its edge (one bucket apart is not 12%).
+                for i in range(n):
+                    value = lower * (upper / lower) ** ((i + 0.5) / n)
+                    values.append(min(value, cap) if cap else value)
             out['rpc.%s.%s' % (row['method'], kind)] = values
     return out
 
@@ -158,78 +175,195 @@ def _testable(xa, xb):
                   if min(len(xa[f]), len(xb[f])) >= MIN_SAMPLES)
 
 
-def run_wide(base, other):
+def run_wide(base, other, xa=None, xb=None):
     """How much slower (>1) or faster the whole second run is: the median
     over the sampled families of the ratio of their medians, and a sign
     test of whether the families moved together. Two runs of the same
     code on a machine whose load changed differ by such a factor in every
     metric at once; a change of the code shows as metrics that move
     beyond it."""
-    xa, xb = samples(base), samples(other)
+    if xa is None:
+        xa, xb = samples(base), samples(other)
     logs = []
     for family in _testable(xa, xb):
         a, b = statistics.median(xa[family]), statistics.median(xb[family])
         if a > 0 and b > 0:
             logs.append(math.log(b / a))
-    if not logs:
-        return {'factor': 1.0, 'families': 0, 'up': 0, 'down': 0, 'p': 1.0}
+    if len(logs) < MIN_FAMILIES:
+        # Too few families to tell the machine from the code: no factor.
+        return {'factor': 1.0, 'se': 0.0, 'families': len(logs), 'up': 0,
+                'down': 0, 'p': 1.0}
     up = sum(1 for v in logs if v > 0)
     down = sum(1 for v in logs if v < 0)
+    # The factor is a median too: its own standard error (log scale)
+    # widens every relative test.
     return {'factor': math.exp(statistics.median(logs)),
+            'se': 1.2533 * statistics.stdev(logs) / math.sqrt(len(logs)),
             'families': len(logs), 'up': up, 'down': down,
             'p': nm_stats.sign_test_p(up, down)}
 
 
-def compare(base, other, min_effect=DEFAULT_MIN_EFFECT, alpha=DEFAULT_ALPHA):
-    """Rows {metric, a, b, ratio, relative, noise, p, test, marker} for
-    the metrics both reports have; marker '+' changed for the worse, '-'
-    for the better, '' not shown to have changed. Sampled metrics are
-    judged relative to the run-wide factor (``relative`` = ratio /
-    factor; the test runs on the second run's samples divided by it)."""
-    (va, sa), (vb, sb) = summary(base), summary(other)
-    xa, xb = samples(base), samples(other)
-    factor = run_wide(base, other)['factor']
-    testable = set(_testable(xa, xb))
-    names = sorted(set(va) & set(vb))
-    pvalues = {}
+def _sample_tests(names, xa, xb, factor, delta, factor_se=0.0):
+    """{metric: (theta, se, p)} of the sampled metrics that can be
+    tested: the second run's samples divided by the run-wide factor, the
+    standard error from each run's own samples (block bootstrap in send
+    order for requests, order statistics for RPC histograms)."""
+    wanted = {}
     for name in names:
         family, pct = _family(name)
-        if family in testable:
-            pvalues[name] = nm_stats.test_p(
-                xa[family], [v / factor for v in xb[family]], pct)
-    significant = nm_stats.holm(pvalues, alpha)
+        if family not in xa or family not in xb:
+            continue
+        if min(len(xa[family]), len(xb[family])) < MIN_SAMPLES or min(
+                nm_stats.tail_size(len(xa[family]), pct),
+                nm_stats.tail_size(len(xb[family]), pct)) < MIN_TAIL:
+            continue  # a percentile resting on a handful of requests
+        wanted.setdefault(family, []).append((name, pct))
+    out = {}
+    for family, metrics_ in wanted.items():
+        eps = _floor(family + '.')
+        a, b = xa[family], [v / factor for v in xb[family]]
+        pcts = [pct for _, pct in metrics_]
+        sa, sb = sorted(a), sorted(b)
+        se_a = {p: nm_stats.order_stat_se(sa, p, eps) for p in pcts}
+        se_b = {p: nm_stats.order_stat_se(sb, p, eps) for p in pcts}
+        if not family.startswith('rpc.'):
+            # Requests in send order: the block bootstrap sees what
+            # requests sent together share; the order statistics are the
+            # steadier figure when they share nothing. The larger counts.
+            boot_a = nm_stats.block_bootstrap_se(a, pcts, eps, family + '/a')
+            boot_b = nm_stats.block_bootstrap_se(b, pcts, eps, family + '/b')
+            se_a = {p: max(se_a[p], boot_a[p]) for p in pcts}
+            se_b = {p: max(se_b[p], boot_b[p]) for p in pcts}
+        for name, pct in metrics_:
+            theta = math.log(nm_stats.percentile(b, pct) + eps) - math.log(
+                nm_stats.percentile(a, pct) + eps)
+            se = math.sqrt(se_a[pct] ** 2 + se_b[pct] ** 2 + factor_se ** 2)
+            out[name] = (theta, se, nm_stats.min_effect_p(theta, se, delta))
+    return out
+
+
+def _repeat_tests(names, base, other, delta):
+    """{metric: (theta, se, p)} over the runs of two ``--repeat``
+    reports: each run one value, Welch's test on their logs."""
+    out = {}
+    ra, rb = base.get('repeats') or [], other.get('repeats') or []
+    for name in names:
+        eps = _floor(name)
+        a = [math.log(r[name] + eps) for r in ra if r.get(name) is not None
+             and r[name] + eps > 0]
+        b = [math.log(r[name] + eps) for r in rb if r.get(name) is not None
+             and r[name] + eps > 0]
+        if len(a) >= 2 and len(b) >= 2:
+            out[name] = nm_stats.welch_min_effect(a, b, delta)
+    return out
+
+
+def repeated(report):
+    return len(report.get('repeats') or []) >= 2
+
+
+def compare(base, other, min_effect=DEFAULT_MIN_EFFECT, alpha=DEFAULT_ALPHA,
+            correction='holm'):
+    """Rows {metric, a, b, ratio, relative, ci, p, test, marker} for the
+    metrics both reports have. marker '+' changed for the worse, '-' for
+    the better (a minimum-effect test says the metric moved by more than
+    ``min_effect`` with confidence, after ``correction`` over all the
+    tested metrics), '~' differs by more than ``min_effect`` but could
+    not be tested (one value per run, or too few samples), '' neither.
+
+    When both reports were repeated (``run --repeat N``) the runs are the
+    samples: every metric is tested over them. Otherwise the sampled
+    metrics are tested on the per-request samples relative to the
+    run-wide factor (``relative`` = ratio / factor)."""
+    (va, _), (vb, _) = summary(base), summary(other)
+    names = sorted(set(va) & set(vb))
+    delta = math.log(1.0 + min_effect)
+    factor = 1.0
+    xa, xb = samples(base), samples(other)
+    if repeated(base) and repeated(other):
+        tests, kind = _repeat_tests(names, base, other, delta), 'repeats'
+    else:
+        wide = run_wide(base, other, xa, xb)
+        factor = wide['factor']
+        tests, kind = _sample_tests(names, xa, xb, factor, delta,
+                                    wide['se']), 'samples'
+    significant = nm_stats.CORRECTIONS[correction](
+        {name: t[2] for name, t in tests.items()}, alpha)
+    sampled = set(xa) & set(xb)
     rows = []
     for name in names:
         a, b = va[name], vb[name]
         ratio = b / a if a else None
+        test = tests.get(name)
+        has_samples = _family(name)[0] in sampled
         relative = ratio / factor if ratio is not None and \
-            name in pvalues else ratio
-        # The repeats' spread, when both runs were repeated: a change must
-        # also be larger than how much each run differed from itself.
-        band = max(sa.get(name, 0.0), sb.get(name, 0.0)) if sa and sb \
-            else 0.0
-        if name in pvalues:
-            test = 'samples'
-            changed = name in significant
-        elif sa and sb:
-            test = 'repeats'
-            changed = True
-        else:
-            test = None
-            changed = False
+            kind == 'samples' and has_samples else ratio
         marker = ''
-        if changed and relative is not None and \
-                abs(relative - 1.0) > max(band, min_effect) and \
-                abs(b - a) > _floor(name):
-            worse = relative > 1.0
+        beyond = relative is not None and \
+            abs(relative - 1.0) > min_effect and abs(b - a) > _floor(name)
+        if test and name in significant and beyond:
+            worse = test[0] > 0
             if name.endswith(HIGHER_IS_BETTER):
                 worse = not worse
             marker = '+' if worse else '-'
-        rows.append({'metric': name, 'a': a, 'b': b, 'ratio': ratio,
-                     'relative': relative,
-                     'noise': max(band, min_effect), 'p': pvalues.get(name),
-                     'test': test, 'marker': marker})
+        elif not test and not has_samples and beyond:
+            # One value per run (throughput, CPU, counts): nothing to
+            # test it on; shown, never called changed.
+            marker = '~'
+        rows.append({
+            'metric': name, 'a': a, 'b': b, 'ratio': ratio,
+            'relative': relative, 'noise': min_effect,
+            'p': test[2] if test else None,
+            'ci': [math.exp(test[0] - nm_stats.Z95 * test[1]),
+                   math.exp(test[0] + nm_stats.Z95 * test[1])]
+            if test else None,
+            'test': kind if test else None, 'marker': marker})
     return rows
+
+
+CHANGED = ('+', '-')
+MARKERS = {'+': 'WORSE', '-': 'better', '~': 'differs', '': ''}
+
+
+def summary_lines(names, reports, all_rows, alpha=DEFAULT_ALPHA,
+                  min_effect=DEFAULT_MIN_EFFECT, correction='holm'):
+    """What the table's markers rest on, after the table."""
+    out = []
+    for name, other in zip(names[1:], reports[1:]):
+        if repeated(reports[0]) and repeated(other):
+            continue
+        wide = run_wide(reports[0], other)
+        if wide['families'] >= MIN_FAMILIES:
+            out.append(
+                'run-wide: %s is %.2fx %s over %d sampled families (%d up, '
+                '%d down, sign test p %.2g); sampled metrics are judged '
+                'relative to it (a busier machine, or a change that slows '
+                'everything, moves them all)' % (
+                    name, wide['factor'], names[0], wide['families'],
+                    wide['up'], wide['down'], wide['p']))
+    rows = [r for rows in all_rows for r in rows]
+    changed = sum(1 for r in rows if r['marker'] in CHANGED)
+    differs = sum(1 for r in rows if r['marker'] == '~')
+    tested = sum(1 for r in rows if r['test'])
+    out.append(
+        '%d of %d metrics changed: %d tested (moved by more than %d%% with '
+        'confidence, %s over the tested metrics at alpha %g; per-request '
+        'samples by block bootstrap, RPC histograms by order statistics, '
+        'repeated runs by Welch); %d with one value per run differ by more '
+        'than %d%% but cannot be tested (run --repeat N on both sides); '
+        'percentiles with fewer than %d samples beyond them are not tested; '
+        '--all shows every metric' % (changed, len(rows), tested,
+                                      min_effect * 100,
+                    {'holm': 'Holm', 'bh': 'Benjamini-Hochberg'}[correction],
+                    alpha, differs, min_effect * 100, MIN_TAIL))
+    for name, report in zip(names, reports):
+        if repeated(report):
+            out.append('%s: %d repeats: every metric is tested over the '
+                       'runs' % (name, len(report['repeats'])))
+        elif not report.get('records'):
+            out.append('%s: no per-request samples (an older report): only '
+                       'repeats can show a change' % name)
+    return out
 
 
 _BUDGET = re.compile(r'^\s*(?P<metric>[^\s<>]+)\s*(?P<op>[<>])\s*'
@@ -316,7 +450,7 @@ def render(names, reports_rows, show_all=False):
                      '-' if row['ratio'] is None else '%.2fx' % row['ratio'],
                      '%.2g' % p if p is not None else
                      ('rep' if row.get('test') == 'repeats' else '-'),
-                     {'+': 'WORSE', '-': 'better', '': ''}[row['marker']]]
+                     MARKERS[row['marker']]]
         lines.append(line)
     widths = [max(len(str(r[i])) for r in [header] + lines)
               for i in range(len(header))]
@@ -366,8 +500,8 @@ def _plot_page(pyplot, names, reports_rows, metrics_shown, path, page,
             if row is None or not row['ratio']:
                 continue
             pos = y - 0.4 + bar * (i + 0.5)
-            colour = {'+': '#e53935', '-': '#43a047', '': '#9e9e9e'}[
-                row['marker']]
+            colour = {'+': '#e53935', '-': '#43a047', '~': '#ffb300',
+                      '': '#9e9e9e'}[row['marker']]
             ax.barh(pos, row['ratio'] - 1.0, left=1.0, height=bar * 0.9,
                     color=colour, alpha=0.4 + 0.6 * (i + 1) /
                     len(reports_rows))
@@ -390,6 +524,7 @@ def _plot_page(pyplot, names, reports_rows, metrics_shown, path, page,
     ax.legend(handles=[
         patches.Patch(color='#e53935', label='changed: worse'),
         patches.Patch(color='#43a047', label='changed: better'),
+        patches.Patch(color='#ffb300', label='differs, not testable'),
         patches.Patch(color='#9e9e9e', label='no change shown')],
         loc='lower right', fontsize=7)
     fig.tight_layout()
