@@ -101,15 +101,19 @@ def timings(kind, entries):
     if kind == LIVE and prep is not None:
         out['lead'] = ((compute_queued or prep) - admitted).total_seconds()
         out['serial'] = (end - prep).total_seconds()
+        # The wait for the compute's own slot is the queue's, not the
+        # move's.
+        out['slot'] = out['lead'] + out['serial']
     if out['slot'] < 0:
         return None
     return out
 
 
 def duration(kind, entries):
-    """How long one past migration of ``kind`` held its move slot (from
-    its admission, queues excluded, to its end; a cold one's confirmation
-    added), or None if it did not succeed."""
+    """How long one past migration of ``kind`` took from its admission
+    to its end, the waits in the gate's and the compute's queues
+    excluded (a cold one's confirmation added), or None if it did not
+    succeed."""
     t = timings(kind, entries)
     if t is None:
         return None

@@ -49,11 +49,11 @@ class DrainPlanTest(testtools.TestCase):
                 ('preparing', at(7)), ('running', at(7.1)),
                 ('completed', at(7.6))]
         t = dp.timings(dp.LIVE, live)
-        self.assertAlmostEqual(2.6, t['slot'])      # admitted at 5
-        self.assertAlmostEqual(0.2, t['lead'])      # to the compute queue
+        self.assertAlmostEqual(0.2, t['lead'])      # admitted at 5 -> 5.2
         self.assertAlmostEqual(0.6, t['serial'])    # preparing -> completed
+        self.assertAlmostEqual(0.8, t['slot'])      # both queues excluded
         self.assertEqual(at(5.2), t['source_queued'])
-        self.assertAlmostEqual(2.6, dp.duration(dp.LIVE, live))
+        self.assertAlmostEqual(0.8, dp.duration(dp.LIVE, live))
         cold = [('pre-migrating', at(0)), ('queued', at(0.1)),
                 ('pre-migrating', at(2)), ('migrating', at(2.5)),
                 ('finished', at(3)), ('confirming', at(3.5)),
@@ -126,5 +126,5 @@ class DrainPlanTest(testtools.TestCase):
         # 50 live moves measured on drain-host (p50 lead 0.10 s, serial
         # 0.49 s, handoff 0.09 s; the drain took 30.1 s): 29.4 s.
         self.assertAlmostEqual(29.4, dp.eta(
-            [{'slot': 1.15, 'lead': 0.10, 'serial': 0.49}] * 50, 2, 1, 1.0,
+            [{'slot': 0.59, 'lead': 0.10, 'serial': 0.49}] * 50, 2, 1, 1.0,
             handoff=0.087), delta=0.1)
