@@ -203,6 +203,24 @@ def run_wide(base, other, xa=None, xb=None):
             'p': nm_stats.sign_test_p(up, down)}
 
 
+def _design_effect(x):
+    """How much more a median of this run varies than i.i.d. samples
+    would: the median over its request families (in send order, at least
+    20 requests) of (block bootstrap / order-statistic standard error)^2,
+    at least 1. RPC histograms have no order to measure it on."""
+    ratios = []
+    for family, values in x.items():
+        if family.startswith('rpc.') or len(values) < 20:
+            continue
+        eps = _floor(family + '.')
+        iid = nm_stats.order_stat_se(sorted(values), 50, eps)
+        if iid > 0:
+            boot = nm_stats.block_bootstrap_se(values, [50], eps,
+                                               family + '/deff')[50]
+            ratios.append((boot / iid) ** 2)
+    return max(1.0, statistics.median(ratios)) if ratios else 1.0
+
+
 def _sample_tests(names, xa, xb, factor, delta, factor_se=0.0):
     """{metric: (theta, se, p)} of the sampled metrics that can be
     tested: the second run's samples divided by the run-wide factor, the
@@ -219,6 +237,7 @@ def _sample_tests(names, xa, xb, factor, delta, factor_se=0.0):
             continue  # a percentile resting on a handful of requests
         wanted.setdefault(family, []).append((name, pct))
     out = {}
+    deff_a, deff_b = _design_effect(xa), _design_effect(xb)
     for family, metrics_ in wanted.items():
         eps = _floor(family + '.')
         a, b = xa[family], [v / factor for v in xb[family]]
@@ -226,7 +245,12 @@ def _sample_tests(names, xa, xb, factor, delta, factor_se=0.0):
         sa, sb = sorted(a), sorted(b)
         se_a = {p: nm_stats.order_stat_se(sa, p, eps) for p in pcts}
         se_b = {p: nm_stats.order_stat_se(sb, p, eps) for p in pcts}
-        if not family.startswith('rpc.'):
+        if family.startswith('rpc.'):
+            # The RPC calls are made by the run's requests, as bunched
+            # as they are: the same inflation.
+            se_a = {p: v * math.sqrt(deff_a) for p, v in se_a.items()}
+            se_b = {p: v * math.sqrt(deff_b) for p, v in se_b.items()}
+        else:
             # Requests in send order: the block bootstrap sees what
             # requests sent together share; the order statistics are the
             # steadier figure when they share nothing. The larger counts.
@@ -238,8 +262,64 @@ def _sample_tests(names, xa, xb, factor, delta, factor_se=0.0):
             theta = math.log(nm_stats.percentile(b, pct) + eps) - math.log(
                 nm_stats.percentile(a, pct) + eps)
             se = math.sqrt(se_a[pct] ** 2 + se_b[pct] ** 2 + factor_se ** 2)
-            out[name] = (theta, se, nm_stats.min_effect_p(theta, se, delta))
+            out[name] = (theta, se)
+    return {name: (theta, se, nm_stats.min_effect_p(theta, se, delta))
+            for name, (theta, se) in _between_runs(out).items()}
+
+
+def _between_runs(tests):
+    """{metric: (theta, se)} with the scatter between two runs added.
+
+    Two runs of the same code differ by more than their samples say: a
+    handler that sometimes waits for the database's lock does so more in
+    one run than in the other, for reasons no per-request test sees. The
+    metrics of a comparison show how much: their log ratios (relative to
+    the run-wide factor) scatter around 0 by more than their standard
+    errors. That extra scatter (tau^2), per group of like metrics (RPC or
+    request, median or tail), is added to every metric's variance -- a
+    random-effects model: a metric is changed when it stands out of what
+    all the others did. tau^2 is the robust Paule-Mandel estimate: the
+    smallest value for which the median of (theta - median theta)^2 /
+    (se^2 + tau^2) is at most that of a chi-square with 1 degree of
+    freedom (0.455); medians, so the few metrics a real change moves do
+    not count."""
+    groups = {}
+    for name in tests:
+        _, pct = _family(name)
+        groups.setdefault((name.startswith('rpc.'), pct == 50),
+                          []).append(name)
+    out = {}
+    for names in groups.values():
+        alike = names if len(names) >= MIN_FAMILIES else list(tests)
+        tau2 = _tau2([tests[n] for n in alike]) \
+            if len(alike) >= MIN_FAMILIES else 0.0
+        for name in names:
+            theta, se = tests[name]
+            out[name] = (theta, math.sqrt(se ** 2 + tau2))
     return out
+
+
+CHI2_1_MEDIAN = 0.4549364231195724
+
+
+def _tau2(pairs):
+    """Robust Paule-Mandel between-run variance of [(theta, se)]."""
+    centre = statistics.median(theta for theta, _ in pairs)
+    dev = [((theta - centre) ** 2, se ** 2) for theta, se in pairs]
+
+    def spread(tau2):
+        return statistics.median(d / (v + tau2) if v + tau2 > 0 else
+                                 (math.inf if d else 0.0) for d, v in dev)
+    if spread(0.0) <= CHI2_1_MEDIAN:
+        return 0.0
+    low, high = 0.0, max(d for d, _ in dev)
+    for _ in range(60):
+        mid = (low + high) / 2
+        if spread(mid) > CHI2_1_MEDIAN:
+            low = mid
+        else:
+            high = mid
+    return high
 
 
 def _repeat_tests(names, base, other, delta):
