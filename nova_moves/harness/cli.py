@@ -73,8 +73,8 @@ def _parser():
                      help='no progress bars or progress messages')
     run.add_argument('--repeat', type=int, default=1, metavar='N',
                      help='run N times (run-1/ .. run-N/ under --out); the '
-                     'report gives the median and the spread, which '
-                     '`compare` uses as the noise')
+                     'report gives the median and the spread, and '
+                     '`compare` tests every metric over the runs')
     plot = sub.add_parser('plot', help='Draw the pictures of a run again '
                           'from its report.json')
     plot.add_argument('report', help='a report.json or its run directory')

@@ -426,7 +426,7 @@ def summary_lines(names, reports, all_rows, alpha=DEFAULT_ALPHA,
     differs = sum(1 for r in rows if r['marker'] == '~')
     tested = sum(1 for r in rows if r['test'])
     out.append(
-        '%d of %d metrics changed: %d tested (moved by more than %d%% with '
+        '%d of %d metrics changed (%d tested: moved by more than %d%% with '
         'confidence, %s over the tested metrics at alpha %g; per-request '
         'samples by block bootstrap, RPC histograms by order statistics, '
         'repeated runs by Welch); %d with one value per run differ by more '
