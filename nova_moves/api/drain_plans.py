@@ -33,7 +33,7 @@ def build(host, mode, force_down_if_dead, target_hosts, service,
     history = drain_plan.History(db_api.move_durations())
     instances = sorted(db_api.instance_get_all(host=host),
                        key=lambda i: i['created_at'])
-    servers, estimates, specs = [], [], []
+    servers, moves, specs = [], [], []
     for instance in instances:
         kind, why = drain_plan.move_kind(mode, force_down_if_dead, host_up,
                                          instance['vm_state'], host)
@@ -46,7 +46,7 @@ def build(host, mode, force_down_if_dead, target_hosts, service,
                                                                 instance))
             entry['estimate_seconds'] = round(seconds, 2)
             entry['estimate_basis'] = basis
-            estimates.append(seconds)
+            moves.append(history.move(kind, _flavor_key(kind, instance)))
             spec = common.request_spec(instance)
             spec['ignore_hosts'] = [host]
             spec['target_hosts'] = target_hosts
@@ -62,14 +62,20 @@ def build(host, mode, force_down_if_dead, target_hosts, service,
             entry['destination'] = planned[entry['id']]['host']
             entry['reasons'] += planned[entry['id']]['reasons']
     slots = _slots()
-    eta = drain_plan.eta(estimates, slots, CONF.conductor.queue_poll_interval)
+    # A host sends this many live migrations at once (the computes'
+    # option, read from the configuration the API shares with them).
+    compute_slots = min(slots, CONF.max_concurrent_live_migrations or slots)
+    eta = drain_plan.eta(moves, slots, compute_slots,
+                         CONF.conductor.queue_poll_interval,
+                         history.handoff())
     return {'host': host, 'mode': mode,
             'force_down_if_dead': force_down_if_dead, 'host_up': host_up,
-            'concurrency': slots, 'eta_seconds': round(eta, 1),
+            'concurrency': slots, 'live_concurrency': compute_slots,
+            'eta_seconds': round(eta, 1),
             'estimated_finish': timeutil.api_time(
                 timeutil.utcnow() + datetime.timedelta(seconds=eta)),
-            'movable': len(estimates),
-            'unmovable': len(servers) - len(estimates),
+            'movable': len(moves),
+            'unmovable': len(servers) - len(moves),
             'servers': servers}
 
 

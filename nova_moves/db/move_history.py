@@ -17,24 +17,25 @@ _SUCCEEDED = (states.M_COMPLETED, states.M_CONFIRMED, states.M_DONE)
 
 
 def move_durations(limit=1000):
-    """[(kind, flavor_id, seconds)] of the ``limit`` most recent moves
-    that succeeded, from their phase timestamps."""
+    """[(kind, flavor_id, source_host, timings)] of the ``limit`` most
+    recent moves that succeeded, from their phase timestamps
+    (drain_plan.timings: the parts of a move a drain's pipeline needs)."""
     table = models.Migration.__table__
     with _session(writer=False) as session:
         rows = session.execute(
             sa.select(table.c.migration_type, table.c.old_flavor_id,
-                      table.c.phases)
+                      table.c.source_compute, table.c.phases)
             .where(table.c.status.in_(_SUCCEEDED),
                    table.c.phases.is_not(None))
             .order_by(table.c.id.desc()).limit(limit)).all()
     samples = []
-    for migration_type, flavor_id, value in rows:
+    for migration_type, flavor_id, source, value in rows:
         kind = _KIND_OF_TYPE.get(migration_type)
         if kind is None:
             continue
         entries = [(status, datetime.datetime.fromisoformat(at))
                    for status, at in phases.load(value)]
-        seconds = drain_plan.duration(kind, entries)
-        if seconds is not None and seconds >= 0:
-            samples.append((kind, flavor_id, seconds))
+        timings = drain_plan.timings(kind, entries)
+        if timings is not None:
+            samples.append((kind, flavor_id, source, timings))
     return samples

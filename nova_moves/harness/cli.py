@@ -73,8 +73,8 @@ def _parser():
                      help='no progress bars or progress messages')
     run.add_argument('--repeat', type=int, default=1, metavar='N',
                      help='run N times (run-1/ .. run-N/ under --out); the '
-                     'report gives the median and the spread, which '
-                     '`compare` uses as the noise')
+                     'report gives the median and the spread, and '
+                     '`compare` tests every metric over the runs')
     plot = sub.add_parser('plot', help='Draw the pictures of a run again '
                           'from its report.json')
     plot.add_argument('report', help='a report.json or its run directory')
@@ -93,12 +93,18 @@ def _parser():
                      '# comments')
     cmp.add_argument('--alpha', type=float,
                      default=nm_compare.DEFAULT_ALPHA,
-                     help='family-wise error of the tests over all the '
-                     'metrics (default 0.05)')
+                     help='error rate of the tests over all the metrics '
+                     '(default 0.05)')
+    cmp.add_argument('--correction', choices=sorted(
+                     nm_compare.nm_stats.CORRECTIONS), default='holm',
+                     help='multiple-comparison correction: holm (family-'
+                     'wise error, default) or bh (Benjamini-Hochberg, '
+                     'false discovery rate)')
     cmp.add_argument('--min-effect', '--noise', dest='min_effect',
                      type=float, default=nm_compare.DEFAULT_MIN_EFFECT,
-                     help='smallest relative difference reported as a '
-                     'change even when significant (default 0.1)')
+                     help='smallest relative change worth reporting: a '
+                     'metric is changed when it moved by more than this '
+                     'with confidence (default 0.1)')
     cmp.add_argument('--all', action='store_true',
                      help='show every metric, not only the changed ones')
     return parser
@@ -144,32 +150,13 @@ def _compare(args):
     reports = [nm_compare.load(p) for p in paths]
     names = [_short_name(p) for p in paths]
     all_rows = [nm_compare.compare(reports[0], other, args.min_effect,
-                                   args.alpha)
+                                   args.alpha, args.correction)
                 for other in reports[1:]]
     print(nm_compare.render(names, all_rows, show_all=args.all))
-    for name, other in zip(names[1:], reports[1:]):
-        wide = nm_compare.run_wide(reports[0], other)
-        if wide['families']:
-            print('run-wide: %s is %.2fx %s over %d sampled families (%d '
-                  'up, %d down, sign test p %.2g); sampled metrics are '
-                  'judged relative to it (a busier machine, or a change '
-                  'that slows everything, moves them all)' % (
-                      name, wide['factor'], names[0], wide['families'],
-                      wide['up'], wide['down'], wide['p']))
-    changed = sum(1 for rows in all_rows for r in rows if r['marker'])
-    tested = sum(1 for rows in all_rows for r in rows if r['test'])
-    print('%d of %d metrics changed (%d tested: Mann-Whitney for p50, '
-          'quantile test for p95/p99 on the per-request samples, Holm '
-          'alpha %g, at least %d%%); --all shows every metric' % (
-              changed, sum(len(rows) for rows in all_rows), tested,
-              args.alpha, args.min_effect * 100))
-    for name, report in zip(names, reports):
-        if len(report.get('repeats') or []) >= 2:
-            print('%s: %d repeats (metrics without samples are tested on '
-                  'their spread)' % (name, len(report['repeats'])))
-        if not report.get('records'):
-            print('%s: no per-request samples (an older report): only '
-                  'repeats can show a change' % name)
+    for line in nm_compare.summary_lines(names, reports, all_rows,
+                                         args.alpha, args.min_effect,
+                                         args.correction):
+        print(line)
     if args.png:
         try:
             for path in nm_compare.plot(names, all_rows, args.png):

@@ -4,13 +4,11 @@ Every report is flattened into named metrics (``resize.api.p99``,
 ``live-migrate@2.33.e2e.p50``, ``resize.phase.transfer.p50``,
 ``rpc.compute.prep_resize.handle.p99``, ...). The first report is the
 baseline; each other one is shown beside it with the ratio, and marked
-changed (WORSE or better) only when a statistical test on the two runs'
-per-request samples says so (harness/stats.py: Mann-Whitney for p50,
-Mood's quantile test for p95/p99, Holm's correction over all the
-metrics at ``alpha``) AND the difference is at least ``min_effect``
-(10%) and the metric's floor. Metrics without samples (throughput, or
-reports from before the samples were kept) are tested only on repeats
-(``run --repeat N``): beyond the spread of either run's repeats.
+changed (WORSE or better) only when it moved by more than ``min_effect``
+(10%) with confidence (harness/changes.py: a minimum-effect test on the
+runs' own samples, relative to the run-wide factor, with Holm's or
+Benjamini-Hochberg's correction over all the tested metrics), or
+"differs" when it has one value per run and nothing to test it on.
 Budgets (``--fail-if "resize.api.p99 > 1.2x"``) turn the comparison
 into a pass/fail for CI."""
 import fnmatch
@@ -20,14 +18,13 @@ import os
 import re
 import statistics
 
+from nova_moves.harness import changes
 from nova_moves.harness import stats as nm_stats
 from nova_moves import rpcstats
 
 DEFAULT_ALPHA = 0.05
 DEFAULT_MIN_EFFECT = 0.1
 DEFAULT_NOISE = DEFAULT_MIN_EFFECT  # the option's old name
-# Fewer samples than this on either side: no test (nothing is "changed").
-MIN_SAMPLES = 5
 # Metrics where bigger is better: a budget or marker reads them inverted.
 HIGHER_IS_BETTER = ('.throughput',)
 
@@ -99,23 +96,16 @@ def summary(report):
     return values, spread
 
 
-def _floor(name):
-    """The smallest difference worth a marker, in the metric's unit: the
-    clock and the buckets (12%) make sub-millisecond RPC changes noise."""
-    if name.endswith('.throughput'):
-        return 0.1
-    if '.e2e.' in name or '.phase.' in name:
-        return 0.01
-    return 1.0
-
-
 def samples(report):
     """{family: [sample, ...]} of one report: ``resize.api`` (ms) and
-    ``resize.e2e`` (s) per request, ``resize.phase.transfer`` (s) per
-    move, ``rpc.compute.prep_resize.handle`` (ms, from the histogram's
-    buckets). A metric ``FAMILY.pNN`` is tested on FAMILY's samples."""
+    ``resize.e2e`` (s) per request and ``resize.phase.transfer`` (s) per
+    move, in the order the requests were sent; ``rpc.compute.prep_resize.
+    handle`` (ms) from the histogram's buckets, each bucket's count
+    spread evenly over its width. A metric ``FAMILY.pNN`` is tested on
+    FAMILY's samples."""
     out = {}
-    records = report.get('records') or []
+    records = sorted(report.get('records') or [],
+                     key=lambda rec: rec.get('sent') or 0.0)
     versions = {}
     for rec in records:
         versions.setdefault(rec['operation'], set()).add(rec['microversion'])
@@ -138,98 +128,134 @@ def samples(report):
                 continue
             cap = stat.get('max_ms')
             values = []
-            for k, n in stat['buckets'].items():
-                value = rpcstats.bucket_upper_ms(int(k))
-                values += [min(value, cap) if cap else value] * n
+            for k, n in sorted(stat['buckets'].items(),
+                               key=lambda kv: int(kv[0])):
+                upper = rpcstats.bucket_upper_ms(int(k))
+                lower = rpcstats.bucket_upper_ms(int(k) - 1)
+                # Where in its 12% bucket a duration was is unknown:
+                # evenly spread, a percentile falls inside the bucket
+                # instead of on its edge (one bucket apart is not 12%).
+                for i in range(n):
+                    value = lower * (upper / lower) ** ((i + 0.5) / n)
+                    values.append(min(value, cap) if cap else value)
             out['rpc.%s.%s' % (row['method'], kind)] = values
     return out
 
 
-def _family(name):
-    """'resize.api.p99' -> ('resize.api', 99); (None, None) otherwise."""
-    family, _, last = name.rpartition('.')
-    if re.match(r'^p\d+$', last):
-        return family, int(last[1:])
-    return None, None
-
-
-def _testable(xa, xb):
-    return sorted(f for f in set(xa) & set(xb)
-                  if min(len(xa[f]), len(xb[f])) >= MIN_SAMPLES)
-
-
 def run_wide(base, other):
-    """How much slower (>1) or faster the whole second run is: the median
-    over the sampled families of the ratio of their medians, and a sign
-    test of whether the families moved together. Two runs of the same
-    code on a machine whose load changed differ by such a factor in every
-    metric at once; a change of the code shows as metrics that move
-    beyond it."""
-    xa, xb = samples(base), samples(other)
-    logs = []
-    for family in _testable(xa, xb):
-        a, b = statistics.median(xa[family]), statistics.median(xb[family])
-        if a > 0 and b > 0:
-            logs.append(math.log(b / a))
-    if not logs:
-        return {'factor': 1.0, 'families': 0, 'up': 0, 'down': 0, 'p': 1.0}
-    up = sum(1 for v in logs if v > 0)
-    down = sum(1 for v in logs if v < 0)
-    return {'factor': math.exp(statistics.median(logs)),
-            'families': len(logs), 'up': up, 'down': down,
-            'p': nm_stats.sign_test_p(up, down)}
+    """The run-wide factor of ``other`` against ``base``
+    (changes.run_wide on their samples)."""
+    return changes.run_wide(samples(base), samples(other))
 
 
-def compare(base, other, min_effect=DEFAULT_MIN_EFFECT, alpha=DEFAULT_ALPHA):
-    """Rows {metric, a, b, ratio, relative, noise, p, test, marker} for
-    the metrics both reports have; marker '+' changed for the worse, '-'
-    for the better, '' not shown to have changed. Sampled metrics are
-    judged relative to the run-wide factor (``relative`` = ratio /
-    factor; the test runs on the second run's samples divided by it)."""
-    (va, sa), (vb, sb) = summary(base), summary(other)
-    xa, xb = samples(base), samples(other)
-    factor = run_wide(base, other)['factor']
-    testable = set(_testable(xa, xb))
+def repeated(report):
+    return len(report.get('repeats') or []) >= 2
+
+
+def compare(base, other, min_effect=DEFAULT_MIN_EFFECT, alpha=DEFAULT_ALPHA,
+            correction='holm'):
+    """Rows {metric, a, b, ratio, relative, ci, p, test, marker} for the
+    metrics both reports have. marker '+' changed for the worse, '-' for
+    the better (a minimum-effect test says the metric moved by more than
+    ``min_effect`` with confidence, after ``correction`` over all the
+    tested metrics), '~' differs by more than ``min_effect`` but could
+    not be tested (one value per run, or too few samples), '' neither.
+
+    When both reports were repeated (``run --repeat N``) the runs are the
+    samples: every metric is tested over them. Otherwise the sampled
+    metrics are tested on the per-request samples relative to the
+    run-wide factor (``relative`` = ratio / factor)."""
+    (va, _), (vb, _) = summary(base), summary(other)
     names = sorted(set(va) & set(vb))
-    pvalues = {}
-    for name in names:
-        family, pct = _family(name)
-        if family in testable:
-            pvalues[name] = nm_stats.test_p(
-                xa[family], [v / factor for v in xb[family]], pct)
-    significant = nm_stats.holm(pvalues, alpha)
+    delta = math.log(1.0 + min_effect)
+    factor = 1.0
+    xa, xb = samples(base), samples(other)
+    if repeated(base) and repeated(other):
+        tests, kind = changes.repeat_tests(names, base, other, delta), \
+            'repeats'
+    else:
+        wide = changes.run_wide(xa, xb)
+        factor = wide['factor']
+        tests, kind = changes.sample_tests(names, xa, xb, factor, delta,
+                                    wide['se']), 'samples'
+    significant = nm_stats.CORRECTIONS[correction](
+        {name: t[2] for name, t in tests.items()}, alpha)
+    sampled = set(xa) & set(xb)
     rows = []
     for name in names:
         a, b = va[name], vb[name]
         ratio = b / a if a else None
+        test = tests.get(name)
+        has_samples = changes.family_of(name)[0] in sampled
         relative = ratio / factor if ratio is not None and \
-            name in pvalues else ratio
-        # The repeats' spread, when both runs were repeated: a change must
-        # also be larger than how much each run differed from itself.
-        band = max(sa.get(name, 0.0), sb.get(name, 0.0)) if sa and sb \
-            else 0.0
-        if name in pvalues:
-            test = 'samples'
-            changed = name in significant
-        elif sa and sb:
-            test = 'repeats'
-            changed = True
-        else:
-            test = None
-            changed = False
+            kind == 'samples' and has_samples else ratio
         marker = ''
-        if changed and relative is not None and \
-                abs(relative - 1.0) > max(band, min_effect) and \
-                abs(b - a) > _floor(name):
-            worse = relative > 1.0
+        beyond = relative is not None and abs(relative - 1.0) > \
+            min_effect and abs(b - a) > changes.floor(name)
+        if test and name in significant and beyond:
+            worse = test[0] > 0
             if name.endswith(HIGHER_IS_BETTER):
                 worse = not worse
             marker = '+' if worse else '-'
-        rows.append({'metric': name, 'a': a, 'b': b, 'ratio': ratio,
-                     'relative': relative,
-                     'noise': max(band, min_effect), 'p': pvalues.get(name),
-                     'test': test, 'marker': marker})
+        elif not test and not has_samples and beyond:
+            # One value per run (throughput, CPU, counts): nothing to
+            # test it on; shown, never called changed.
+            marker = '~'
+        rows.append({
+            'metric': name, 'a': a, 'b': b, 'ratio': ratio,
+            'relative': relative, 'noise': min_effect,
+            'p': test[2] if test else None,
+            'ci': [math.exp(test[0] - nm_stats.Z95 * test[1]),
+                   math.exp(test[0] + nm_stats.Z95 * test[1])]
+            if test else None,
+            'test': kind if test else None, 'marker': marker})
     return rows
+
+
+CHANGED = ('+', '-')
+MARKERS = {'+': 'WORSE', '-': 'better', '~': 'differs', '': ''}
+
+
+def summary_lines(names, reports, all_rows, alpha=DEFAULT_ALPHA,
+                  min_effect=DEFAULT_MIN_EFFECT, correction='holm'):
+    """What the table's markers rest on, after the table."""
+    out = []
+    for name, other in zip(names[1:], reports[1:]):
+        if repeated(reports[0]) and repeated(other):
+            continue
+        wide = run_wide(reports[0], other)
+        if wide['families'] >= changes.MIN_FAMILIES:
+            out.append(
+                'run-wide: %s is %.2fx %s over %d sampled families (%d up, '
+                '%d down, sign test p %.2g); sampled metrics are judged '
+                'relative to it (a busier machine, or a change that slows '
+                'everything, moves them all)' % (
+                    name, wide['factor'], names[0], wide['families'],
+                    wide['up'], wide['down'], wide['p']))
+    rows = [r for rows in all_rows for r in rows]
+    changed = sum(1 for r in rows if r['marker'] in CHANGED)
+    differs = sum(1 for r in rows if r['marker'] == '~')
+    tested = sum(1 for r in rows if r['test'])
+    out.append(
+        '%d of %d metrics changed (%d tested: moved by more than %d%% with '
+        'confidence, %s over the tested metrics at alpha %g; per-request '
+        'samples by block bootstrap, RPC histograms by order statistics, '
+        'repeated runs by Welch); %d with one value per run differ by more '
+        'than %d%% but cannot be tested (run --repeat N on both sides); '
+        'percentiles with fewer than %d samples beyond them are not tested; '
+        '--all shows every metric' % (changed, len(rows), tested,
+                                      min_effect * 100,
+                    {'holm': 'Holm', 'bh': 'Benjamini-Hochberg'}[correction],
+                    alpha, differs, min_effect * 100,
+                    changes.MIN_TAIL))
+    for name, report in zip(names, reports):
+        if repeated(report):
+            out.append('%s: %d repeats: every metric is tested over the '
+                       'runs' % (name, len(report['repeats'])))
+        elif not report.get('records'):
+            out.append('%s: no per-request samples (an older report): only '
+                       'repeats can show a change' % name)
+    return out
 
 
 _BUDGET = re.compile(r'^\s*(?P<metric>[^\s<>]+)\s*(?P<op>[<>])\s*'
@@ -316,7 +342,7 @@ def render(names, reports_rows, show_all=False):
                      '-' if row['ratio'] is None else '%.2fx' % row['ratio'],
                      '%.2g' % p if p is not None else
                      ('rep' if row.get('test') == 'repeats' else '-'),
-                     {'+': 'WORSE', '-': 'better', '': ''}[row['marker']]]
+                     MARKERS[row['marker']]]
         lines.append(line)
     widths = [max(len(str(r[i])) for r in [header] + lines)
               for i in range(len(header))]
@@ -366,8 +392,8 @@ def _plot_page(pyplot, names, reports_rows, metrics_shown, path, page,
             if row is None or not row['ratio']:
                 continue
             pos = y - 0.4 + bar * (i + 0.5)
-            colour = {'+': '#e53935', '-': '#43a047', '': '#9e9e9e'}[
-                row['marker']]
+            colour = {'+': '#e53935', '-': '#43a047', '~': '#ffb300',
+                      '': '#9e9e9e'}[row['marker']]
             ax.barh(pos, row['ratio'] - 1.0, left=1.0, height=bar * 0.9,
                     color=colour, alpha=0.4 + 0.6 * (i + 1) /
                     len(reports_rows))
@@ -390,6 +416,7 @@ def _plot_page(pyplot, names, reports_rows, metrics_shown, path, page,
     ax.legend(handles=[
         patches.Patch(color='#e53935', label='changed: worse'),
         patches.Patch(color='#43a047', label='changed: better'),
+        patches.Patch(color='#ffb300', label='differs, not testable'),
         patches.Patch(color='#9e9e9e', label='no change shown')],
         loc='lower right', fontsize=7)
     fig.tight_layout()

@@ -46,12 +46,18 @@ def start(runner, phase):
             'force_down_if_dead': bool(params.get('force_down_if_dead'))}
     if params.get('target_hosts'):
         body['target_hosts'] = list(params['target_hosts'])
+    # The plan first (check: true changes nothing): what the operator
+    # would read before draining, set against the drain's time at the end.
+    plan = runner.client().post('/os-host-drains', dict(body, check=True))
+    plan = plan.json().get('host_drain_plan') \
+        if plan.status_code == 200 else None
     started = runner.now()
     runner._arm_faults(phase['name'])
     response = runner.client().post('/os-host-drains', body)
     api_s = runner.now() - started
     pending = {'phase': phase, 'started': started, 'api_s': api_s,
-               'http_status': response.status_code, 'seen': {}}
+               'http_status': response.status_code, 'seen': {},
+               'plan': _plan_summary(plan)}
     if response.status_code != 202:
         runner.records.append({
             'phase': phase['name'], 'operation': 'drain',
@@ -109,6 +115,16 @@ def follow(runner, pending, timeout):
     return drain
 
 
+def _plan_summary(plan):
+    if not plan:
+        return None
+    samples = [(s.get('estimate_basis') or {}).get('samples', 0)
+               for s in plan['servers'] if s.get('kind')]
+    return {key: plan.get(key) for key in (
+        'eta_seconds', 'concurrency', 'live_concurrency', 'movable')} | {
+        'history_samples': min(samples) if samples else 0}
+
+
 def summary(drain, seconds):
     slots = [(s['admitted_at'], s['released_at'] or '9999')
              for s in drain['servers'] if s['admitted_at']]
@@ -130,7 +146,8 @@ def _phase_entry(runner, pending, drain):
     if drain is not None:
         entry['drain'] = dict(summary(drain, end - pending['started']),
                               limits=limits(runner.scenario),
-                              api_ms=round(pending['api_s'] * 1000, 1))
+                              api_ms=round(pending['api_s'] * 1000, 1),
+                              plan=pending.get('plan'))
     runner.phases.append(entry)
 
 
@@ -150,8 +167,14 @@ def render(phases):
                 counts['failed'], drain['max_outbound_at_once'],
                 drain['host'], lim['per_host'], lim['cluster']))
         estimate = drain.get('estimate') or {}
+        plan = drain.get('plan') or {}
         if estimate.get('actual_seconds') is not None:
-            out.append('  planned %.1fs, took %.1fs (%+.0f%%)' % (
+            out.append('  planned %.1fs, took %.1fs (%+.0f%%)%s' % (
                 estimate['eta_seconds'], estimate['actual_seconds'],
-                estimate.get('error_percent') or 0))
+                estimate.get('error_percent') or 0,
+                '; the plan (check) before it: ETA %.1fs on %s gate slots, '
+                '%s live at once, %d past moves per estimate' % (
+                    plan['eta_seconds'], plan['concurrency'],
+                    plan.get('live_concurrency'), plan['history_samples'])
+                if plan.get('eta_seconds') is not None else ''))
     return out

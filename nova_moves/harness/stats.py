@@ -1,83 +1,38 @@
-"""The tests ``harness compare`` decides "changed" with, on the
-per-request samples of two runs (pure Python: the harness's base
-install has no numpy).
+"""The statistics ``harness compare`` decides "changed" with (pure
+Python: the harness's base install has no numpy).
 
-- the median (p50 metrics): the Mann-Whitney U test, normal
-  approximation with the tie correction (RPC samples come bucketed,
-  hence many ties) and a continuity correction;
-- a tail percentile (p95, p99): Mood's quantile test -- the pooled
-  samples' percentile splits each run into above/below, and Fisher's
-  exact test asks whether the two runs put different shares above it.
-  With few samples in the tail it has little power, which is the honest
-  answer: a p99 from 40 requests cannot show a change;
-- many metrics at once: Holm's step-down correction, so the chance that
-  two runs of the same code show any "changed" metric stays at
-  ``alpha`` however many metrics are compared.
+"Changed" is a minimum-effect test: not "the two runs differ" (two runs
+of one commit always differ a little: the machine, the interleaving),
+but "the metric moved by more than ``delta`` (10%), with confidence".
+Its null hypothesis is |log ratio| <= log(1 + delta); the estimate's
+standard error comes from the runs' own samples:
+
+- per-request samples (API latency, end to end, per-phase) in the order
+  they were sent: a circular **block bootstrap** (blocks of about
+  sqrt(n) consecutive requests), because requests sent together share
+  the machine's load of that moment and are not independent -- an
+  i.i.d. test on them finds "significant" differences between two runs
+  of the same code;
+- RPC latency histograms (no order): the distribution-free
+  order-statistic interval of the percentile (the binomial ranks around
+  n*q);
+- one value per run (throughput, CPU, counts) repeated with ``run
+  --repeat N``: Welch's t-test over the runs' logs;
+- many metrics at once: Holm's step-down correction (family-wise error
+  ``alpha``) or Benjamini-Hochberg (false discovery rate ``alpha``; the
+  same guarantee when nothing changed).
 """
 import math
+import random
+import statistics
+import zlib
 
-
-def _ranks(values):
-    """Average ranks (1-based) of ``values`` and the tie term
-    sum(t^3 - t) over groups of equal values."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    ties = 0.0
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and \
-                values[order[j + 1]] == values[order[i]]:
-            j += 1
-        rank = (i + j) / 2.0 + 1.0
-        for k in range(i, j + 1):
-            ranks[order[k]] = rank
-        t = j - i + 1
-        ties += t ** 3 - t
-        i = j + 1
-    return ranks, ties
-
-
-def mann_whitney_p(a, b):
-    """Two-sided p-value that ``a`` and ``b`` come from one
-    distribution (against a shift of one of them)."""
-    n1, n2 = len(a), len(b)
-    if not n1 or not n2:
-        return 1.0
-    ranks, ties = _ranks(list(a) + list(b))
-    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2.0
-    n = n1 + n2
-    var = n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)))
-    if var <= 0:
-        return 1.0  # every sample equal
-    z = max(0.0, abs(u1 - n1 * n2 / 2.0) - 0.5) / math.sqrt(var)
-    return math.erfc(z / math.sqrt(2.0))
-
-
-def _log_comb(n, k):
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-
-
-def fisher_p(a_in, a_out, b_in, b_out):
-    """Two-sided Fisher exact test of the 2x2 table [[a_in, a_out],
-    [b_in, b_out]]: the probability, given the margins, of a table at
-    most as likely as this one."""
-    row_a, row_b = a_in + a_out, b_in + b_out
-    col_in = a_in + b_in
-    total = row_a + row_b
-    low, high = max(0, col_in - row_b), min(row_a, col_in)
-    denominator = _log_comb(total, col_in)
-
-    def prob(x):
-        return math.exp(_log_comb(row_a, x) + _log_comb(row_b, col_in - x)
-                        - denominator)
-    observed = prob(a_in)
-    p = sum(prob(x) for x in range(low, high + 1)
-            if prob(x) <= observed * (1 + 1e-7))
-    return min(1.0, p)
+Z95 = 1.959963984540054
+BLOCK_SCALE = 1.0
 
 
 def percentile(values, pct):
+    """Nearest-rank percentile (the report's)."""
     if not values:
         return None
     ordered = sorted(values)
@@ -85,22 +40,130 @@ def percentile(values, pct):
     return ordered[rank - 1]
 
 
-def quantile_p(a, b, pct):
-    """Mood's test for the ``pct`` percentile: do the runs put different
-    shares of their samples above the pooled percentile?"""
-    if not a or not b:
+def _sorted_percentile(ordered, pct):
+    rank = max(1, int(math.ceil(len(ordered) * pct / 100.0)))
+    return ordered[rank - 1]
+
+
+def tail_size(n, pct):
+    """How many of ``n`` samples lie beyond the ``pct`` percentile (on
+    its smaller side): what a test of that percentile rests on."""
+    q = pct / 100.0
+    return n * min(q, 1.0 - q)
+
+
+def _rng(name):
+    # Seeded by the family's name: the same reports give the same answer.
+    return random.Random(zlib.crc32(name.encode()))
+
+
+def block_bootstrap_se(values, pcts, eps, name, reps=200):
+    """{pct: standard error of log(percentile + eps)} of time-ordered
+    ``values`` by the circular block bootstrap (block ~ sqrt(n))."""
+    n = len(values)
+    block = max(1, int(round(BLOCK_SCALE * math.sqrt(n))))
+    blocks = -(-n // block)
+    ring = list(values) + list(values[:block])
+    rng = _rng(name)
+    logs = {p: [] for p in pcts}
+    for _ in range(reps):
+        sample = []
+        for _ in range(blocks):
+            start = rng.randrange(n)
+            sample.extend(ring[start:start + block])
+        sample = sorted(sample[:n])
+        for p in pcts:
+            logs[p].append(math.log(_sorted_percentile(sample, p) + eps))
+    return {p: statistics.pstdev(v) for p, v in logs.items()}
+
+
+def order_stat_se(ordered, pct, eps):
+    """Standard error of log(percentile + eps) of sorted i.i.d. samples:
+    the 95% distribution-free interval of the percentile (order
+    statistics at ranks n*q -/+ 1.96 sqrt(n q (1-q))), over 2 x 1.96."""
+    n = len(ordered)
+    q = pct / 100.0
+    half = Z95 * math.sqrt(n * q * (1.0 - q))
+    lo = min(n - 1, max(0, int(math.floor(n * q - half)) - 1))
+    hi = min(n - 1, max(0, int(math.ceil(n * q + half)) - 1))
+    return (math.log(ordered[hi] + eps) - math.log(ordered[lo] + eps)) / (
+        2 * Z95)
+
+
+def normal_sf(z):
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+def min_effect_p(theta, se, delta):
+    """p-value of "|theta| > delta" (theta a log ratio, ``se`` its
+    standard error) against the null |theta| <= delta: small only when
+    the change is both beyond delta and beyond the noise."""
+    excess = abs(theta) - delta
+    if se <= 0:
+        return 0.0 if excess > 0 else 1.0
+    return normal_sf(excess / se)
+
+
+def _betacf(a, b, x):
+    """Continued fraction of the incomplete beta function (Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 3e-12:
+            break
+    return h
+
+
+def _betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
         return 1.0
-    threshold = percentile(list(a) + list(b), pct)
-    a_in = sum(1 for v in a if v > threshold)
-    b_in = sum(1 for v in b if v > threshold)
-    return fisher_p(a_in, len(a) - a_in, b_in, len(b) - b_in)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log(1.0 - x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
 
 
-def test_p(a, b, pct):
-    """The p-value for a change of the ``pct`` percentile."""
-    if pct == 50:
-        return mann_whitney_p(a, b)
-    return quantile_p(a, b, pct)
+def t_sf(t, df):
+    """P(T > t) for Student's t with ``df`` degrees of freedom."""
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return tail if t > 0 else 1.0 - tail
+
+
+def welch_min_effect(a_logs, b_logs, delta):
+    """(theta, se, p) of the minimum-effect test over repeated runs:
+    theta the difference of the runs' mean logs, Welch's standard error
+    and degrees of freedom."""
+    na, nb = len(a_logs), len(b_logs)
+    theta = statistics.fmean(b_logs) - statistics.fmean(a_logs)
+    va, vb = statistics.variance(a_logs), statistics.variance(b_logs)
+    se2 = va / na + vb / nb
+    if se2 <= 0:
+        return theta, 0.0, min_effect_p(theta, 0.0, delta)
+    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1)) \
+        if va or vb else na + nb - 2
+    se = math.sqrt(se2)
+    return theta, se, t_sf((abs(theta) - delta) / se, max(1.0, df))
 
 
 def sign_test_p(up, down):
@@ -111,7 +174,8 @@ def sign_test_p(up, down):
     if not n:
         return 1.0
     k = min(up, down)
-    tail = sum(math.exp(_log_comb(n, i) - n * math.log(2))
+    tail = sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1)
+                        - math.lgamma(n - i + 1) - n * math.log(2))
                for i in range(k + 1))
     return min(1.0, 2 * tail)
 
@@ -127,6 +191,21 @@ def holm(pvalues, alpha):
             break
         rejected.add(name)
     return rejected
+
+
+def benjamini_hochberg(pvalues, alpha):
+    """The names Benjamini-Hochberg rejects at false discovery rate
+    ``alpha``."""
+    ordered = sorted(pvalues.items(), key=lambda item: (item[1], item[0]))
+    m = len(ordered)
+    cut = 0
+    for i, (_, p) in enumerate(ordered, 1):
+        if p <= alpha * i / m:
+            cut = i
+    return {name for name, _ in ordered[:cut]}
+
+
+CORRECTIONS = {'holm': holm, 'bh': benjamini_hochberg}
 
 
 def table(headers, rows):

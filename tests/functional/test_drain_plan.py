@@ -47,6 +47,9 @@ class DrainPlanTest(base.StackTestCase):
             expect=200).json()['host_drain_plan']
         self.assertEqual(2, plan['movable'])
         self.assertEqual(2, plan['concurrency'])
+        # One live migration out of a host at a time (the default
+        # max_concurrent_live_migrations): the ETA's transfers queue.
+        self.assertEqual(1, plan['live_concurrency'])
         by_id = {s['id']: s for s in plan['servers']}
         member = by_id[servers[0]['id']]
         self.assertEqual('live', member['kind'])
@@ -56,6 +59,10 @@ class DrainPlanTest(base.StackTestCase):
         self.assertGreaterEqual(basis['samples'], 3)
         self.assertTrue(basis['p50'])
         self.assertGreater(plan['eta_seconds'], 0)
+        # Two moves one after the other: at least two transfers of the
+        # history's p50, and not the old N x (whole move + a pass).
+        self.assertLess(plan['eta_seconds'],
+                        2 * by_id[spare['id']]['estimate_seconds'] + 1.0)
         # Nothing changed: no drain, the host still enabled.
         self.assertEqual([], self.admin.get('/os-host-drains', expect=200)
                          .json()['host_drains'])
