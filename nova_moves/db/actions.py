@@ -34,17 +34,12 @@ _NEW_ACTION = _ACTIONS.insert().values(
 _EVENT_START = _EVENTS.insert().values(
     action_id=_bp('v_action_id'), event=_bp('v_event'),
     start_time=_bp('v_now'), host=_bp('v_host'), created_at=_bp('v_now'))
-# The request's action and its newest open ``b_event`` (NULL: none).
-_ACTION_AND_OPEN_EVENT = (
-    sa.select(_ACTIONS.c.id, sa.func.max(_EVENTS.c.id))
-    .select_from(_ACTIONS.outerjoin(_EVENTS, sa.and_(
-        _EVENTS.c.action_id == _ACTIONS.c.id,
-        _EVENTS.c.event == _bp('b_event'),
-        _EVENTS.c.finish_time.is_(None))))
-    .where(_ACTIONS.c.instance_uuid == _bp('b_uuid'),
-           _ACTIONS.c.request_id == _bp('b_request_id'))
-    .group_by(_ACTIONS.c.id).order_by(_ACTIONS.c.id.desc()).limit(1))
-_EVENT_CLOSE = _EVENTS.update().where(_EVENTS.c.id == _bp('b_id')).values(
+# Close the action's open ``b_event`` events: one statement, no read
+# (only the events table is updated, so MySQL takes the plain WHERE).
+_EVENT_CLOSE_OPEN = _EVENTS.update().where(
+    _EVENTS.c.action_id == _bp('b_action_id'),
+    _EVENTS.c.event == _bp('b_event'),
+    _EVENTS.c.finish_time.is_(None)).values(
     finish_time=_bp('v_now'), result=_bp('v_result'),
     traceback=_bp('v_traceback'), details=_bp('v_details'),
     updated_at=_bp('v_now'))
@@ -129,12 +124,8 @@ def _touch_action(session, action_id, now, error=False):
 
 
 def _event_start_in(session, instance_uuid, request_id, event, host=None):
-    now = utcnow()
-    action_id = _action_id(session, instance_uuid, request_id)
-    session.execute(_EVENT_START, {'v_action_id': action_id,
-                                   'v_event': event, 'v_now': now,
-                                   'v_host': host})
-    _touch_action(session, action_id, now)
+    events_in(session, instance_uuid, request_id,
+              [{'name': event, 'host': host}])
 
 
 def action_event_start(instance_uuid, request_id, event, host=None):
@@ -145,30 +136,48 @@ def action_event_start(instance_uuid, request_id, event, host=None):
 def _event_finish_in(session, instance_uuid, request_id, event, result,
                      traceback=None, details=None, host=None,
                      start_time=None):
-    """Close the newest open ``event`` of the action; without one (a
-    short step recorded whole at its end, or one that failed before its
-    start was recorded) record it whole, started at ``start_time``."""
+    events_in(session, instance_uuid, request_id, [{
+        'name': event, 'result': result, 'traceback': traceback,
+        'details': details, 'host': host, 'start_time': start_time}])
+
+
+def events_in(session, instance_uuid, request_id, events):
+    """Record a step's events ({name, result (None: a start), traceback,
+    details, host, start_time}) in its transaction. The action is read
+    once and touched once however many events the step carries (a
+    chained step ends one event and starts the next): each is a
+    statement per event otherwise, on every step of every move.
+
+    A finish closes the open ``name`` events of the action; without one
+    (a short step recorded whole at its end, or one that failed before
+    its start was recorded) the event is recorded whole, started at
+    ``start_time``. Raises ActionNotFound before writing anything."""
+    if not events:
+        return
+    action_id = _action_id(session, instance_uuid, request_id)
     now = utcnow()
-    # A read, then the UPDATE by id: MySQL refuses an UPDATE with a
-    # subquery on its own table.
-    row = session.execute(_ACTION_AND_OPEN_EVENT, {
-        'b_uuid': instance_uuid, 'b_request_id': request_id,
-        'b_event': event}).first()
-    if row is None:
-        raise exception.ActionNotFound(request_id=request_id,
-                                       instance_uuid=instance_uuid)
-    action_id, event_id = row
-    # 2.84 details of an Error event, fit for the owner.
-    details = fault_text.event_details(session, result, details, traceback)
-    done = {'v_now': now, 'v_result': result, 'v_traceback': traceback,
-            'v_details': details}
-    if event_id is not None:
-        session.execute(_EVENT_CLOSE, dict(done, b_id=event_id))
-    else:
-        session.execute(_EVENT_WHOLE, dict(
-            done, v_action_id=action_id, v_event=event, v_host=host,
-            v_start=_parse_time(start_time) or now))
-    _touch_action(session, action_id, now, error=result == 'Error')
+    error = False
+    for event in events:
+        result = event.get('result')
+        if not result:
+            session.execute(_EVENT_START, {
+                'v_action_id': action_id, 'v_event': event['name'],
+                'v_now': now, 'v_host': event.get('host')})
+            continue
+        error = error or result == 'Error'
+        # 2.84 details of an Error event, fit for the owner.
+        details = fault_text.event_details(
+            session, result, event.get('details'), event.get('traceback'))
+        done = {'v_now': now, 'v_result': result,
+                'v_traceback': event.get('traceback'), 'v_details': details}
+        closed = session.execute(_EVENT_CLOSE_OPEN, dict(
+            done, b_action_id=action_id, b_event=event['name'])).rowcount
+        if not closed:
+            session.execute(_EVENT_WHOLE, dict(
+                done, v_action_id=action_id, v_event=event['name'],
+                v_host=event.get('host'),
+                v_start=_parse_time(event.get('start_time')) or now))
+    _touch_action(session, action_id, now, error=error)
 
 
 def action_event_finish(instance_uuid, request_id, event, result,

@@ -18,7 +18,7 @@ from nova_moves import exception
 from nova_moves import states
 from nova_moves.db import models
 from nova_moves.db import phases
-from nova_moves.db.session import _row_dict, _session, _to_dict, _tx, utcnow
+from nova_moves.db.session import _session, _to_dict, _tx, utcnow
 
 __all__ = ['move_queue_enter', 'move_queue_admit', 'move_queue_get_all',
            'move_queue_waiting']
@@ -35,29 +35,32 @@ _MIGRATIONS = models.Migration.__table__
 _LOCK_ROW = models.MoveLimitLock.__table__
 _LOCK = _LOCK_ROW.update().where(_LOCK_ROW.c.id == 1).values(
     ticks=_LOCK_ROW.c.ticks + 1)
-_STATE_OF = sa.select(_QUEUE.c.state).where(
-    _QUEUE.c.migration_uuid == _bp('b_migration'))
 _ENTER = _QUEUE.insert().values(
     migration_uuid=_bp('v_migration'), instance_uuid=_bp('v_instance'),
     source_host=_bp('v_host'), kind=_bp('v_kind'), state=QUEUED,
     request=_bp('v_request'), created_at=_bp('v_now'))
-# The admitted moves with their migration's status (NULL: deleted).
-_ADMITTED = (
-    sa.select(_QUEUE.c.id, _QUEUE.c.source_host, _MIGRATIONS.c.status)
-    .select_from(_QUEUE.outerjoin(
-        _MIGRATIONS, _MIGRATIONS.c.uuid == _QUEUE.c.migration_uuid))
-    .where(_QUEUE.c.state == ADMITTED))
-_QUEUED = (sa.select(_QUEUE.c.id, _QUEUE.c.migration_uuid,
-                     _QUEUE.c.source_host, _QUEUE.c.request)
-           .where(_QUEUE.c.state == QUEUED).order_by(_QUEUE.c.id))
+# The gate's open rows (admitted and queued, in order) with their
+# migration's status (NULL: deleted); _OPEN_OR_MINE also any row of
+# ``b_migration`` (a repeated delivery).
+_QUEUE_KEYS = dict.fromkeys(_QUEUE.c.keys())
+_OPEN_COLUMNS = (_QUEUE.c.id, _QUEUE.c.migration_uuid, _QUEUE.c.instance_uuid,
+                 _QUEUE.c.source_host, _QUEUE.c.kind, _QUEUE.c.state,
+                 _QUEUE.c.request, _QUEUE.c.created_at, _MIGRATIONS.c.status)
+_OPEN_FROM = _QUEUE.outerjoin(
+    _MIGRATIONS, _MIGRATIONS.c.uuid == _QUEUE.c.migration_uuid)
+_OPEN = (sa.select(*_OPEN_COLUMNS).select_from(_OPEN_FROM)
+         .where(_QUEUE.c.state.in_((ADMITTED, QUEUED)))
+         .order_by(_QUEUE.c.id))
+_OPEN_OR_MINE = (sa.select(*_OPEN_COLUMNS).select_from(_OPEN_FROM)
+                 .where(sa.or_(_QUEUE.c.state.in_((ADMITTED, QUEUED)),
+                               _QUEUE.c.migration_uuid == _bp('b_migration')))
+                 .order_by(_QUEUE.c.id))
 _RELEASE = _QUEUE.update().where(
     _QUEUE.c.id.in_(_bp('b_ids', expanding=True))).values(
     state=RELEASED, released_at=_bp('v_now'))
 _ADMIT = _QUEUE.update().where(_QUEUE.c.id.in_(
     _bp('b_ids', expanding=True))).values(
     state=ADMITTED, admitted_at=_bp('v_now'), admitted_by=_bp('v_me'))
-_ROWS = sa.select(_QUEUE).where(_QUEUE.c.id.in_(
-    _bp('b_ids', expanding=True))).order_by(_QUEUE.c.id)
 _ANY_QUEUED = sa.select(_QUEUE.c.id).where(
     _QUEUE.c.state == QUEUED).limit(1)
 _PHASES_OF = sa.select(_MIGRATIONS.c.phases).where(
@@ -87,27 +90,37 @@ def _flip(session, migration_uuid, expected, new):
     ).rowcount == 1
 
 
-def _admit_pass(session, cluster_limit, host_limit, me, fresh=None):
+def _admit_pass(session, cluster_limit, host_limit, me, fresh=None,
+                rows=None):
     """Release the slots of settled moves, then admit queued moves in
-    order while there is room. Returns the rows admitted (dicts)."""
+    order while there is room. Returns the rows admitted (dicts).
+    ``rows``: the gate's rows (_OPEN), when the caller has read them;
+    ``fresh``: the row the caller just queued (a dict with its id)."""
     now = utcnow()
     per_host = collections.Counter()
     total = 0
     released = []
-    for row in session.execute(_ADMITTED):
-        if row.status in (None,) + states.MIGRATION_SETTLED_STATUSES:
+    if rows is None:
+        rows = session.execute(_OPEN).all()
+    queued = []
+    for row in rows:
+        if row.state == QUEUED:
+            queued.append(row)
+        elif row.status in (None,) + states.MIGRATION_SETTLED_STATUSES:
             released.append(row.id)
-            continue
-        total += 1
-        per_host[row.source_host] += 1
+        else:
+            total += 1
+            per_host[row.source_host] += 1
+    if fresh is not None:
+        queued.append(fresh)
     admitted = []
     if total < cluster_limit:
-        for row in session.execute(_QUEUED).all():
+        for row in queued:
             if total >= cluster_limit:
                 break
             if row.source_host and per_host[row.source_host] >= host_limit:
                 continue
-            if row.migration_uuid != fresh:
+            if row is not fresh:
                 resume = json.loads(row.request or '{}').get(
                     'resume_status')
                 if not _flip(session, row.migration_uuid, states.M_QUEUED,
@@ -115,16 +128,26 @@ def _admit_pass(session, cluster_limit, host_limit, me, fresh=None):
                     # Deleted, aborted or failed while it waited.
                     released.append(row.id)
                     continue
-            admitted.append(row.id)
+            admitted.append(row)
             total += 1
             per_host[row.source_host] += 1
     if released:
         session.execute(_RELEASE, {'b_ids': released, 'v_now': now})
     if not admitted:
         return []
-    session.execute(_ADMIT, {'b_ids': admitted, 'v_now': now, 'v_me': me})
-    return [_row_dict(r) for r in session.execute(_ROWS,
-                                                  {'b_ids': admitted})]
+    session.execute(_ADMIT, {'b_ids': [r.id for r in admitted],
+                             'v_now': now, 'v_me': me})
+    # The rows as now written, without reading them back.
+    return [dict(_QUEUE_KEYS, **dict(_written(r), state=ADMITTED,
+                                     admitted_at=now.isoformat(),
+                                     admitted_by=me))
+            for r in admitted]
+
+
+def _written(row):
+    values = row if isinstance(row, dict) else row._mapping
+    return {key: value.isoformat() if hasattr(value, 'isoformat') else value
+            for key, value in values.items() if key in _QUEUE_KEYS}
 
 
 def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
@@ -137,26 +160,44 @@ def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
     only if the row already was."""
     with _tx() as session:
         _lock(session)
-        state = session.execute(_STATE_OF,
-                                {'b_migration': migration_uuid}).scalar()
-        if state is not None:
-            return {'admitted': state == ADMITTED, 'others': []}
-        session.execute(_ENTER, {
+        # One read for both questions: is this move already at the gate,
+        # and who holds and waits for the slots.
+        rows = session.execute(_OPEN_OR_MINE,
+                               {'b_migration': migration_uuid}).all()
+        for row in rows:
+            if row.migration_uuid == migration_uuid:
+                return {'admitted': row.state == ADMITTED, 'others': []}
+        now = utcnow()
+        values = {'migration_uuid': migration_uuid,
+                  'instance_uuid': instance_uuid, 'source_host': source_host,
+                  'kind': kind, 'state': QUEUED,
+                  'request': json.dumps(dict(request,
+                                             resume_status=from_status)),
+                  'created_at': now}
+        fresh_id = session.execute(_ENTER, {
             'v_migration': migration_uuid, 'v_instance': instance_uuid,
             'v_host': source_host, 'v_kind': kind,
-            'v_request': json.dumps(dict(request,
-                                         resume_status=from_status)),
-            'v_now': utcnow()})
-        rows = _admit_pass(session, cluster_limit, host_limit, me,
-                           fresh=migration_uuid)
-        mine = [r for r in rows if r['migration_uuid'] == migration_uuid]
+            'v_request': values['request'], 'v_now': now,
+        }).inserted_primary_key[0]
+        fresh = _Row(values, id=fresh_id, created_at=now.isoformat())
+        admitted = _admit_pass(session, cluster_limit, host_limit, me,
+                               fresh=fresh, rows=rows)
+        mine = [r for r in admitted if r['migration_uuid'] == migration_uuid]
         if not mine and not _flip(session, migration_uuid, from_status,
                                   states.M_QUEUED):
             raise exception.MoveConflict(
                 migration=migration_uuid, instance_uuid=instance_uuid,
                 reason='migration is no longer %s' % from_status)
         return {'admitted': bool(mine),
-                'others': [r for r in rows if not mine or r is not mine[0]]}
+                'others': [r for r in admitted if r not in mine]}
+
+
+class _Row(dict):
+    """A queue row written in this transaction, read like a result row."""
+
+    def __init__(self, values, **more):
+        super().__init__(values, **more)
+        self.__dict__ = self
 
 
 def move_queue_admit(cluster_limit, host_limit, me):

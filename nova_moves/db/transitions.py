@@ -26,8 +26,7 @@ from nova_moves import exception
 from nova_moves import moves
 from nova_moves import states
 from nova_moves.db import models
-from nova_moves.db.actions import (_action_start_in, _event_finish_in,
-                                   _event_start_in)
+from nova_moves.db.actions import _action_start_in, events_in
 from nova_moves.db.allocations import (_allocations_of, _delete_in, _move_in,
                                        _replace_in, _with_cas_retry)
 from nova_moves.db.instances import (_encode_instance_values,
@@ -176,30 +175,24 @@ def _conflict(migration, reason):
                                   reason=reason)
 
 
-def _record_event(session, instance_uuid, request_id, event):
-    """The step's instance event, in the step's transaction; a flow
+def _record_event(session, instance_uuid, request_id, *events):
+    """The step's instance events, in the step's transaction; a flow
     started by a service (recovery, auto-confirm) has no action for its
     request id and records none."""
-    if event and event.get('action') == 'newest':
+    events = [e for e in events if e]
+    if not events:
+        return
+    if any(e.get('action') == 'newest' for e in events):
         # A service's own flow closing an event of the move it finishes
         # (a restarted host): the move's action is the server's newest.
         newest = session.execute(_NEWEST_REQUEST_ID,
                                  {'b_uuid': instance_uuid}).scalar()
         request_id = newest or request_id
-    if not event or not request_id:
+    if not request_id:
         return
-    # _action_for raises before anything is written.
     try:
-        if event.get('result'):
-            _event_finish_in(session, instance_uuid, request_id,
-                             event['name'], event['result'],
-                             traceback=event.get('traceback'),
-                             details=event.get('details'),
-                             host=event.get('host'),
-                             start_time=event.get('start_time'))
-        else:
-            _event_start_in(session, instance_uuid, request_id,
-                            event['name'], host=event.get('host'))
+        # Raises before anything is written.
+        events_in(session, instance_uuid, request_id, events)
     except exception.ActionNotFound:
         pass
 
@@ -348,9 +341,8 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
                                          instance_values, expected_vm_state)
         _apply_allocations(session, migration, allocations)
         _add_fault(session, migration.instance_uuid, fault)
-        for one in (events or ()):
-            _record_event(session, migration.instance_uuid, request_id, one)
-        _record_event(session, migration.instance_uuid, request_id, event)
+        _record_event(session, migration.instance_uuid, request_id,
+                      *(events or ()), event)
         return _result(session, migration, mig_values, instance)
 
 
