@@ -50,8 +50,8 @@ def _show(drain):
     return columns, data
 
 
-PLAN_COLUMNS = ('host', 'mode', 'host_up', 'concurrency', 'eta_seconds',
-                'estimated_finish', 'movable', 'unmovable')
+PLAN_COLUMNS = ('host', 'mode', 'host_up', 'concurrency', 'live_concurrency',
+                'eta_seconds', 'estimated_finish', 'movable', 'unmovable')
 
 
 def _plan(plan):

@@ -172,6 +172,8 @@ class OperatorToolsKeystoneTest(base.StackTestCase):
         plan = self.osc_json('host', 'drain', 'create', 'compute2',
                              '--target', 'compute3', '--check')
         self.assertEqual(2, plan['movable'], plan)
+        # The plan's per-host live-migration limit the ETA used.
+        self.assertEqual(1, plan['live_concurrency'], plan)
         for server_id in ids:
             self.assertIn('%s' % server_id, plan['servers'])
         self.assertIn('-> compute3', plan['servers'])
