@@ -1,29 +1,26 @@
-"""Empty Neutron and Glance endpoints for tools/run_tempest.py.
+"""Neutron and Glance endpoints for tools/run_tempest.py.
 
 tempest skips every compute test class that wants a default network when
 Neutron is unavailable, and its admin base class builds a Glance client;
 nova_moves needs neither. With Neutron and Glance "available" and no
-isolated networks, tempest only asks them for lists (security groups to
-clean up, the image the tests boot from): this answers those, empty or
-with the one image the stack serves, on loopback. Test scaffolding, not
+isolated networks, tempest only asks Neutron for lists (security groups
+to clean up), answered empty, and Glance for images: those requests are
+passed, with the caller's token, to the stack's own images view
+(GET /v2.1/images[/{id}], nova_moves/api/images.py), which serves the
+images the stack boots and the snapshots shelve leaves, so tempest sees
+what the compute API says exists. Loopback only. Test scaffolding, not
 part of the product.
 """
 import http.server
 import json
 import re
 import threading
-
-
-def _image(image_id, name):
-    return {'id': image_id, 'name': name, 'status': 'active',
-            'visibility': 'public', 'container_format': 'bare',
-            'disk_format': 'raw', 'size': 0, 'min_disk': 0, 'min_ram': 0,
-            'tags': [], 'created_at': '2026-01-01T00:00:00Z',
-            'updated_at': '2026-01-01T00:00:00Z'}
+import urllib.error
+import urllib.request
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    images = {}
+    compute = None  # the stack's endpoint, .../v2.1
 
     def log_message(self, *args):
         pass
@@ -36,15 +33,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _images(self):
+        """GET /v2/images[/{id}][?query] -> the stack's /v2.1/images..."""
+        request = urllib.request.Request(
+            self.compute + self.path[len('/v2'):],
+            headers={'X-Auth-Token': self.headers.get('X-Auth-Token', '')})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return self._reply(response.status, json.load(response))
+        except urllib.error.HTTPError as exc:
+            return self._reply(exc.code, {'message': exc.read().decode(
+                'utf-8', 'replace')[:500]})
+
     def do_GET(self):
         path = self.path.split('?', 1)[0].rstrip('/')
-        match = re.fullmatch(r'/v2/images/([^/]+)', path)
-        if match:
-            image = self.images.get(match.group(1))
-            return self._reply(200, image) if image else self._reply(
-                404, {'message': 'image not found'})
-        if path == '/v2/images':
-            return self._reply(200, {'images': list(self.images.values())})
+        if re.fullmatch(r'/v2/images(/[^/]+)?', path):
+            return self._images()
         match = re.fullmatch(r'/v2\.0/([a-z-]+)', path)
         if match:
             return self._reply(200, {match.group(1).replace('-', '_'): []})
@@ -54,11 +58,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._reply(204)
 
 
-def start(images):
+def start(compute_endpoint):
     """Serve on an ephemeral loopback port; returns (server, base_url).
-    ``images`` is {id: name}."""
-    handler = type('Handler', (_Handler,), {'images': {
-        i: _image(i, name) for i, name in images.items()}})
+    Image requests go to ``compute_endpoint`` (the stack's, .../v2.1)."""
+    handler = type('Handler', (_Handler,), {
+        'compute': compute_endpoint.rstrip('/')})
     server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, 'http://127.0.0.1:%d' % server.server_address[1]

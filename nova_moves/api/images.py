@@ -6,6 +6,16 @@ discovered on this endpoint, i.e. /v2.1/images (api/versions.py). Nova's
 own image proxy at that path was removed in 2.36 and had another shape;
 these bodies are Glance v2's because that is the client asking. The list
 comes from ``[api] image_names``; ids are stable uuid5s of the names.
+
+Shelve snapshots: Nova's shelve uploads a snapshot image named
+``<server name>-shelved`` to Glance, unshelve boots from it and deletes
+it (so does deleting the shelved server). Here the fake guest has no
+disk to upload, so the snapshot is the record the shelve left: every
+server in SHELVED or SHELVED_OFFLOADED is listed with one private image
+of its project, whose id is derived from the request id of the shelve
+that made it (a new id for each shelve). It exists exactly as long as
+Nova's would: from the end of the shelve to the end of the unshelve or
+the server's deletion. The owner's project and admins see it.
 """
 import uuid
 
@@ -14,7 +24,10 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves import conf
+from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import states
+from nova_moves import timeutil
 
 _NAMESPACE = uuid.UUID('5b3f5c2e-9a6e-4c1c-9d43-6f1d3f0f2a11')
 _CREATED = '2026-01-01T00:00:00Z'
@@ -38,8 +51,49 @@ def _image(name):
             'links': common.links('images', ident)}
 
 
+SHELVED_STATES = (states.SHELVED, states.SHELVED_OFFLOADED)
+
+
+def _shelve_request_id(instance_uuid):
+    for action in db_api.actions_get(instance_uuid):
+        if action['action'] == 'shelve':
+            return action['request_id'], action['start_time']
+    return None, None
+
+
+def shelved_image_id(instance_uuid, request_id):
+    return str(uuid.uuid5(_NAMESPACE, 'shelved:%s:%s' % (
+        instance_uuid, request_id)))
+
+
+def _shelved_image(instance):
+    request_id, started = _shelve_request_id(instance['uuid'])
+    image = _image(instance['display_name'] + '-shelved')
+    ident = shelved_image_id(instance['uuid'], request_id)
+    when = timeutil.api_time_z(started) if started else _CREATED
+    image.update({
+        'id': ident, 'visibility': 'private',
+        'owner': instance['project_id'], 'created_at': when,
+        'updated_at': when, 'self': '/v2/images/%s' % ident,
+        'file': '/v2/images/%s/file' % ident,
+        'links': common.links('images', ident),
+        # The properties Nova's snapshot carries.
+        'image_type': 'snapshot', 'instance_uuid': instance['uuid'],
+        'base_image_ref': instance['image_ref'] or ''})
+    return image
+
+
+def _shelved():
+    ctxt = api_app.context()
+    instances = db_api.instance_get_all(
+        project_id=None if ctxt.is_admin else ctxt.project_id,
+        vm_states=SHELVED_STATES)
+    return [_shelved_image(i) for i in instances]
+
+
 def _all():
-    return [_image(name) for name in conf.CONF.api.image_names]
+    return [_image(name) for name in conf.CONF.api.image_names] + \
+        _shelved()
 
 
 def index():

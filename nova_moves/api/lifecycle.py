@@ -1,5 +1,6 @@
 """Server actions pause, unpause, suspend, resume and reboot (Nova's,
-each 202 with no body).
+each 202 with no body); injectNetworkInfo and add/removeSecurityGroup,
+the networking actions, at the end.
 
 Each claims the server with one compare-and-swap (db move_start:
 task_state None -> the action's, vm_state still one the action allows,
@@ -144,10 +145,92 @@ def reboot(server_id, value):
     return common.accepted()
 
 
+INJECT_NETWORK_INFO_POLICY = \
+    'os_compute_api:os-admin-actions:inject_network_info'
+BODY_SCHEMAS['injectNetworkInfo'] = [('2.1', None, _body(
+    'injectNetworkInfo', _NO_PARAMS))]
+
+
+def inject_network_info(server_id, value):
+    """Nova's admin action: re-write the guest's network configuration
+    from Neutron's ports. A server here has no ports and its fake guest
+    nothing to configure, so after the checks Nova makes (the body, the
+    policy, a server on a host) there is nothing to do: no RPC, no
+    instance action (Nova records none for it either), 202."""
+    validation.validate({'injectNetworkInfo': value},
+                        BODY_SCHEMAS['injectNetworkInfo'][0][2])
+    instance = common.get_instance(server_id, INJECT_NETWORK_INFO_POLICY)
+    _require_host('injectNetworkInfo', instance)
+    return common.accepted()
+
+
+# addSecurityGroup / removeSecurityGroup: Nova adds the group to (or
+# removes it from) every Neutron port of the server. There is no Neutron
+# here and the one group this cloud has is 'default', the group every
+# server boots in: the server's list of groups (instances.security_groups,
+# shown in its view; no key when empty, as Nova) is what changes.
+KNOWN_SECURITY_GROUPS = ('default',)
+SECURITY_GROUP_POLICIES = {
+    'addSecurityGroup': 'os_compute_api:os-security-groups:add',
+    'removeSecurityGroup': 'os_compute_api:os-security-groups:remove'}
+for _name in SECURITY_GROUP_POLICIES:
+    BODY_SCHEMAS[_name] = [('2.1', None, _body(_name, {
+        'type': 'object', 'additionalProperties': False,
+        'required': ['name'], 'properties': {'name': {
+            'type': 'string', 'minLength': 1, 'maxLength': 255}}}))]
+
+
+class SecurityGroupNotFound(exception.NotFound):
+    msg_fmt = 'Security group %(name)s not found for project %(project)s.'
+
+
+class SecurityGroupNotAssociated(exception.NotFound):
+    msg_fmt = ('Security group %(name)s not associated with the instance '
+               '%(instance_uuid)s.')
+
+
+def _security_group(action, server_id, value):
+    validation.validate({action: value}, BODY_SCHEMAS[action][0][2])
+    instance = common.get_instance(server_id,
+                                   SECURITY_GROUP_POLICIES[action])
+    name = value['name']
+    if name not in KNOWN_SECURITY_GROUPS:
+        raise SecurityGroupNotFound(name=name,
+                                    project=instance['project_id'])
+    groups = instance.get('security_groups')
+    groups = list(KNOWN_SECURITY_GROUPS if groups is None else groups)
+    return instance, name, groups
+
+
+def add_security_group(server_id, value):
+    instance, name, groups = _security_group('addSecurityGroup', server_id,
+                                             value)
+    if name not in groups:  # already in it: nothing to do, as Neutron
+        db_api.instance_update(instance['uuid'],
+                               {'security_groups': groups + [name]})
+    return common.accepted()
+
+
+def remove_security_group(server_id, value):
+    instance, name, groups = _security_group('removeSecurityGroup',
+                                             server_id, value)
+    if name not in groups:
+        raise SecurityGroupNotAssociated(name=name,
+                                         instance_uuid=instance['uuid'])
+    db_api.instance_update(instance['uuid'], {'security_groups': [
+        group for group in groups if group != name]})
+    return common.accepted()
+
+
 ACTIONS = {'pause': pause, 'unpause': unpause, 'suspend': suspend,
-           'resume': resume, 'reboot': reboot}
+           'resume': resume, 'reboot': reboot,
+           'injectNetworkInfo': inject_network_info,
+           'addSecurityGroup': add_security_group,
+           'removeSecurityGroup': remove_security_group}
 
 # The policy each action checks, for the lock check (api/lock.py), which
 # comes after the action's policy like Nova's.
 POLICIES = {name: RULES[name][0] for name in ACTIONS if name in RULES}
 POLICIES['reboot'] = 'os_compute_api:servers:reboot'
+POLICIES['injectNetworkInfo'] = INJECT_NETWORK_INFO_POLICY
+POLICIES.update(SECURITY_GROUP_POLICIES)

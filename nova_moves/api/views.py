@@ -125,8 +125,12 @@ def _server_detail(instance, fault, show, metadata):
         'OS-EXT-STS:vm_state': instance['vm_state'],
         'OS-EXT-STS:power_state': instance['power_state'],
         'os-extended-volumes:volumes_attached': [],
-        'security_groups': [{'name': 'default'}],
     })
+    groups = instance.get('security_groups')
+    groups = ['default'] if groups is None else groups
+    if groups:
+        # Nova leaves the key out for a server in no group.
+        body['security_groups'] = [{'name': name} for name in groups]
     if status in PROGRESS_STATUSES:
         # Like Nova: no progress key at all in the other statuses.
         body['progress'] = instance['progress'] or 0

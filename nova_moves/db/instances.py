@@ -18,7 +18,7 @@ from nova_moves.db.session import (
     utcnow)
 
 
-_JSON_FIELDS = ('flavor', 'old_flavor', 'new_flavor')
+_JSON_FIELDS = ('flavor', 'old_flavor', 'new_flavor', 'security_groups')
 
 
 def _decode_json(values):
@@ -80,7 +80,7 @@ def instance_get(instance_uuid, read_deleted=False):
 
 
 def instance_get_all(project_id=None, host=None, limit=None, marker=None,
-                     read_deleted=False, uuids=None):
+                     read_deleted=False, uuids=None, vm_states=None):
     with _session(writer=False) as session:
         query = sa.select(models.Instance).order_by(
             models.Instance.created_at.desc(), models.Instance.id.desc())
@@ -92,6 +92,8 @@ def instance_get_all(project_id=None, host=None, limit=None, marker=None,
             query = query.where(models.Instance.host == host)
         if uuids is not None:
             query = query.where(models.Instance.uuid.in_(uuids))
+        if vm_states is not None:
+            query = query.where(models.Instance.vm_state.in_(vm_states))
         if marker:
             mrow = session.scalars(sa.select(models.Instance).where(
                 models.Instance.uuid == marker)).first()

@@ -166,6 +166,10 @@ class Instance(BASE, TimestampMixin):
     description = Column(Text)
     auto_disk_config = Column(Boolean, nullable=False, default=False,
                               server_default=false())
+    # The security group names the server is in (JSON list, schema 0010);
+    # NULL is Nova's default group. No Neutron behind them: only
+    # 'default' exists (api/lifecycle.py add/removeSecurityGroup).
+    security_groups = Column(Text)
 
 
 class InstanceMetadata(BASE, TimestampMixin):

@@ -1,0 +1,106 @@
+"""What tempest's lifecycle modules found missing (doc/tempest.md), on
+real processes through HTTP: the networking actions injectNetworkInfo
+and add/removeSecurityGroup, and the snapshot image a shelve leaves
+(``<name>-shelved``, GET /images, gone after the unshelve)."""
+from tests.functional import base
+
+OWNER = 'alice:proj-a'
+OTHER = 'bob:proj-b'
+
+
+class NetworkActionsTest(base.StackTestCase):
+
+    COMPUTES = 1
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.owner = cls.admin.as_user(OWNER)
+
+    def test_inject_network_info_is_admin_only(self):
+        sid = self.boot('inject', client=self.owner)['id']
+        self.owner.action(sid, {'injectNetworkInfo': None}, expect=403)
+        self.admin.action(sid, {'injectNetworkInfo': None}, expect=202)
+        self.admin.action(sid, {'injectNetworkInfo': {}}, expect=202)
+        self.admin.action(sid, {'injectNetworkInfo': {'x': 1}}, expect=400)
+        self.admin.action('no-such-server', {'injectNetworkInfo': None},
+                          expect=404)
+        # Nothing happened to the server, and Nova records no action.
+        server = self.admin.server(sid, version='2.47')
+        self.assertEqual(('ACTIVE', None), (
+            server['status'], server['OS-EXT-STS:task_state']))
+        self.assertEqual(['create'], [
+            a['action'] for a in self.admin.actions(sid)])
+
+    def test_remove_and_add_the_default_security_group(self):
+        sid = self.boot('secgroups', client=self.owner)['id']
+        self.assertEqual([{'name': 'default'}],
+                         self.owner.server(sid)['security_groups'])
+        for body, status in (
+                ({'removeSecurityGroup': {'name': 'web'}}, 404),
+                ({'addSecurityGroup': {'name': 'web'}}, 404),
+                ({'removeSecurityGroup': {}}, 400),
+                ({'removeSecurityGroup': {'name': ''}}, 400),
+                ({'addSecurityGroup': None}, 400),
+                ({'addSecurityGroup': {'name': 'default', 'x': 1}}, 400)):
+            self.owner.action(sid, body, expect=status)
+        self.admin.as_user(OTHER).action(
+            sid, {'removeSecurityGroup': {'name': 'default'}}, expect=404)
+        self.owner.action(sid, {'removeSecurityGroup': {'name': 'default'}},
+                          expect=202)
+        # Nova leaves the key out for a server in no group.
+        self.assertNotIn('security_groups', self.owner.server(sid))
+        detail = self.owner.get('/servers/detail', expect=200).json()
+        self.assertNotIn('security_groups', [
+            s for s in detail['servers'] if s['id'] == sid][0])
+        self.owner.action(sid, {'removeSecurityGroup': {'name': 'default'}},
+                          expect=404)
+        self.owner.action(sid, {'addSecurityGroup': {'name': 'default'}},
+                          expect=202)
+        self.owner.action(sid, {'addSecurityGroup': {'name': 'default'}},
+                          expect=202)
+        self.assertEqual([{'name': 'default'}],
+                         self.owner.server(sid)['security_groups'])
+
+
+class ShelveSnapshotImageTest(base.StackTestCase):
+
+    COMPUTES = 1
+
+    def images(self, client, **params):
+        return client.get('/images', params=params,
+                          expect=200).json()['images']
+
+    def test_shelve_leaves_an_image_until_the_unshelve(self):
+        owner = self.admin.as_user(OWNER)
+        sid = self.boot('keeper', client=owner)['id']
+        self.assertEqual([], self.images(owner, name='keeper-shelved'))
+        owner.action(sid, {'shelve': None}, expect=202)
+        self.admin.wait_for_status(sid, 'SHELVED_OFFLOADED', timeout=30)
+        images = self.images(owner, name='keeper-shelved')
+        self.assertEqual(1, len(images), images)
+        image = images[0]
+        self.assertEqual(('private', 'active', sid), (
+            image['visibility'], image['status'], image['instance_uuid']))
+        shown = owner.get('/images/%s' % image['id'], expect=200).json()
+        self.assertEqual('keeper-shelved', shown['name'])
+        # Another project does not see it; an admin does.
+        other = self.admin.as_user(OTHER)
+        self.assertEqual([], self.images(other, name='keeper-shelved'))
+        other.get('/images/%s' % image['id'], expect=404)
+        self.assertEqual(1, len(self.images(self.admin,
+                                            name='keeper-shelved')))
+        owner.action(sid, {'unshelve': None}, expect=202)
+        self.admin.wait_for_status(sid, 'ACTIVE', timeout=30)
+        owner.get('/images/%s' % image['id'], expect=404)
+        self.assertEqual([], self.images(owner, name='keeper-shelved'))
+        # A second shelve is a second snapshot, with a new id.
+        owner.action(sid, {'shelve': None}, expect=202)
+        self.admin.wait_for_status(sid, 'SHELVED_OFFLOADED', timeout=30)
+        again = self.images(owner, name='keeper-shelved')
+        self.assertEqual(1, len(again))
+        self.assertNotEqual(image['id'], again[0]['id'])
+        # Deleting the shelved server deletes its snapshot too.
+        owner.delete('/servers/%s' % sid, expect=204)
+        self.admin.wait_for(lambda: not self.images(
+            owner, name='keeper-shelved'), timeout=30, what='image gone')
