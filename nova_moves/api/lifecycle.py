@@ -1,6 +1,6 @@
 """Server actions pause, unpause, suspend, resume and reboot (Nova's,
-each 202 with no body); injectNetworkInfo and add/removeSecurityGroup,
-the networking actions, at the end.
+each 202 with no body); changePassword, and injectNetworkInfo and
+add/removeSecurityGroup, the networking actions, at the end.
 
 Each claims the server with one compare-and-swap (db move_start:
 task_state None -> the action's, vm_state still one the action allows,
@@ -164,6 +164,31 @@ def inject_network_info(server_id, value):
     return common.accepted()
 
 
+# changePassword: Nova claims the server (ACTIVE, task_state
+# updating_password, instance action changePassword), then its compute
+# sets the password through the guest agent and clears the task_state.
+# A fake guest has no agent and no OS to hold a password: the claim and
+# the action record are Nova's, the compute's part is nothing, so the
+# claim is given back at once. The password is never stored or logged.
+UPDATING_PASSWORD = 'updating_password'  # Nova's task_state
+CHANGE_PASSWORD_POLICY = 'os_compute_api:os-admin-password'
+BODY_SCHEMAS['changePassword'] = [('2.1', None, _body('changePassword', {
+    'type': 'object', 'additionalProperties': False,
+    'required': ['adminPass'],
+    'properties': {'adminPass': {'type': 'string', 'maxLength': 255}}}))]
+
+
+def change_password(server_id, value):
+    validation.validate({'changePassword': value},
+                        BODY_SCHEMAS['changePassword'][0][2])
+    instance = common.get_instance(server_id, CHANGE_PASSWORD_POLICY)
+    _require_host('changePassword', instance)
+    common.start_move(instance, 'changePassword', UPDATING_PASSWORD,
+                      [states.ACTIVE], 'changePassword')
+    common.release_task_state(instance['uuid'], UPDATING_PASSWORD)
+    return common.accepted()
+
+
 # addSecurityGroup / removeSecurityGroup: Nova adds the group to (or
 # removes it from) every Neutron port of the server. There is no Neutron
 # here and the one group this cloud has is 'default', the group every
@@ -225,6 +250,7 @@ def remove_security_group(server_id, value):
 ACTIONS = {'pause': pause, 'unpause': unpause, 'suspend': suspend,
            'resume': resume, 'reboot': reboot,
            'injectNetworkInfo': inject_network_info,
+           'changePassword': change_password,
            'addSecurityGroup': add_security_group,
            'removeSecurityGroup': remove_security_group}
 
@@ -234,3 +260,4 @@ POLICIES = {name: RULES[name][0] for name in ACTIONS if name in RULES}
 POLICIES['reboot'] = 'os_compute_api:servers:reboot'
 POLICIES['injectNetworkInfo'] = INJECT_NETWORK_INFO_POLICY
 POLICIES.update(SECURITY_GROUP_POLICIES)
+POLICIES['changePassword'] = CHANGE_PASSWORD_POLICY

@@ -262,6 +262,113 @@ class _HostileInput(base.StackTestCase):
         self.assertIsNone(self.stack.client().server(sid, version='2.47')[
             'OS-EXT-STS:task_state'])
 
+    def test_server_group_bodies_are_400(self):
+        """Bad os-server-groups bodies, at the microversion each field
+        belongs to: a 400, and no group is made."""
+        before = self.admin_raw('GET', '/os-server-groups', params={
+            'all_projects': 'True'}).json()['server_groups']
+        aa = 'anti-affinity'
+        cases = [
+            ('2.1', None), ('2.1', {}), ('2.1', {'server_group': None}),
+            ('2.1', {'server_group': {'name': 'g'}}),
+            ('2.1', {'server_group': {'name': 'g', 'policies': []}}),
+            ('2.1', {'server_group': {'name': 'g',
+                                      'policies': ['soft-affinity']}}),
+            ('2.15', {'server_group': {'name': 'g',
+                                       'policies': ['affinity', aa]}}),
+            ('2.15', {'server_group': {'name': 'g', 'policies': ['x']}}),
+            ('2.15', {'server_group': {'name': 'g', 'policies': aa}}),
+            ('2.15', {'server_group': {'name': '', 'policies': [aa]}}),
+            ('2.15', {'server_group': {'name': 'g' * 256,
+                                       'policies': [aa]}}),
+            ('2.15', {'server_group': {'name': 'g', 'policies': [aa],
+                                       'x': 1}}),
+            ('2.64', {'server_group': {'name': 'g', 'policies': [aa]}}),
+            ('2.64', {'server_group': {'name': 'g', 'policy': [aa]}}),
+            ('2.64', {'server_group': {'name': 'g', 'policy': 'affinity',
+                                       'rules': {'max_server_per_host': 2}}}),
+            ('2.64', {'server_group': {'name': 'g', 'policy': aa,
+                                       'rules': {'max_server_per_host': 0}}}),
+            ('2.64', {'server_group': {'name': 'g', 'policy': aa,
+                                       'rules': {'max_server_per_host': 'x'}}}),
+            ('2.64', {'server_group': {'name': 'g', 'policy': aa,
+                                       'rules': {'other': 1}}}),
+            ('2.64', {'server_group': {'name': '\ud800', 'policy': aa}}),
+        ]
+        for version, body in cases:
+            data = json.dumps(body).encode('utf-8', 'surrogatepass')
+            self.assertFault(self.raw('POST', '/os-server-groups', data=data,
+                                      version=version), 400, 400)
+        # A boot naming no group, or another project's, is refused too.
+        for group in ('not-a-uuid', '8f3c6a2e-0000-4000-8000-000000000000'):
+            self.assertFault(self.raw('POST', '/servers', data=json.dumps({
+                'server': {'name': 'g', 'flavorRef': self.small['id'],
+                           'imageRef': 'fake', 'networks': 'none'},
+                'os:scheduler_hints': {'group': group}}), version='2.37'))
+        after = self.admin_raw('GET', '/os-server-groups', params={
+            'all_projects': 'True'}).json()['server_groups']
+        self.assertEqual(before, after)
+
+    def test_fuzz_held_states_no_5xx(self):
+        """The actions a move meets, fuzzed against servers held PAUSED,
+        locked and SHELVED_OFFLOADED (the fuzz above mostly meets an
+        ACTIVE server): no 5xx, and no claim left behind."""
+        client = self.stack.client()
+        paused, locked, shelved = (
+            client.boot('hostile-%s' % n, self.small['id'])['id']
+            for n in ('paused', 'locked', 'shelved'))
+        client.action(paused, {'pause': None}, expect=202)
+        client.action(locked, {'lock': {'locked_reason': 'fuzz'}},
+                      version='2.73', expect=202)
+        client.action(shelved, {'shelve': None}, expect=202)
+        client.wait_for_status(paused, 'PAUSED', timeout=30)
+        client.wait_for_status(shelved, 'SHELVED_OFFLOADED', timeout=30)
+        group = client.post('/os-server-groups', {'server_group': {
+            'name': 'hostile-aa', 'policy': 'anti-affinity'}},
+            version='2.64', expect=200).json()['server_group']['id']
+        names = st.sampled_from([
+            'pause', 'unpause', 'lock', 'unlock', 'unshelve', 'shelve',
+            'shelveOffload', 'os-resetState', 'migrate', 'os-migrateLive',
+            'injectNetworkInfo', 'addSecurityGroup', 'removeSecurityGroup'])
+        values = st.recursive(
+            st.one_of(st.none(), st.booleans(), st.integers(),
+                      st.text(max_size=20), st.sampled_from([
+                          'nova', 'default', 'fuzz', '', HUGE, group,
+                          'compute1', 'nowhere', 'active', 'error'])),
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=3),
+                st.dictionaries(st.sampled_from([
+                    'locked_reason', 'host', 'availability_zone', 'check',
+                    'state', 'name', 'block_migration', 'force', 'x']),
+                    inner, max_size=3)), max_leaves=6)
+        servers = st.sampled_from([paused, locked, shelved])
+        tokens = st.sampled_from(['admin:admin', 'alice:proj-a'])
+        versions = st.sampled_from(['2.1', '2.64', '2.73', '2.77', '2.91',
+                                    'latest'])
+        bad = []
+
+        @hypothesis.settings(max_examples=max(FUZZ_EXAMPLES // 5, 20),
+                             deadline=None, derandomize=True, database=None,
+                             suppress_health_check=list(
+                                 hypothesis.HealthCheck))
+        @hypothesis.given(servers, names, values, tokens, versions)
+        def one(server, name, value, token, version):
+            data = json.dumps({name: value}).encode('utf-8',
+                                                    'surrogatepass')
+            response = self.raw('POST', '/servers/%s/action' % server,
+                                data=data, token=token, version=version)
+            if response.status_code >= 500:
+                bad.append('%s %r -> %s %s' % (server, data[:200],
+                                               response.status_code,
+                                               response.text[:200]))
+
+        one()
+        self.assertEqual([], bad)
+        for sid in (paused, locked, shelved):
+            client.wait_for(lambda: client.server(sid, version='2.47')[
+                'OS-EXT-STS:task_state'] is None, timeout=60,
+                what='%s settled' % sid)
+
     def test_fuzz_no_5xx(self):
         sid = self.server['id']
         ids = st.one_of(st.sampled_from([sid, self.small['id'],
@@ -296,7 +403,10 @@ class _HostileInput(base.StackTestCase):
             'unshelve',
             # Server metadata and update, quota classes.
             'meta', 'accessIPv4', 'accessIPv6', 'OS-DCF:diskConfig',
-            'quota_class_set', 'metadata_items']), st.text(max_size=10))
+            'quota_class_set', 'metadata_items',
+            # Networking actions.
+            'injectNetworkInfo', 'addSecurityGroup',
+            'removeSecurityGroup']), st.text(max_size=10))
         bodies = st.recursive(
             scalars, lambda inner: st.one_of(
                 st.lists(inner, max_size=4),
@@ -335,6 +445,7 @@ class _HostileInput(base.StackTestCase):
             ('GET', '/os-migrations'), ('GET', '/limits'),
             ('GET', '/os-quota-sets/{id}'), ('PUT', '/os-quota-sets/{id}'),
             ('GET', '/os-availability-zone/detail'), ('GET', '/images'),
+            ('GET', '/images/{id}'),
             ('GET', '/os-server-groups'), ('POST', '/os-server-groups'),
             ('GET', '/os-server-groups/{id}'),
             ('DELETE', '/os-server-groups/{id}'),

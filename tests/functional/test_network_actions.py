@@ -1,6 +1,7 @@
 """What tempest's lifecycle modules found missing (doc/tempest.md), on
-real processes through HTTP: the networking actions injectNetworkInfo
-and add/removeSecurityGroup, and the snapshot image a shelve leaves
+real processes through HTTP: changePassword, the networking actions
+injectNetworkInfo and add/removeSecurityGroup, and the snapshot image a
+shelve leaves
 (``<name>-shelved``, GET /images, gone after the unshelve)."""
 from tests.functional import base
 
@@ -31,6 +32,28 @@ class NetworkActionsTest(base.StackTestCase):
             server['status'], server['OS-EXT-STS:task_state']))
         self.assertEqual(['create'], [
             a['action'] for a in self.admin.actions(sid)])
+
+    def test_change_password_is_nova_s_state_rules(self):
+        sid = self.boot('password', client=self.owner)['id']
+        for body in ({'changePassword': None}, {'changePassword': {}},
+                     {'changePassword': {'adminPass': 5}},
+                     {'changePassword': {'adminPass': 'p', 'x': 1}}):
+            self.owner.action(sid, body, expect=400)
+        self.owner.action(sid, {'changePassword': {'adminPass': 's3cret'}},
+                          expect=202)
+        server = self.owner.server(sid, version='2.47')
+        self.assertEqual(('ACTIVE', None), (
+            server['status'], server['OS-EXT-STS:task_state']))
+        self.assertEqual(['changePassword', 'create'], [
+            a['action'] for a in self.admin.actions(sid)])
+        self.owner.action(sid, {'os-stop': None}, expect=202)
+        self.admin.wait_for_status(sid, 'SHUTOFF', timeout=30)
+        # Only an ACTIVE server, as Nova; nothing recorded for the 409.
+        self.owner.action(sid, {'changePassword': {'adminPass': 'x'}},
+                          expect=409)
+        self.assertEqual(['stop', 'changePassword', 'create'], [
+            a['action'] for a in self.admin.actions(sid)])
+        self.assertNotIn('s3cret', self.stack.log('api'))
 
     def test_remove_and_add_the_default_security_group(self):
         sid = self.boot('secgroups', client=self.owner)['id']
