@@ -1,6 +1,7 @@
 """Server actions pause, unpause, suspend, resume and reboot (Nova's,
-each 202 with no body); changePassword, and injectNetworkInfo and
-add/removeSecurityGroup, the networking actions, at the end.
+each 202 with no body); changePassword, restore, and
+injectNetworkInfo and add/removeSecurityGroup, the networking actions,
+at the end.
 
 Each claims the server with one compare-and-swap (db move_start:
 task_state None -> the action's, vm_state still one the action allows,
@@ -189,6 +190,22 @@ def change_password(server_id, value):
     return common.accepted()
 
 
+# restore (Nova's os-deferred-delete): with [DEFAULT]
+# reclaim_instance_interval = 0, Nova's default and the only behaviour
+# here, a delete is never deferred and no server is ever SOFT_DELETED:
+# restore is Nova's 409 for any server (404 for an unknown one).
+# forceDelete is not served (DELETE /servers/{id} is the delete).
+RESTORE_POLICY = 'os_compute_api:os-deferred-delete:restore'
+BODY_SCHEMAS['restore'] = [('2.1', None, _body('restore', _NO_PARAMS))]
+
+
+def restore(server_id, value):
+    validation.validate({'restore': value}, BODY_SCHEMAS['restore'][0][2])
+    instance = common.get_instance(server_id, RESTORE_POLICY)
+    common.check_state(instance, 'restore', ['soft-delete'])
+    raise AssertionError('unreachable: no server is ever soft-deleted')
+
+
 # addSecurityGroup / removeSecurityGroup: Nova adds the group to (or
 # removes it from) every Neutron port of the server. There is no Neutron
 # here and the one group this cloud has is 'default', the group every
@@ -251,6 +268,7 @@ ACTIONS = {'pause': pause, 'unpause': unpause, 'suspend': suspend,
            'resume': resume, 'reboot': reboot,
            'injectNetworkInfo': inject_network_info,
            'changePassword': change_password,
+           'restore': restore,
            'addSecurityGroup': add_security_group,
            'removeSecurityGroup': remove_security_group}
 
@@ -261,3 +279,4 @@ POLICIES['reboot'] = 'os_compute_api:servers:reboot'
 POLICIES['injectNetworkInfo'] = INJECT_NETWORK_INFO_POLICY
 POLICIES.update(SECURITY_GROUP_POLICIES)
 POLICIES['changePassword'] = CHANGE_PASSWORD_POLICY
+POLICIES['restore'] = RESTORE_POLICY

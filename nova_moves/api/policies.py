@@ -167,6 +167,8 @@ _API = [
      'os_compute_api:os-lock-server:unlock passes)', [ACTION % 'unlock']),
     ('os_compute_api:os-admin-actions:reset_state', ADMIN,
      'Reset the state of a given server', [ACTION % 'os-resetState']),
+    ('os_compute_api:os-deferred-delete:restore', PROJECT_MEMBER_OR_ADMIN,
+     'Restore a soft deleted server', [ACTION % 'restore']),
     ('os_compute_api:os-admin-password', PROJECT_MEMBER_OR_ADMIN,
      'Change the administrative password for a server',
      [ACTION % 'changePassword']),

@@ -12,8 +12,8 @@ stopped). Nothing moves: same host, same flavor, same allocation.
 
 Fields Nova's body carries that nova_moves has nowhere to keep
 (metadata, personality, accessIPv4/6, key_name, user_data, description,
-trusted_image_certificates, hostname, preserve_ephemeral,
-OS-DCF:diskConfig) are validated by Nova's schema for the microversion
+trusted_image_certificates, hostname, preserve_ephemeral) are
+validated by Nova's schema for the microversion
 and not kept; doc/api-ref/lifecycle.md says so.
 """
 import secrets
@@ -125,8 +125,12 @@ def rebuild(server_id, value):
     values = {'image_ref': body['imageRef']}
     if 'name' in body:
         values['display_name'] = body['name']
+    if 'OS-DCF:diskConfig' in body:
+        # Nova keeps it on the server (auto_disk_config) and shows it.
+        values['auto_disk_config'] = body['OS-DCF:diskConfig'] == 'AUTO'
     before = {'image_ref': instance['image_ref'],
-              'display_name': instance['display_name']}
+              'display_name': instance['display_name'],
+              'auto_disk_config': instance['auto_disk_config']}
     try:
         instance = db_api.instance_update(
             instance['uuid'], values, expected_task_state=[TASK_STATE])

@@ -124,7 +124,8 @@ def create():
         'OS-DCF:diskConfig': 'AUTO' if instance['auto_disk_config']
         else 'MANUAL',
         'security_groups': [{'name': 'default'}],
-        'adminPass': secrets.token_urlsafe(9)}})
+        # Nova answers with the password given, else a generated one.
+        'adminPass': body.get('adminPass') or secrets.token_urlsafe(9)}})
 
 
 def kept_values(body, version):
