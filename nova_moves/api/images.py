@@ -84,7 +84,7 @@ def _shelved_image(instance):
 
 
 def _shelved():
-    ctxt = api_app.context()
+    ctxt = api_req.context()
     instances = db_api.instance_get_all(
         project_id=None if ctxt.is_admin else ctxt.project_id,
         vm_states=SHELVED_STATES)

@@ -148,18 +148,16 @@ def reboot(server_id, value):
 
 INJECT_NETWORK_INFO_POLICY = \
     'os_compute_api:os-admin-actions:inject_network_info'
-BODY_SCHEMAS['injectNetworkInfo'] = [('2.1', None, _body(
-    'injectNetworkInfo', _NO_PARAMS))]
 
 
+@validation.schema(_body('injectNetworkInfo', _NO_PARAMS))
 def inject_network_info(server_id, value):
     """Nova's admin action: re-write the guest's network configuration
     from Neutron's ports. A server here has no ports and its fake guest
     nothing to configure, so after the checks Nova makes (the body, the
     policy, a server on a host) there is nothing to do: no RPC, no
     instance action (Nova records none for it either), 202."""
-    validation.validate({'injectNetworkInfo': value},
-                        BODY_SCHEMAS['injectNetworkInfo'][0][2])
+    validation.body()
     instance = common.get_instance(server_id, INJECT_NETWORK_INFO_POLICY)
     _require_host('injectNetworkInfo', instance)
     return common.accepted()
@@ -173,15 +171,14 @@ def inject_network_info(server_id, value):
 # claim is given back at once. The password is never stored or logged.
 UPDATING_PASSWORD = 'updating_password'  # Nova's task_state
 CHANGE_PASSWORD_POLICY = 'os_compute_api:os-admin-password'
-BODY_SCHEMAS['changePassword'] = [('2.1', None, _body('changePassword', {
+
+
+@validation.schema(_body('changePassword', {
     'type': 'object', 'additionalProperties': False,
     'required': ['adminPass'],
-    'properties': {'adminPass': {'type': 'string', 'maxLength': 255}}}))]
-
-
+    'properties': {'adminPass': {'type': 'string', 'maxLength': 255}}}))
 def change_password(server_id, value):
-    validation.validate({'changePassword': value},
-                        BODY_SCHEMAS['changePassword'][0][2])
+    validation.body()
     instance = common.get_instance(server_id, CHANGE_PASSWORD_POLICY)
     _require_host('changePassword', instance)
     common.start_move(instance, 'changePassword', UPDATING_PASSWORD,
@@ -196,11 +193,11 @@ def change_password(server_id, value):
 # restore is Nova's 409 for any server (404 for an unknown one).
 # forceDelete is not served (DELETE /servers/{id} is the delete).
 RESTORE_POLICY = 'os_compute_api:os-deferred-delete:restore'
-BODY_SCHEMAS['restore'] = [('2.1', None, _body('restore', _NO_PARAMS))]
 
 
+@validation.schema(_body('restore', _NO_PARAMS))
 def restore(server_id, value):
-    validation.validate({'restore': value}, BODY_SCHEMAS['restore'][0][2])
+    validation.body()
     instance = common.get_instance(server_id, RESTORE_POLICY)
     common.check_state(instance, 'restore', ['soft-delete'])
     raise AssertionError('unreachable: no server is ever soft-deleted')
@@ -215,11 +212,9 @@ KNOWN_SECURITY_GROUPS = ('default',)
 SECURITY_GROUP_POLICIES = {
     'addSecurityGroup': 'os_compute_api:os-security-groups:add',
     'removeSecurityGroup': 'os_compute_api:os-security-groups:remove'}
-for _name in SECURITY_GROUP_POLICIES:
-    BODY_SCHEMAS[_name] = [('2.1', None, _body(_name, {
-        'type': 'object', 'additionalProperties': False,
-        'required': ['name'], 'properties': {'name': {
-            'type': 'string', 'minLength': 1, 'maxLength': 255}}}))]
+_GROUP_NAME = {'type': 'object', 'additionalProperties': False,
+               'required': ['name'], 'properties': {'name': {
+                   'type': 'string', 'minLength': 1, 'maxLength': 255}}}
 
 
 class SecurityGroupNotFound(exception.NotFound):
@@ -232,7 +227,7 @@ class SecurityGroupNotAssociated(exception.NotFound):
 
 
 def _security_group(action, server_id, value):
-    validation.validate({action: value}, BODY_SCHEMAS[action][0][2])
+    validation.body()
     instance = common.get_instance(server_id,
                                    SECURITY_GROUP_POLICIES[action])
     name = value['name']
@@ -244,6 +239,7 @@ def _security_group(action, server_id, value):
     return instance, name, groups
 
 
+@validation.schema(_body('addSecurityGroup', _GROUP_NAME))
 def add_security_group(server_id, value):
     instance, name, groups = _security_group('addSecurityGroup', server_id,
                                              value)
@@ -253,6 +249,7 @@ def add_security_group(server_id, value):
     return common.accepted()
 
 
+@validation.schema(_body('removeSecurityGroup', _GROUP_NAME))
 def remove_security_group(server_id, value):
     instance, name, groups = _security_group('removeSecurityGroup',
                                              server_id, value)
