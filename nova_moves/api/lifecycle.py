@@ -25,6 +25,7 @@ from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import guards
 from nova_moves.api import validation
+from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import states
@@ -191,7 +192,7 @@ def change_password(server_id, value):
 # reclaim_instance_interval = 0, Nova's default and the only behaviour
 # here, a delete is never deferred and no server is ever SOFT_DELETED:
 # restore is Nova's 409 for any server (404 for an unknown one).
-# forceDelete is not served (DELETE /servers/{id} is the delete).
+# forceDelete is the delete (api/servers.py).
 RESTORE_POLICY = 'os_compute_api:os-deferred-delete:restore'
 
 
@@ -208,7 +209,6 @@ def restore(server_id, value):
 # here and the one group this cloud has is 'default', the group every
 # server boots in: the server's list of groups (instances.security_groups,
 # shown in its view; no key when empty, as Nova) is what changes.
-KNOWN_SECURITY_GROUPS = ('default',)
 SECURITY_GROUP_POLICIES = {
     'addSecurityGroup': 'os_compute_api:os-security-groups:add',
     'removeSecurityGroup': 'os_compute_api:os-security-groups:remove'}
@@ -231,12 +231,10 @@ def _security_group(action, server_id, value):
     instance = common.get_instance(server_id,
                                    SECURITY_GROUP_POLICIES[action])
     name = value['name']
-    if name not in KNOWN_SECURITY_GROUPS:
+    if name not in views.SECURITY_GROUPS:
         raise SecurityGroupNotFound(name=name,
                                     project=instance['project_id'])
-    groups = instance.get('security_groups')
-    groups = list(KNOWN_SECURITY_GROUPS if groups is None else groups)
-    return instance, name, groups
+    return instance, name, views.security_groups(instance)
 
 
 @validation.schema(_body('addSecurityGroup', _GROUP_NAME))

@@ -16,13 +16,14 @@ from nova_moves.api import migrate
 from nova_moves.api import power
 from nova_moves.api import rebuild
 from nova_moves.api import reset_state
+from nova_moves.api import servers
 from nova_moves.api import shelve
 from nova_moves.db import api as db_api
 from nova_moves import exception
 
 ACTIONS = {}
 for _module in (migrate, live_migrate, evacuate, power, lifecycle, lock,
-                rebuild, reset_state, shelve):
+                rebuild, reset_state, shelve, servers):
     ACTIONS.update(_module.ACTIONS)
 
 # The actions a lock does not stop (Nova's are not decorated with
@@ -42,6 +43,7 @@ POLICIES = {
 POLICIES.update(lifecycle.POLICIES)
 POLICIES.update(rebuild.POLICIES)
 POLICIES.update(shelve.POLICIES)
+POLICIES.update(servers.POLICIES)
 
 
 def _check_lock(server_id, name):

@@ -88,6 +88,7 @@ def create():
     flavor = common.flavor_ref(body['flavorRef'])
     kept = kept_values(body, api_req.version())
     server_rules.check_metadata_count(ctxt.project_id, body.get('metadata'))
+    _check_security_groups(body.get('security_groups'))
     zone, host = _parse_az(body.get('availability_zone'))
     if host:
         try:
@@ -126,6 +127,36 @@ def create():
         'security_groups': [{'name': 'default'}],
         # Nova answers with the password given, else a generated one.
         'adminPass': body.get('adminPass') or secrets.token_urlsafe(9)}})
+
+
+def _check_security_groups(requested):
+    """Nova refuses a boot naming a security group Neutron does not have
+    (400); the only one here is 'default' (views.SECURITY_GROUPS)."""
+    for group in requested if isinstance(requested, list) else []:
+        name = group.get('name') if isinstance(group, dict) else None
+        if name not in views.SECURITY_GROUPS:
+            raise exception.ValidationError(
+                detail='Security group %s not found.'
+                       % input_guard.excerpt(str(name)))
+
+
+FORCE_DELETE_POLICY = 'os_compute_api:os-deferred-delete:force'
+
+
+@validation.schema({'type': 'object', 'required': ['forceDelete'],
+                    'additionalProperties': False,
+                    'properties': {'forceDelete': {
+                        'type': ['null', 'object'], 'properties': {},
+                        'additionalProperties': False}}})
+def force_delete(server_id, value):
+    """Nova's forceDelete (os-deferred-delete): the delete, in any
+    state, of a server not yet reclaimed; nothing is ever deferred here
+    ([DEFAULT] reclaim_instance_interval = 0), so it is the delete,
+    answered 202."""
+    validation.body()
+    common.get_instance(server_id, FORCE_DELETE_POLICY)
+    delete(server_id)
+    return common.accepted()
 
 
 def kept_values(body, version):
@@ -335,3 +366,8 @@ def delete(server_id):
 _DELETABLE_TASK_STATES = (None, states.SCHEDULING, states.SPAWNING)
 # Holding nothing, or (an evacuation 'done') settled but for the source.
 _TERMINAL_MIGRATION = states.MIGRATION_TERMINAL_STATUSES + (states.M_DONE,)
+
+
+# Server actions served here (api/server_actions.py gathers them).
+ACTIONS = {'forceDelete': force_delete}
+POLICIES = {'forceDelete': FORCE_DELETE_POLICY}

@@ -75,6 +75,17 @@ _NOT_IN_UPDATE = ('OS-EXT-AZ:availability_zone', 'config_drive', 'key_name',
 _NOT_IN_UPDATE_PREFIXES = ('OS-EXT-SRV-ATTR:', 'OS-SRV-USG:', 'OS-EXT-STS:')
 
 
+# The security groups this cloud has: Nova's default group, which every
+# server boots in (there is no Neutron to make others in).
+SECURITY_GROUPS = ('default',)
+
+
+def security_groups(instance):
+    """The names of the groups ``instance`` is in (NULL: the default)."""
+    groups = instance.get('security_groups')
+    return list(SECURITY_GROUPS if groups is None else groups)
+
+
 def server_detail(instance, fault=None, show=False, metadata=None,
                   update=False):
     """``show``: GET /servers/{id}, which alone carries server_groups
@@ -126,8 +137,7 @@ def _server_detail(instance, fault, show, metadata):
         'OS-EXT-STS:power_state': instance['power_state'],
         'os-extended-volumes:volumes_attached': [],
     })
-    groups = instance.get('security_groups')
-    groups = ['default'] if groups is None else groups
+    groups = security_groups(instance)
     if groups:
         # Nova leaves the key out for a server in no group.
         body['security_groups'] = [{'name': name} for name in groups]

@@ -1,7 +1,8 @@
-"""What tempest's lifecycle modules found missing (doc/tempest.md), on
-real processes through HTTP: changePassword, the networking actions
-injectNetworkInfo and add/removeSecurityGroup, and the snapshot image a
-shelve leaves
+"""What tempest's compute modules found missing or wrong
+(doc/tempest.md), on real processes through HTTP: changePassword,
+restore, the adminPass of a create, the disk config of a rebuild, the
+networking actions injectNetworkInfo and add/removeSecurityGroup, and
+the snapshot image a shelve leaves
 (``<name>-shelved``, GET /images, gone after the unshelve)."""
 from tests.functional import base
 
@@ -54,6 +55,62 @@ class NetworkActionsTest(base.StackTestCase):
         self.assertEqual(['stop', 'changePassword', 'create'], [
             a['action'] for a in self.admin.actions(sid)])
         self.assertNotIn('s3cret', self.stack.log('api'))
+
+    def test_restore_is_409_nothing_is_soft_deleted(self):
+        sid = self.boot('restore', client=self.owner)['id']
+        self.owner.action(sid, {'restore': None}, expect=409)
+        self.owner.action(sid, {'restore': {'x': 1}}, expect=400)
+        self.owner.action('no-such-server', {'restore': None}, expect=404)
+        self.assertEqual('ACTIVE', self.owner.server(sid)['status'])
+
+    def test_force_delete_is_the_delete(self):
+        sid = self.boot('forced', client=self.owner)['id']
+        self.admin.as_user(OTHER).action(sid, {'forceDelete': None},
+                                         expect=404)
+        self.owner.action(sid, {'forceDelete': {'x': 1}}, expect=400)
+        self.owner.action('no-such-server', {'forceDelete': None},
+                          expect=404)
+        self.owner.action(sid, {'forceDelete': None}, expect=202)
+        self.admin.wait_for(lambda: self.owner.get(
+            '/servers/%s' % sid).status_code == 404, timeout=30,
+            what='deleted')
+
+    def test_create_naming_an_unknown_security_group_is_400(self):
+        base = {'name': 'sg', 'flavorRef': self.flavor('small')['id'],
+                'imageRef': 'fake', 'networks': 'none'}
+        before = len(self.owner.get('/servers', expect=200).json()[
+            'servers'])
+        for groups in ([{'name': 'web'}], [{'name': 'default'}, {}],
+                       [{'name': 'default'}, {'name': 'x' * 300}]):
+            self.owner.post('/servers', {'server': dict(
+                base, security_groups=groups)}, version='2.37', expect=400)
+        self.assertEqual(before, len(self.owner.get(
+            '/servers', expect=200).json()['servers']))
+        created = self.owner.post('/servers', {'server': dict(
+            base, security_groups=[{'name': 'default'}])}, version='2.37',
+            expect=202).json()['server']
+        self.admin.wait_for_status(created['id'], 'ACTIVE', timeout=30)
+
+    def test_create_answers_the_admin_password_given(self):
+        body = {'server': {'name': 'pw', 'flavorRef': self.flavor(
+            'small')['id'], 'imageRef': 'fake', 'networks': 'none',
+            'adminPass': 'testpassword'}}
+        created = self.owner.post('/servers', body, version='2.37',
+                                  expect=202).json()['server']
+        self.assertEqual('testpassword', created['adminPass'])
+        self.admin.wait_for_status(created['id'], 'ACTIVE', timeout=30)
+
+    def test_rebuild_keeps_the_disk_config_asked(self):
+        sid = self.boot('dcf', client=self.owner)['id']
+        image = self.owner.server(sid)['image']['id']
+        for config in ('AUTO', 'MANUAL'):
+            rebuilt = self.owner.action(sid, {'rebuild': {
+                'imageRef': image, 'OS-DCF:diskConfig': config}},
+                expect=202).json()['server']
+            self.assertEqual(config, rebuilt['OS-DCF:diskConfig'])
+            self.admin.wait_for_status(sid, 'ACTIVE', timeout=30)
+            self.assertEqual(config, self.owner.server(sid)[
+                'OS-DCF:diskConfig'])
 
     def test_remove_and_add_the_default_security_group(self):
         sid = self.boot('secgroups', client=self.owner)['id']
