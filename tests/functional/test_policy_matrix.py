@@ -90,6 +90,7 @@ def rows(ctx):
          MEMBERS, {202}, True),
         ('POST', act, {'removeSecurityGroup': {'name': 'web'}}, '2.1',
          MEMBERS, {404}, True),
+        ('POST', act, {'restore': None}, '2.1', MEMBERS, {409}, True),
         ('GET', a + '/migrations', None, '2.23', MANAGERS, {200}, True),
         ('GET', a + '/migrations/999999', None, '2.23', ADMIN, {404}, True),
         ('POST', a + '/migrations/999999/action', {'force_complete': None},
