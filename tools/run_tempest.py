@@ -7,8 +7,8 @@ has somewhere to go), writes a tempest.conf for a cloud that has no
 Glance, Neutron, Cinder or Swift, runs the selected tempest modules and
 prints pass/fail/skip per module. Exits 1 when any test failed.
 
-    tools/run-tempest.sh                 # the move modules (what CI runs)
-    tools/run-tempest.sh --set lifecycle # the moves and the modules around
+    tools/run-tempest.sh                 # the move modules
+    tools/run-tempest.sh --set lifecycle # the moves and the modules around (CI)
     tools/run-tempest.sh --set eleven    # exactly issue 26's eleven modules
     tools/run-tempest.sh --set all       # the whole tempest.api.compute tree
     tools/run-tempest.sh --regex 'admin\\.test_migrations'
@@ -36,10 +36,12 @@ import tempest_stubs  # noqa: E402
 
 P = 'tempest.api.compute.'
 # The move modules: every test here exercises a move or what a move
-# needs to be observed (CI runs these on every submission).
+# needs to be observed.
 MOVES = [P + m for m in (
     'admin.test_migrations', 'admin.test_live_migration',
     'admin.test_live_migration_negative', 'servers.test_instance_actions')]
+# What CI runs (tests/functional/test_tempest.py): the moves and the
+# modules around them, a superset of ELEVEN.
 LIFECYCLE = MOVES + [P + m for m in (
     'servers.test_server_actions', 'admin.test_servers',
     'admin.test_services', 'admin.test_hypervisor',
