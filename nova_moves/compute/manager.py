@@ -89,12 +89,13 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
         # None: the shared topic; then each conductor known to be up.
         known = self.__dict__.get('_conductors') or []
         targets = [None] + known
+        settled = False
         for attempt in itertools.count():
             server = targets[attempt % len(targets)]
             try:
                 answer = self.conductor.service_report(
                     ctxt, host, binary, topic, availability_zone=zone,
-                    timeout=timeout, server=server)
+                    timeout=timeout, server=server, settled=settled)
             except messaging.MessagingTimeout:
                 if time.monotonic() + timeout > deadline:
                     raise
@@ -102,9 +103,28 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                             'trying another conductor', host,
                             server or 'the conductors\' topic', timeout)
                 continue
+            if isinstance(answer, dict) and answer.get('settle_first') and \
+                    not settled:
+                # Shown down (a partition that outlived service_down_time
+                # even if this process never noticed, or forced down):
+                # servers evacuated meanwhile lose their copy here before
+                # this host reports up.
+                self._settle_before_reporting(ctxt, host)
+                settled = True
+                continue
             if isinstance(answer, dict) and answer.get('conductors'):
                 self._conductors = list(answer['conductors'])
+            self.__dict__['_shown_down'] = False
             return answer
+
+    def _settle_before_reporting(self, ctxt, host):
+        if not self.__dict__.get('_shown_down'):
+            # Once per episode: a forced-down host is asked every report.
+            LOG.warning('%s is shown down (silent for over %ss, or forced '
+                        'down); settling what happened meanwhile before '
+                        'reporting up', host, CONF.service_down_time)
+        self.__dict__['_shown_down'] = True
+        self.before_reporting_up(ctxt)
 
     # -- helpers shared by the move mixins ----------------------------------
     def _instance(self, ctxt, instance_uuid):

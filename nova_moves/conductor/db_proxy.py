@@ -12,7 +12,7 @@ CONDUCTOR = 'nova-moves-conductor'
 
 class ComputeDBProxy:
     """Version history: see conductor/rpcapi.py ConductorDBAPI."""
-    target = messaging.Target(namespace='compute_db', version='1.4')
+    target = messaging.Target(namespace='compute_db', version='1.5')
 
     def __init__(self, on_settled=None):
         # Called when a step settles its migration (the conductor's gate
@@ -26,10 +26,22 @@ class ComputeDBProxy:
             self._on_settled()
 
     def service_report(self, ctxt, host, binary, topic,
-                       availability_zone=None):
+                       availability_zone=None, settled=None):
         """The heartbeat of a compute. The answer names the conductors up,
         so a compute whose heartbeat one of them leaves unanswered (hung,
-        or killed with it) can send it to another one directly."""
+        or killed with it) can send it to another one directly.
+
+        ``settled`` False (1.5): the compute has not settled anything
+        since its last report. If it is shown down meanwhile (silent, or
+        forced down: its servers may have been evacuated), nothing is
+        recorded and the answer is {'settle_first': True}: the compute
+        removes evacuated copies, then reports with ``settled`` True. The
+        compute cannot tell this itself: a report it sent before a
+        partition may reach the broker only after the partition heals."""
+        if settled is False:
+            service = db_api.service_get_by_host_and_binary(host, binary)
+            if service is not None and not db_api.service_is_up(service):
+                return {'settle_first': True}
         db_api.service_report(host, binary, topic, availability_zone)
         return {'conductors': [
             s['host'] for s in db_api.service_get_all(binary=CONDUCTOR)

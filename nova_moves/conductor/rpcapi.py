@@ -105,12 +105,14 @@ class ConductorDBAPI:
           whole there
     1.4 - move_advance takes ``events``: the previous step's end event
           recorded in a chained step's one transaction (compute 1.5)
+    1.5 - service_report takes ``settled``: a compute shown down is told
+          to settle (remove evacuated copies) before its report counts
 
     Capped by [upgrade_levels] conductor; below 1.1 the two are made of
     1.0 calls (conductor/compat.py); below 1.2 events take a start and a
     finish call; below 1.3 prep_resize makes its start call.
     """
-    VERSION = '1.4'
+    VERSION = '1.5'
 
     def __init__(self):
         self.client = rpc.get_client(
@@ -123,12 +125,21 @@ class ConductorDBAPI:
                                                          **kwargs)
 
     def service_report(self, ctxt, host, binary, topic,
-                       availability_zone=None, timeout=None, server=None):
+                       availability_zone=None, timeout=None, server=None,
+                       settled=None):
         """To any conductor, or to the one named ``server``. Returns
-        {'conductors': [hosts up]} (None from an older conductor)."""
-        return self.client.prepare(timeout=timeout, server=server).call(
-            ctxt, 'service_report', host=host, binary=binary, topic=topic,
-            availability_zone=availability_zone)
+        {'conductors': [hosts up]} (None from an older conductor), or
+        {'settle_first': True} (1.5, ``settled`` False, the host shown
+        down). Below 1.5 ``settled`` is not sent: the report counts."""
+        kwargs = dict(host=host, binary=binary, topic=topic,
+                      availability_zone=availability_zone)
+        version = '1.0'
+        if settled is not None and self.client.can_send_version('1.5'):
+            kwargs['settled'] = settled
+            version = '1.5'
+        return self.client.prepare(timeout=timeout, server=server,
+                                   version=version).call(
+            ctxt, 'service_report', **kwargs)
 
     def compute_node_sync(self, ctxt, node, timeout=None):
         return self._call(ctxt, 'compute_node_sync', timeout=timeout,

@@ -1,13 +1,47 @@
 """Faults a scenario applies at its moments (process kills and restarts,
-forced-down services, fake-hypervisor failures), and the rules and
-clean-up for runs attached to a stack the harness did not start. Mixed
-into the Runner, whose stack, client and log they use."""
+forced-down services, fake-hypervisor failures, a compute cut off from
+the broker and healed), and the rules and clean-up for runs attached to
+a stack the harness did not start. Mixed into the Runner, whose stack,
+client and log they use."""
 import signal
 import threading
 import time
 
+from nova_moves.harness import tcp_proxy
+
+# The sweep's instance-action event when it rolls back a move whose step
+# was lost (conductor/steps.py EVENT; the harness does not import the
+# product's conductor).
+RECOVERY_EVENT = 'conductor_recover_interrupted_move'
+
 
 class FaultsMixin:
+
+    proxies = None
+
+    def proxied_computes(self, specs, broker_url):
+        """Stack compute specs, those a ``cut`` fault names reaching the
+        broker through a TCP proxy of their own (started here)."""
+        names = {f['process'] for f in self.scenario['faults']
+                 if f['action'] in ('cut', 'heal')}
+        self.proxies = {}
+        if not names:
+            return specs
+        rest = broker_url.split('://', 1)[1].split('/', 1)[0]
+        host, _, port = rest.rsplit('@', 1)[-1].partition(':')
+        out = []
+        for spec in specs:
+            if spec['name'] in names:
+                proxy = tcp_proxy.TcpProxy((host or '127.0.0.1',
+                                            int(port or 5672))).start()
+                self.proxies[spec['name']] = proxy
+                spec = dict(spec, broker_port=proxy.port)
+            out.append(spec)
+        return out
+
+    def stop_proxies(self):
+        for proxy in (self.proxies or {}).values():
+            proxy.stop()
 
     def _arm_faults(self, phase_name):
         for fault in self.scenario['faults']:
@@ -58,6 +92,23 @@ class FaultsMixin:
                         timer.daemon = True
                         timer.start()
                         self._timers.append(timer)
+            elif action in ('cut', 'heal'):
+                proxy = (self.proxies or {}).get(fault['process'])
+                if proxy is None:
+                    raise RuntimeError('%s does not reach the broker '
+                                       'through a proxy' % fault['process'])
+                if action == 'heal':
+                    proxy.heal()
+                else:
+                    proxy.cut()
+                    if fault.get('heal_after') is not None:
+                        timer = threading.Timer(
+                            fault['heal_after'], self.apply_fault,
+                            [{'action': 'heal', 'at': 0,
+                              'process': fault['process']}])
+                        timer.daemon = True
+                        timer.start()
+                        self._timers.append(timer)
             elif action in ('force-down', 'force-up'):
                 self.client().put(
                     '/os-services/%s' % self._service_uuid(fault['host']),
@@ -73,7 +124,7 @@ class FaultsMixin:
             entry['t'], entry['action'], entry['target'], entry['result']))
         self.faults.append(entry)
 
-    PROCESS_FAULTS = ('kill', 'terminate', 'restart')
+    PROCESS_FAULTS = ('kill', 'terminate', 'restart', 'cut', 'heal')
 
     def attach_problems(self):
         """Why this scenario must not run against the given endpoint: a
@@ -127,3 +178,27 @@ class FaultsMixin:
         return {'servers_deleted': len(self.servers) - len(left),
                 'flavors_deleted': len(self.created_flavors),
                 'servers_left': left}
+
+
+def lost_message_rollbacks(client, server_ids):
+    """How many moves of ``server_ids`` the conductors' sweep rolled back
+    because a step's message was lost (a dead process, a broker that lost
+    it, a partition): its Error event in the instance actions."""
+    count = 0
+    for server_id in server_ids:
+        response = client.get('/servers/%s/os-instance-actions' % server_id,
+                              version='2.84')
+        if response.status_code != 200:
+            continue
+        for action in response.json()['instanceActions']:
+            if action.get('message') != 'Error':
+                continue
+            detail = client.get('/servers/%s/os-instance-actions/%s' % (
+                server_id, action['request_id']), version='2.84')
+            if detail.status_code != 200:
+                continue
+            events = detail.json()['instanceAction'].get('events') or []
+            if any(e['event'] == RECOVERY_EVENT and e['result'] == 'Error'
+                   for e in events):
+                count += 1
+    return count

@@ -174,7 +174,8 @@ def render(report):
     counts = inv.get('counts') or {}
     numbers = ' (%s)' % ', '.join(
         '%s %s' % (key.replace('_', ' '), counts[key]) for key in
-        ('moves', 'terminal', 'leaked', 'misplaced', 'duplicate_copies')
+        ('moves', 'terminal', 'leaked', 'misplaced', 'duplicate_copies',
+         'rolled_back_lost_message')
         if key in counts) if counts else ''
     if inv['ok']:
         out.append('Invariants: OK%s' % numbers)

@@ -11,7 +11,7 @@ SCENARIO_DIR = os.path.join(os.path.dirname(__file__), 'scenarios')
 OPERATIONS = ('resize', 'confirm', 'revert', 'migrate', 'live-migrate',
               'evacuate', 'abort', 'delete', 'wait', 'drain')
 FAULT_ACTIONS = ('kill', 'terminate', 'restart', 'force-down', 'force-up',
-                 'set-faults')
+                 'set-faults', 'cut', 'heal')
 def _d(schema, text, default=None):
     """A schema with the description (and default) doc/harness.md shows."""
     schema = dict(schema, description=text)
@@ -174,7 +174,11 @@ SCHEMA = {
                 'action': _d({'type': 'string', 'enum': list(FAULT_ACTIONS)},
                              'kill (SIGKILL), terminate (SIGTERM), restart a '
                              'process; force-down / force-up a compute '
-                             'service; set-faults on a fake hypervisor'),
+                             'service; set-faults on a fake hypervisor; '
+                             'cut / heal the network path between a '
+                             'compute process and the broker (a TCP proxy '
+                             'resets its connections and refuses new ones; '
+                             'the process runs on)'),
                 'at': _d({'type': 'number', 'minimum': 0},
                          'seconds after the start of `phase` (0: before '
                          'its first request)', 0),
@@ -182,12 +186,16 @@ SCHEMA = {
                             '(the boot)'),
                 'process': _d({'type': 'string'}, 'kill / terminate / '
                               'restart: api, conductorN, schedulerN or a '
-                              'compute process name'),
+                              'compute process name; cut / heal: a compute '
+                              'process name'),
                 'host': _d({'type': 'string'}, 'force-down / force-up / '
                            'set-faults: a compute host'),
                 'restart_after': _d({'type': 'number', 'minimum': 0},
                                     'kill / terminate: restart the process '
                                     'this many seconds later'),
+                'heal_after': _d({'type': 'number', 'minimum': 0},
+                                 'cut: heal the path this many seconds '
+                                 'later'),
                 'fail_operations': _d({'type': 'array',
                                        'items': {'type': 'string'}},
                                       'set-faults: operations to fail'),
@@ -418,7 +426,15 @@ def validate(data, source='<scenario>', lines=None):
             problems.append((('faults', i, 'phase'),
                              'no phase named %r (phases: %s)' % (
                                  fault['phase'], ', '.join(names))))
-        if fault['action'] in ('kill', 'terminate', 'restart'):
+        if fault['action'] in ('cut', 'heal'):
+            computes = {p['name'] for p in topology['compute_processes']}
+            if fault.get('process') not in computes:
+                problems.append((('faults', i, 'process'),
+                                 '%r is not a compute process of the '
+                                 'topology (%s)' % (fault.get('process'),
+                                                    ', '.join(sorted(
+                                                        computes)))))
+        elif fault['action'] in ('kill', 'terminate', 'restart'):
             if fault.get('process') not in processes:
                 problems.append((('faults', i, 'process'),
                                  '%r is not a process of the topology (%s)'

@@ -64,7 +64,9 @@ class Process:
 
 class Stack:
     """``computes`` is a list of dicts, one per nova-moves-compute process:
-    {'name': 'compute1', 'hosts': ['h1', 'h2'], 'compute': {option: value}}.
+    {'name': 'compute1', 'hosts': ['h1', 'h2'], 'compute': {option: value}},
+    optionally 'broker_port': the port of a proxy (harness/tcp_proxy.py)
+    on 127.0.0.1 through which that compute reaches the broker.
     An int N means N processes with one host each: compute1..computeN."""
 
     def __init__(self, computes=2, conductors=1, schedulers=1, workdir=None,
@@ -102,6 +104,13 @@ class Stack:
     @property
     def transport_url(self):
         return self.broker_url.rstrip('/') + '/' + self.vhost
+
+    def transport_url_via(self, port):
+        """The stack's transport_url with the broker reached at
+        127.0.0.1:``port`` (a proxy that can cut the path)."""
+        scheme, rest = self.broker_url.split('://', 1)
+        auth = rest.split('@', 1)[0] + '@' if '@' in rest else ''
+        return '%s://%s127.0.0.1:%d/%s' % (scheme, auth, port, self.vhost)
 
     @property
     def endpoint(self):
@@ -186,8 +195,12 @@ class Stack:
         compute = dict(spec.get('compute') or {})
         if len(hosts) > 1:
             compute['fake_hosts'] = hosts
+        default = {'host': hosts[0]}
+        if spec.get('broker_port'):
+            default['transport_url'] = self.transport_url_via(
+                spec['broker_port'])
         return self._overlay(spec['name'], {
-            'DEFAULT': {'host': hosts[0]}, 'compute': compute})
+            'DEFAULT': default, 'compute': compute})
 
     def compute_hosts(self):
         return [h for spec in self.compute_specs
