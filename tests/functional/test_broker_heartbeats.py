@@ -1,6 +1,7 @@
 """Heartbeats reconnect promptly after a broker outage: every compute
 reports again, and is shown up, within 2 x report_interval of the
-broker's return (a private broker SIGKILLed for 40 s).
+broker's return (a private broker SIGKILLed for 40 s), or of the end of
+a memory alarm (the node blocks every publisher for 25 s).
 
 A regression guard: on this machine it held before the round-three
 changes too (4.1 s with oslo.messaging's default backoff, 7.5 s with
@@ -38,11 +39,30 @@ class BrokerHeartbeatTest(private_broker.OnPrivateBroker,
             for s in self.admin.services(binary='nova-moves-compute'))
 
     def test_computes_up_soon_after_the_broker_returns(self):
+        def outage():
+            self.broker.kill()
+            time.sleep(OUTAGE)
+            self.broker.start()
+        self._up_soon_after(outage)
+
+    def test_computes_up_soon_after_a_memory_alarm(self):
+        """Publishers blocked (heartbeats and their answers with them)
+        longer than service_down_time, then released."""
+        def alarm():
+            self.broker.ctl('set_vm_memory_high_watermark', '0.00001')
+            self.addCleanup(self.broker.ctl, 'set_vm_memory_high_watermark',
+                            '0.4')
+            self.admin.wait_for(lambda: not self.computes_up(),
+                                timeout=60, interval=0.5,
+                                what='computes down in the alarm')
+            time.sleep(5)
+            self.broker.ctl('set_vm_memory_high_watermark', '0.4')
+        self._up_soon_after(alarm)
+
+    def _up_soon_after(self, fault):
         self.admin.wait_for(self.computes_up, timeout=60, interval=0.5,
                             what='computes up')
-        self.broker.kill()
-        time.sleep(OUTAGE)
-        self.broker.start()
+        fault()
         back = time.monotonic()
         back_at = datetime.datetime.now(datetime.timezone.utc).replace(
             tzinfo=None)

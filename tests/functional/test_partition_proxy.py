@@ -272,6 +272,13 @@ class ComputePartitionTest(tcp_proxy_fixture.OnBrokerProxy, MovesMixin,
         self.assertLess(log.index('settling what happened meanwhile'),
                         log.index('Destroying local copy of %s'
                                   % server['id']))
+        # By the compute's own clock: the copy went before the first
+        # report the conductor recorded after the heal.
+        line = log[log.rindex('\n', 0, log.index(
+            'Destroying local copy of %s' % server['id'])) + 1:]
+        destroyed = datetime.datetime.strptime(line[:23],
+                                               '%Y-%m-%d %H:%M:%S.%f')
+        self.assertLess(destroyed, first_report, report)
         self.admin.wait_for(
             lambda: self.evacuation_of(server['id'])['status'] ==
             'completed', timeout=30, what='evacuation completed')
