@@ -8,6 +8,7 @@ import shutil
 import tempfile
 
 import testtools
+import testtools.content as content
 
 from nova_moves.harness import report as nm_report
 from nova_moves.harness import runner as nm_runner
@@ -26,6 +27,7 @@ class PartitionScenarioTest(testtools.TestCase):
         report = nm_runner.Runner(nm_scenario.load('partition'),
                                   out_dir=out).run()
         text = nm_report.render(report)
+        self.addDetail('report', content.text_content(text))
         print(text)
         self.assertEqual(
             [('cut', 'ok'), ('heal', 'ok'), ('cut', 'ok'),
