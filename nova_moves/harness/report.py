@@ -172,10 +172,11 @@ def render(report):
                                   if cleanup['servers_left'] else ''))
     inv = report['invariants']
     counts = inv.get('counts') or {}
+    labels = {'rolled_back_lost_message': 'rolled back for a lost message'}
     numbers = ' (%s)' % ', '.join(
-        '%s %s' % (key.replace('_', ' '), counts[key]) for key in
-        ('moves', 'terminal', 'leaked', 'misplaced', 'duplicate_copies',
-         'rolled_back_lost_message')
+        '%s %s' % (labels.get(key, key.replace('_', ' ')), counts[key])
+        for key in ('moves', 'terminal', 'leaked', 'misplaced',
+                    'duplicate_copies', 'rolled_back_lost_message')
         if key in counts) if counts else ''
     if inv['ok']:
         out.append('Invariants: OK%s' % numbers)

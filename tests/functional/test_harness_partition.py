@@ -15,6 +15,10 @@ from nova_moves.harness import runner as nm_runner
 from nova_moves.harness import scenario as nm_scenario
 
 
+def evacuate_requests(report):
+    return _row(report, 'evacuate')['requests']
+
+
 def _row(report, operation):
     return [r for r in report['operations'] if r['operation'] == operation][0]
 
@@ -34,7 +38,9 @@ class PartitionScenarioTest(testtools.TestCase):
              ('force-down', 'ok'), ('heal', 'ok'), ('force-up', 'ok')],
             [(f['action'], f['result']) for f in report['faults']])
         migrate = _row(report, 'migrate')
-        self.assertEqual({'ok': 24}, migrate['outcomes'], migrate)
+        self.assertEqual({'ok': 12}, migrate['outcomes'], migrate)
+        # compute2's own 12, and what the migrations put there.
+        self.assertGreaterEqual(evacuate_requests(report), 12)
         evacuate = _row(report, 'evacuate')
         self.assertGreater(evacuate['requests'], 0)
         self.assertEqual({'ok': evacuate['requests']}, evacuate['outcomes'],
@@ -43,5 +49,5 @@ class PartitionScenarioTest(testtools.TestCase):
         self.assertEqual((0, 0, 0), (counts['leaked'], counts['misplaced'],
                                      counts['duplicate_copies']), text)
         self.assertEqual(0, counts['rolled_back_lost_message'], text)
-        self.assertIn('rolled back lost message 0', text)
+        self.assertIn('rolled back for a lost message 0', text)
         self.assertTrue(report['invariants']['ok'], report['invariants'])
