@@ -3,10 +3,12 @@ forced-down services, fake-hypervisor failures, a compute cut off from
 the broker and healed), and the rules and clean-up for runs attached to
 a stack the harness did not start. Mixed into the Runner, whose stack,
 client and log they use."""
+import os
 import signal
 import threading
 import time
 
+from nova_moves.harness import stack as nm_stack
 from nova_moves.harness import tcp_proxy
 
 # The sweep's instance-action event when it rolls back a move whose step
@@ -19,14 +21,19 @@ class FaultsMixin:
 
     proxies = None
 
-    def proxied_computes(self, specs, broker_url):
-        """Stack compute specs, those a ``cut`` fault names reaching the
-        broker through a TCP proxy of their own (started here)."""
+    def compute_specs(self, processes, broker_url=None):
+        """Stack compute specs of the topology's compute processes, those
+        a ``cut`` fault names reaching the broker through a TCP proxy of
+        their own (started here)."""
+        specs = [{'name': p['name'], 'hosts': p['hosts'],
+                  'compute': p['compute']} for p in processes]
         names = {f['process'] for f in self.scenario['faults']
                  if f['action'] in ('cut', 'heal')}
         self.proxies = {}
         if not names:
             return specs
+        broker_url = broker_url or os.environ.get('NOVA_MOVES_BROKER_URL',
+                                                  nm_stack.DEFAULT_BROKER)
         rest = broker_url.split('://', 1)[1].split('/', 1)[0]
         host, _, port = rest.rsplit('@', 1)[-1].partition(':')
         out = []
@@ -38,6 +45,11 @@ class FaultsMixin:
                 spec = dict(spec, broker_port=proxy.port)
             out.append(spec)
         return out
+
+    def count_lost_message_rollbacks(self):
+        self.invariant_counts['rolled_back_lost_message'] = \
+            lost_message_rollbacks(self.client(),
+                                   [s['id'] for s in self.servers])
 
     def stop_proxies(self):
         for proxy in (self.proxies or {}).values():

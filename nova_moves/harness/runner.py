@@ -109,12 +109,8 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             for key, value in values.items():
                 extra.setdefault(section, {}).setdefault(key, value)
         self.stack = nm_stack.Stack(
-            computes=self.proxied_computes(
-                [{'name': p['name'], 'hosts': p['hosts'],
-                  'compute': p['compute']}
-                 for p in topo['compute_processes']],
-                options.get('broker_url') or os.environ.get(
-                    'NOVA_MOVES_BROKER_URL', nm_stack.DEFAULT_BROKER)),
+            computes=self.compute_specs(topo['compute_processes'],
+                                        options.get('broker_url')),
             conductors=topo['conductors'], schedulers=topo['schedulers'],
             extra_conf=extra,
             service_down_time=topo.get('service_down_time', 5),
@@ -477,9 +473,7 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             problems = invariants.check(self.client(), guests=self.guests(),
                                         counts=self.invariant_counts)
             if not problems or time.monotonic() > deadline:
-                self.invariant_counts['rolled_back_lost_message'] = \
-                    nm_faults.lost_message_rollbacks(
-                        self.client(), [s['id'] for s in self.servers])
+                self.count_lost_message_rollbacks()
                 return problems
             time.sleep(0.5)
 
