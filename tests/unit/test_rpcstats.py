@@ -112,6 +112,9 @@ class TimedRPCTest(testtools.TestCase):
         self.work = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, self.work)
         self.useFixture(conffixture.ConfFixture(CONF))
+        # A transport another test of this worker left behind would take
+        # this test to whatever broker it pointed at.
+        rpc.cleanup()
         CONF.set_override('transport_url', 'fake:/')
         CONF.set_override('rpc_stats_dir', self.work)
         CONF.set_override('host', 'unit')
