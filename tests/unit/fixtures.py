@@ -67,7 +67,7 @@ def api_client(test):
 def api_on_database(test):
     """api_client on a fresh SQLite database at head, with RPC on
     oslo.messaging's fake driver: a whole API for one test."""
-    from tests.unit.compute import test_build_fake_transport as fake_rpc
+    from tests.fixtures import rpc as fake_rpc
     CONF([], project='nova_moves', default_config_files=[])
     test.useFixture(Database())
     test.useFixture(fake_rpc.FakeTransport())

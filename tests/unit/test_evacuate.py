@@ -17,6 +17,7 @@ from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves.db import migration
 from nova_moves import exception
+from tests.fixtures import scheduler as fake_scheduler
 
 CONF = conf.CONF
 
@@ -60,31 +61,6 @@ class SchemaTest(testtools.TestCase):
             version = microversion.APIVersion('2.%d' % minor)
             matching = [r for r in ranges if r[0] <= version <= r[1]]
             self.assertEqual(1, len(matching), version)
-
-
-class _Scheduler:
-    """select_destinations as the real scheduler does it, minus RPC and
-    filters: the first candidate not ignored, claimed for the server."""
-
-    def __init__(self):
-        self.specs = []
-
-    def select_destinations(self, ctxt, spec, instance_uuids,
-                            return_alternates=True):
-        self.specs.append((spec, return_alternates))
-        wanted = (spec.get('requested_destination') or {}).get('host')
-        resources = db_api.resources_from_flavor(spec['flavor'])
-        for candidate in db_api.allocation_candidates(resources):
-            if candidate['host'] in spec['ignore_hosts'] or (
-                    wanted and candidate['host'] != wanted):
-                continue
-            db_api.allocations_replace(instance_uuids[0],
-                                       candidate['allocations'])
-            return [[{'host': candidate['host'],
-                      'nodename': candidate['host'],
-                      'compute_node_uuid': candidate['root_uuid'],
-                      'allocation_request': candidate['allocations']}]]
-        raise exception.NoValidHost(reason='none left')
 
 
 class _Compute:
@@ -138,7 +114,7 @@ class EvacuateTaskTest(testtools.TestCase):
         return instance, mig
 
     def _task(self, instance, mig, host=None, force=False):
-        self.scheduler = _Scheduler()
+        self.scheduler = fake_scheduler.FakeScheduler()
         self.compute = _Compute()
         return rebuild.EvacuateTask(
             self.ctxt, instance['uuid'], mig['uuid'], host, force, False,
@@ -151,7 +127,8 @@ class EvacuateTaskTest(testtools.TestCase):
         instance, mig = self._server_on('h1')
         source = db_api.allocations_get(instance['uuid'])
         self._task(instance, mig).run()
-        spec, alternates = self.scheduler.specs[0]
+        spec, alternates = (self.scheduler.specs[0],
+                           self.scheduler.alternates[0])
         self.assertEqual(['h1'], spec['ignore_hosts'])
         self.assertFalse(alternates)
         self.assertEqual([('h2', instance['uuid'], True, False)],
