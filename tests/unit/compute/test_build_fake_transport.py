@@ -19,6 +19,7 @@ from nova_moves.scheduler import manager as scheduler_manager
 from nova_moves import service
 from tests.fixtures import rpc as fake_rpc
 from tests.fixtures import scheduler as fake_scheduler
+from tests.fixtures import threads
 from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF
@@ -40,7 +41,7 @@ class BuildOverFakeTransportTest(testtools.TestCase):
         self.useFixture(nm_fixtures.Database())
         self.useFixture(nm_fixtures.FakeHosts())
         self.useFixture(fake_rpc.FakeTransport())
-        self.useFixture(fake_rpc.QuickThreadPools())
+        self.useFixture(threads.QuickThreadPools())
         self.services = []
         self.start(service.Service(
             'cond', 'nova-moves-conductor', 'conductor',
