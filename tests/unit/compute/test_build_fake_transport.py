@@ -7,19 +7,14 @@ import time
 
 import testtools
 
-from nova_moves.compute import manager as compute_manager
 from nova_moves.compute import rpcapi as compute_rpcapi
-from nova_moves.conductor import manager as conductor_manager
 from nova_moves.conductor import rpcapi as conductor_rpcapi
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import exception
-from nova_moves.scheduler import manager as scheduler_manager
-from nova_moves import service
+from tests.fixtures import inprocess
 from tests.fixtures import rpc as fake_rpc
-from tests.fixtures import scheduler as fake_scheduler
-from tests.fixtures import threads
 from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF
@@ -30,43 +25,13 @@ CONF = conf.CONF
 FakeTransport = fake_rpc.FakeTransport
 
 
-def _report_db(ctxt, host, binary, topic):
-    db_api.service_report(host, binary, topic)
-
-
 class BuildOverFakeTransportTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.useFixture(nm_fixtures.Database())
-        self.useFixture(nm_fixtures.FakeHosts())
-        self.useFixture(fake_rpc.FakeTransport())
-        self.useFixture(threads.QuickThreadPools())
-        self.services = []
-        self.start(service.Service(
-            'cond', 'nova-moves-conductor', 'conductor',
-            conductor_manager.ConductorManager(), _report_db))
-        self.start(service.Service(
-            'sched', 'nova-moves-scheduler', 'scheduler',
-            scheduler_manager.SchedulerManager(
-                fake_scheduler.FakeServiceGroup()), _report_db))
-        self.computes = {}
-        for host in ('h1', 'h2'):
-            compute = compute_manager.ComputeManager(host)
-            self.computes[host] = compute
-            self.start(service.Service(host, 'nova-moves-compute',
-                                       'compute', compute, compute.report))
+        stack = self.useFixture(inprocess.Stack(hosts=('h1', 'h2')))
+        self.computes = {host: stack.compute(host) for host in stack.hosts}
         self.ctxt = nm_context.get_admin_context()
-
-    def start(self, svc):
-        svc.start()
-        self.services.append(svc)
-        self.addCleanup(self._stop, svc)
-
-    @staticmethod
-    def _stop(svc):
-        svc.stop()
-        svc.wait()
 
     def boot(self):
         flavor = nm_fixtures.flavor(memory_mb=512)
