@@ -1,7 +1,6 @@
 """Evacuate without processes: the API body schemas per microversion, and
 the conductor's EvacuateTask on a real (SQLite file) database with a
 recording scheduler and compute client in place of RPC."""
-import os
 import shutil
 import tempfile
 
@@ -15,9 +14,9 @@ from nova_moves.conductor import db_proxy
 from nova_moves.conductor.tasks import rebuild
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
-from nova_moves.db import migration
 from nova_moves import exception
 from tests.fixtures import scheduler as fake_scheduler
+from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF
 
@@ -85,14 +84,7 @@ class EvacuateTaskTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        tmp = tempfile.mkdtemp(prefix='nm-unit-evacuate-')
-        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
-        CONF.set_override('connection', 'sqlite:///%s' % os.path.join(
-            tmp, 'db.sqlite'), group='database')
-        self.addCleanup(CONF.clear_override, 'connection', group='database')
-        self.addCleanup(db_api.dispose_engines)
-        db_api.dispose_engines()
-        migration.db_sync()
+        self.useFixture(nm_fixtures.Database())
         self.ctxt = nm_context.get_admin_context()
         self.flavor = db_api.flavor_create({
             'flavorid': 'f1', 'name': 'small', 'vcpus': 1, 'memory_mb': 512,

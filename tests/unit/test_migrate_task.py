@@ -1,8 +1,5 @@
 """MigrationTask on a real (temporary SQLite) database, with the
 scheduler's claim logic and a recording stand-in for the compute RPC."""
-import os
-import shutil
-import tempfile
 
 import testtools
 
@@ -11,9 +8,9 @@ from nova_moves.conductor.tasks import migrate
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
-from nova_moves.db import migration as db_migration
 from nova_moves import exception
 from tests.fixtures import scheduler as fake_scheduler
+from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF
 
@@ -40,15 +37,8 @@ class MigrationTaskTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp, True)
         CONF([], project='nova_moves', default_config_files=[])
-        CONF.set_override('connection', 'sqlite:///%s' % os.path.join(
-            self.tmp, 'db.sqlite'), group='database')
-        self.addCleanup(CONF.clear_override, 'connection', group='database')
-        db_api.dispose_engines()
-        self.addCleanup(db_api.dispose_engines)
-        db_migration.db_sync()
+        self.useFixture(nm_fixtures.Database())
         for host in ('h1', 'h2', 'h3'):
             db_api.compute_node_sync(_node(host))
         self.small = db_api.flavor_create({
