@@ -10,6 +10,7 @@ import fixtures
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.db import migration
+from tests.fixtures import rpc as fake_rpc
 
 CONF = conf.CONF
 
@@ -95,7 +96,6 @@ def api_client(test):
 def api_on_database(test):
     """api_client on a fresh SQLite database at head, with RPC on
     oslo.messaging's fake driver: a whole API for one test."""
-    from tests.fixtures import rpc as fake_rpc
     CONF([], project='nova_moves', default_config_files=[])
     test.useFixture(Database())
     test.useFixture(fake_rpc.FakeTransport())
