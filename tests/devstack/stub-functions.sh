@@ -87,7 +87,9 @@ function iniset {
         shift
     fi
     [[ -z $sudo_arg ]] || return 0
-    python3 - "$@" <<'PYEOF'
+    # STUB_PYTHON: the test's interpreter; a pyenv shim (python3 on PATH)
+    # took ~0.4 s a call, for some forty calls per stack.sh phase.
+    "${STUB_PYTHON:-python3}" -I -S - "$@" <<'PYEOF'
 import configparser
 import sys
 

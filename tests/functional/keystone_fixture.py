@@ -21,6 +21,7 @@ import time
 import requests
 
 from nova_moves.harness import stack as nm_stack
+from tests.functional import private_backend
 
 VERSION = os.environ.get('NOVA_MOVES_KEYSTONE_VERSION', '30.0.0')
 ADMIN_PASSWORD = 'keystone-admin-secret'
@@ -285,6 +286,52 @@ class Keystone:
                                   'interface': 'public', 'url': url,
                                   'region_id': REGION})
         return service
+
+
+class OnKeystone(private_backend.PrivateBackend):
+    """Mix into a StackTestCase (before it): the class's stack runs with
+    auth_strategy = keystone against a Keystone of its own,
+    ``cls.keystone``, with the service user ``nova-moves`` (password
+    SERVICE_PASSWORD, role service in project service) made by
+    ``create_identities`` (override it for more); the stack's
+    ``admin_token`` is Keystone's admin. NOVA_MOVES_SKIP_KEYSTONE skips
+    the class."""
+
+    SERVICE_PASSWORD = None
+    KEYSTONE_OPTIONS = {}  # Keystone(**KEYSTONE_OPTIONS)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.start_backend(
+            'keystone', cls._start_keystone,
+            lambda keystone, failed: keystone.stop(keep_workdir=failed),
+            unavailable=os.environ.get('NOVA_MOVES_SKIP_KEYSTONE') and
+            'NOVA_MOVES_SKIP_KEYSTONE is set')
+        cls.EXTRA_CONF = cls.keystone.stack_conf(cls.SERVICE_PASSWORD)
+        super().setUpClass()
+
+    @classmethod
+    def _start_keystone(cls):
+        keystone = Keystone(**cls.KEYSTONE_OPTIONS)
+        try:
+            cls.keystone = keystone.start()
+            cls.create_identities()
+        except BaseException:
+            keystone.stop(keep_workdir=True)
+            raise
+        return keystone
+
+    @classmethod
+    def create_identities(cls):
+        service = cls.keystone.create_project('service')
+        cls.keystone.create_user('nova-moves', cls.SERVICE_PASSWORD,
+                                 service, role='service')
+
+    @classmethod
+    def stack_options(cls):
+        return dict(super().stack_options(),
+                    admin_token=cls.keystone.token_provider(
+                        'admin', ADMIN_PASSWORD, 'admin'))
 
 
 def _epoch(iso):

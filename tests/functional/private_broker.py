@@ -17,6 +17,7 @@ import uuid
 import fixtures
 
 from nova_moves.harness import rabbit_cluster
+from tests.functional import private_backend
 
 available = rabbit_cluster.available
 
@@ -82,7 +83,7 @@ class PrivateBroker(fixtures.Fixture):
         self.start()
 
 
-class OnPrivateBroker:
+class OnPrivateBroker(private_backend.PrivateBackend):
     """Mix into a StackTestCase (before it): the class's stack runs on the
     broker ``make_broker()`` returns (a fixture with ``url`` and ``ctl``),
     started before the stack and gone after it, as ``cls.broker``."""
@@ -93,23 +94,12 @@ class OnPrivateBroker:
 
     @classmethod
     def setUpClass(cls):
-        if not available():
-            raise cls.skipException('RabbitMQ server scripts not installed')
-        cls.broker = cls.make_broker()
-        cls.broker.setUp()
-        try:
-            super().setUpClass()
-        except Exception:
-            cls.broker.cleanUp()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.broker.cleanUp()
+        cls.start_fixture('broker', cls.make_broker(), unavailable=None
+                          if available() else
+                          'RabbitMQ server scripts not installed')
+        super().setUpClass()
 
     @classmethod
     def stack_options(cls):
-        return {'broker_url': cls.broker.url, 'broker_ctl': cls.broker.ctl}
+        return dict(super().stack_options(), broker_url=cls.broker.url,
+                    broker_ctl=cls.broker.ctl)

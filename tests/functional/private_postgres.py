@@ -3,9 +3,10 @@ pg_cluster: initdb/pg_ctl in a temp dir, its own port), for tests that
 need PostgreSQL whatever the machine's server has set up, or that stop
 and restart the database."""
 from nova_moves.harness import pg_cluster
+from tests.functional import private_backend
 
 
-class PrivatePostgres:
+class PrivatePostgres(private_backend.PrivateBackend):
     """Mix into a StackTestCase (before it): the class's stack runs on a
     database in ``cls.postgres``, destroyed after the class."""
 
@@ -15,20 +16,20 @@ class PrivatePostgres:
 
     @classmethod
     def setUpClass(cls):
-        if not pg_cluster.available():
-            raise cls.skipException('PostgreSQL server binaries missing')
-        cls.postgres = pg_cluster.PostgresCluster(
-            max_connections=cls.PG_MAX_CONNECTIONS).start()
-        try:
-            cls.DATABASE_URL = cls.postgres.create_database('nova_moves')
-            super().setUpClass()
-        except Exception:
-            cls.postgres.destroy()
-            raise
+        cls.start_backend(
+            'postgres', cls._start_postgres,
+            lambda cluster, failed: cluster.destroy(),
+            unavailable=None if pg_cluster.available() else
+            'PostgreSQL server binaries missing')
+        super().setUpClass()
 
     @classmethod
-    def tearDownClass(cls):
+    def _start_postgres(cls):
+        cluster = pg_cluster.PostgresCluster(
+            max_connections=cls.PG_MAX_CONNECTIONS).start()
         try:
-            super().tearDownClass()
-        finally:
-            cls.postgres.destroy()
+            cls.DATABASE_URL = cluster.create_database('nova_moves')
+        except BaseException:
+            cluster.destroy()
+            raise
+        return cluster

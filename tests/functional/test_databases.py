@@ -10,6 +10,7 @@ import uuid
 import sqlalchemy as sa
 
 from tests.functional import base
+from tests.functional import private_backend
 
 CITEST = 'openstack_citest'
 
@@ -24,7 +25,7 @@ MYSQL_URL_FORMAT = ('mysql+pymysql://%s:%s@127.0.0.1/%%s?charset=utf8mb4'
                     % (CITEST, CITEST))
 
 
-class FreshDatabase(base.StackTestCase):
+class FreshDatabase(private_backend.PrivateBackend, base.StackTestCase):
     """A stack on a database of its own, created and dropped per class
     (no tests here: other modules combine it with theirs)."""
 
@@ -33,37 +34,30 @@ class FreshDatabase(base.StackTestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.database = 'nm_func_%s' % uuid.uuid4().hex[:10]
+        cls.start_backend('database', cls._create_database,
+                          lambda name, failed: cls._drop_database(name))
+        cls.DATABASE_URL = cls.URL_FORMAT % cls.database
+        super().setUpClass()
+
+    @classmethod
+    def _create_database(cls):
+        name = 'nm_func_%s' % uuid.uuid4().hex[:10]
         try:
             engine = sa.create_engine(cls.ADMIN_URL,
                                       isolation_level='AUTOCOMMIT')
             with engine.connect() as connection:
-                connection.execute(sa.text('CREATE DATABASE %s'
-                                           % cls.database))
+                connection.execute(sa.text('CREATE DATABASE %s' % name))
             engine.dispose()
         except Exception as exc:
             raise cls.skipException('%s unavailable: %s' % (
                 cls.__name__, exc))
-        cls.DATABASE_URL = cls.URL_FORMAT % cls.database
-        try:
-            super().setUpClass()
-        except Exception:
-            cls._drop_database()
-            raise
+        return name
 
     @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls._drop_database()
-
-    @classmethod
-    def _drop_database(cls):
+    def _drop_database(cls, name):
         engine = sa.create_engine(cls.ADMIN_URL, isolation_level='AUTOCOMMIT')
         with engine.connect() as connection:
-            connection.execute(sa.text('DROP DATABASE IF EXISTS %s'
-                                       % cls.database))
+            connection.execute(sa.text('DROP DATABASE IF EXISTS %s' % name))
         engine.dispose()
 
 

@@ -22,46 +22,23 @@ from tests.functional import test_openstackclient
 PASSWORD = 'pw-%s' % uuid.uuid4().hex[:8]
 
 
-class KeystoneTest(test_evacuate.EvacuateBase):
+class KeystoneTest(keystone_fixture.OnKeystone, test_evacuate.EvacuateBase):
 
     COMPUTES = 2
     TOKEN_EXPIRATION = 20
+    KEYSTONE_OPTIONS = {'token_expiration': TOKEN_EXPIRATION}
+    SERVICE_PASSWORD = PASSWORD
 
     @classmethod
     def setUpClass(cls):
-        if os.environ.get('NOVA_MOVES_SKIP_KEYSTONE'):
-            raise cls.skipException('NOVA_MOVES_SKIP_KEYSTONE is set')
         started = time.monotonic()
-        cls.keystone = keystone_fixture.Keystone(
-            token_expiration=cls.TOKEN_EXPIRATION)
-        try:
-            cls.keystone.start()
-            cls._create_identities()
-            cls.EXTRA_CONF = cls.keystone.stack_conf(PASSWORD)
-            super().setUpClass()
-            # The catalog a client finds us in: compute, and the image
-            # service that `server create --image` resolves names with
-            # (nova_moves serves it under /v2.1, api/images.py).
-            cls.keystone.register_service('compute', 'nova',
-                                          cls.stack.endpoint)
-            cls.keystone.register_service('image', 'glance',
-                                          cls.stack.endpoint)
-            # A token that test_tokens_* sees expire: issued and used now,
-            # so that its TOKEN_EXPIRATION mostly passes during the others.
-            cls.early_token, cls.early_expires = cls.keystone.issue_token(
-                'alice', PASSWORD, 'alpha')
-            cls.early_status = cls.stack.client(cls.early_token).get(
-                '/servers').status_code
-        except Exception:
-            cls.keystone.stop(keep_workdir=True)
-            raise
+        super().setUpClass()
         cls.setup_seconds = time.monotonic() - started
 
     @classmethod
-    def _create_identities(cls):
+    def create_identities(cls):
+        super().create_identities()
         ks = cls.keystone
-        service = ks.create_project('service')
-        ks.create_user('nova-moves', PASSWORD, service, role='service')
         cls.projects = {}
         cls.users = {}
         for user, project in (('alice', 'alpha'), ('bob', 'beta')):
@@ -70,16 +47,21 @@ class KeystoneTest(test_evacuate.EvacuateBase):
                                              cls.projects[project])
 
     @classmethod
-    def stack_options(cls):
-        return {'admin_token': cls.keystone.token_provider(
-            'admin', keystone_fixture.ADMIN_PASSWORD, 'admin')}
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.keystone.stop()
+    def stack_ready(cls):
+        super().stack_ready()
+        # The catalog a client finds us in: compute, and the image
+        # service that `server create --image` resolves names with
+        # (nova_moves serves it under /v2.1, api/images.py).
+        cls.keystone.register_service('compute', 'nova',
+                                      cls.stack.endpoint)
+        cls.keystone.register_service('image', 'glance',
+                                      cls.stack.endpoint)
+        # A token that test_tokens_* sees expire: issued and used now,
+        # so that its TOKEN_EXPIRATION mostly passes during the others.
+        cls.early_token, cls.early_expires = cls.keystone.issue_token(
+            'alice', PASSWORD, 'alpha')
+        cls.early_status = cls.stack.client(cls.early_token).get(
+            '/servers').status_code
 
     def setUp(self):
         super().setUp()

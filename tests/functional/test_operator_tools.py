@@ -19,39 +19,16 @@ from tests.functional import test_openstackclient
 PASSWORD = 'pw-%s' % uuid.uuid4().hex[:8]
 
 
-class OperatorToolsKeystoneTest(base.StackTestCase):
+class OperatorToolsKeystoneTest(keystone_fixture.OnKeystone,
+                                base.StackTestCase):
 
     COMPUTES = 3
+    SERVICE_PASSWORD = PASSWORD
 
     @classmethod
-    def setUpClass(cls):
-        if os.environ.get('NOVA_MOVES_SKIP_KEYSTONE'):
-            raise cls.skipException('NOVA_MOVES_SKIP_KEYSTONE is set')
-        cls.keystone = keystone_fixture.Keystone()
-        try:
-            cls.keystone.start()
-            service = cls.keystone.create_project('service')
-            cls.keystone.create_user('nova-moves', PASSWORD, service,
-                                     role='service')
-            cls.EXTRA_CONF = cls.keystone.stack_conf(PASSWORD)
-            super().setUpClass()
-            cls.keystone.register_service('compute', 'nova',
-                                          cls.stack.endpoint)
-        except Exception:
-            cls.keystone.stop(keep_workdir=True)
-            raise
-
-    @classmethod
-    def stack_options(cls):
-        return {'admin_token': cls.keystone.token_provider(
-            'admin', keystone_fixture.ADMIN_PASSWORD, 'admin')}
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.keystone.stop()
+    def stack_ready(cls):
+        super().stack_ready()
+        cls.keystone.register_service('compute', 'nova', cls.stack.endpoint)
 
     # -- helpers ---------------------------------------------------------
     def os_env(self):

@@ -197,27 +197,18 @@ def rows(ctx):
     ]
 
 
-class PolicyMatrixTest(base.StackTestCase):
+class PolicyMatrixTest(keystone_fixture.OnKeystone, base.StackTestCase):
 
     COMPUTES = 2
+    SERVICE_PASSWORD = PASSWORD
 
     @classmethod
     def setUpClass(cls):
-        if os.environ.get('NOVA_MOVES_SKIP_KEYSTONE'):
-            raise cls.skipException('NOVA_MOVES_SKIP_KEYSTONE is set')
         cls.started = time.monotonic()
-        cls.keystone = keystone_fixture.Keystone()
-        try:
-            cls.keystone.start()
-            cls._identities()
-            cls.EXTRA_CONF = cls.keystone.stack_conf(PASSWORD)
-            super().setUpClass()
-        except Exception:
-            cls.keystone.stop(keep_workdir=True)
-            raise
+        super().setUpClass()
 
     @classmethod
-    def _identities(cls):
+    def create_identities(cls):
         ks = cls.keystone
         for role in ('manager', 'reader', 'member', 'service', 'observer'):
             if not ks.request('GET', '/roles?name=' + role,
@@ -238,18 +229,6 @@ class PolicyMatrixTest(base.StackTestCase):
                 ('other', 'bob', 'beta', 'member')):
             ks.create_user(user, PASSWORD, projects[project], role=role)
             cls.logins[persona] = (user, PASSWORD, project)
-
-    @classmethod
-    def stack_options(cls):
-        return {'admin_token': cls.keystone.token_provider(
-            'admin', keystone_fixture.ADMIN_PASSWORD, 'admin')}
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.keystone.stop()
 
     def setUp(self):
         super().setUp()

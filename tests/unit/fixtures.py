@@ -1,6 +1,8 @@
 """Unit-test fixtures: a fresh SQLite database at head, and helpers that
 create compute nodes and services the way compute agents would."""
+import atexit
 import os
+import shutil
 import tempfile
 
 import fixtures
@@ -8,23 +10,50 @@ import fixtures
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.db import migration
+from tests.fixtures import rpc as fake_rpc
 
 CONF = conf.CONF
 
 
 class Database(fixtures.Fixture):
-    """A temporary SQLite file migrated to head, set as
-    [database] connection for the duration of a test."""
+    """A temporary SQLite file at head, set as [database] connection for
+    the duration of a test: a copy of one migrated once per process
+    (running the migrations took 0.1-0.2 s a test, copying ~1 ms)."""
 
     def _setUp(self):
         path = tempfile.mkdtemp(prefix='nm-unit-')
         self.addCleanup(_rmtree, path)
-        self.url = 'sqlite:///%s' % os.path.join(path, 'nova_moves.sqlite')
+        database = os.path.join(path, 'nova_moves.sqlite')
+        shutil.copyfile(_migrated_template(), database)
+        self.url = 'sqlite:///%s' % database
         db_api.dispose_engines()
         CONF.set_override('connection', self.url, group='database')
         self.addCleanup(CONF.clear_override, 'connection', group='database')
         self.addCleanup(db_api.dispose_engines)
-        migration.db_sync()
+
+
+_TEMPLATE = {}
+
+
+def _migrated_template():
+    """This process's SQLite file migrated to head (built on first use,
+    removed at exit); closed, so the copy holds everything (WAL
+    checkpointed by the last connection's close)."""
+    path = _TEMPLATE.get('path')
+    if path is None or not os.path.exists(path):
+        directory = tempfile.mkdtemp(prefix='nm-unit-template-')
+        atexit.register(_rmtree, directory)
+        path = os.path.join(directory, 'head.sqlite')
+        db_api.dispose_engines()
+        CONF.set_override('connection', 'sqlite:///%s' % path,
+                          group='database')
+        try:
+            migration.db_sync()
+        finally:
+            db_api.dispose_engines()
+            CONF.clear_override('connection', group='database')
+        _TEMPLATE['path'] = path
+    return path
 
 
 class Override(fixtures.Fixture):
@@ -67,7 +96,6 @@ def api_client(test):
 def api_on_database(test):
     """api_client on a fresh SQLite database at head, with RPC on
     oslo.messaging's fake driver: a whole API for one test."""
-    from tests.unit.compute import test_build_fake_transport as fake_rpc
     CONF([], project='nova_moves', default_config_files=[])
     test.useFixture(Database())
     test.useFixture(fake_rpc.FakeTransport())
@@ -75,7 +103,6 @@ def api_on_database(test):
 
 
 def _rmtree(path):
-    import shutil
     shutil.rmtree(path, ignore_errors=True)
 
 

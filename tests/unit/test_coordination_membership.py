@@ -10,6 +10,7 @@ import testtools
 
 from nova_moves import conf
 from nova_moves import coordination
+from tests.fixtures import threads
 
 CONF = conf.CONF
 
@@ -21,6 +22,8 @@ class MembershipTestMixin:
 
     def setUp(self):
         super().setUp()
+        # Each coordinator stopped waited a second for tooz's pool.
+        self.useFixture(threads.QuickThreadPools())
         self.conf = self.useFixture(config_fixture.Config(CONF))
         self.conf.config(group='coordination',
                          backend_url=self.backend_url())

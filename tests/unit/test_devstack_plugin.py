@@ -71,6 +71,7 @@ class DevstackPluginTest(testtools.TestCase):
             'PATH': self.bin_dir + ':' + os.environ.get('PATH',
                                                         '/usr/bin:/bin'),
             'STUBS': STUBS, 'PLUGIN_DIR': PLUGIN_DIR,
+            'STUB_PYTHON': sys.executable,
             'STUB_LOG': self.log, 'STUB_BIN_DIR': self.bin_dir,
             'DEST': self.dest, 'DATA_DIR': self.data_dir,
             'NOVA_MOVES_CONF_DIR': self.conf_dir,
@@ -317,6 +318,7 @@ class DevstackPluginTest(testtools.TestCase):
             'source "$PLUGIN_DIR/settings"\nENABLED_SERVICES=rabbit,mysql')
         environ = {'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
                    'STUBS': STUBS, 'PLUGIN_DIR': PLUGIN_DIR,
+            'STUB_PYTHON': sys.executable,
                    'STUB_LOG': self.log, 'STUB_BIN_DIR': self.bin_dir,
                    'DEST': self.dest, 'DATA_DIR': self.data_dir}
         proc = subprocess.run(

@@ -1,7 +1,6 @@
 """Evacuate without processes: the API body schemas per microversion, and
 the conductor's EvacuateTask on a real (SQLite file) database with a
 recording scheduler and compute client in place of RPC."""
-import os
 import shutil
 import tempfile
 
@@ -15,8 +14,9 @@ from nova_moves.conductor import db_proxy
 from nova_moves.conductor.tasks import rebuild
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
-from nova_moves.db import migration
 from nova_moves import exception
+from tests.fixtures import scheduler as fake_scheduler
+from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF
 
@@ -62,31 +62,6 @@ class SchemaTest(testtools.TestCase):
             self.assertEqual(1, len(matching), version)
 
 
-class _Scheduler:
-    """select_destinations as the real scheduler does it, minus RPC and
-    filters: the first candidate not ignored, claimed for the server."""
-
-    def __init__(self):
-        self.specs = []
-
-    def select_destinations(self, ctxt, spec, instance_uuids,
-                            return_alternates=True):
-        self.specs.append((spec, return_alternates))
-        wanted = (spec.get('requested_destination') or {}).get('host')
-        resources = db_api.resources_from_flavor(spec['flavor'])
-        for candidate in db_api.allocation_candidates(resources):
-            if candidate['host'] in spec['ignore_hosts'] or (
-                    wanted and candidate['host'] != wanted):
-                continue
-            db_api.allocations_replace(instance_uuids[0],
-                                       candidate['allocations'])
-            return [[{'host': candidate['host'],
-                      'nodename': candidate['host'],
-                      'compute_node_uuid': candidate['root_uuid'],
-                      'allocation_request': candidate['allocations']}]]
-        raise exception.NoValidHost(reason='none left')
-
-
 class _Compute:
     def __init__(self):
         self.casts = []
@@ -109,14 +84,7 @@ class EvacuateTaskTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        tmp = tempfile.mkdtemp(prefix='nm-unit-evacuate-')
-        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
-        CONF.set_override('connection', 'sqlite:///%s' % os.path.join(
-            tmp, 'db.sqlite'), group='database')
-        self.addCleanup(CONF.clear_override, 'connection', group='database')
-        self.addCleanup(db_api.dispose_engines)
-        db_api.dispose_engines()
-        migration.db_sync()
+        self.useFixture(nm_fixtures.Database())
         self.ctxt = nm_context.get_admin_context()
         self.flavor = db_api.flavor_create({
             'flavorid': 'f1', 'name': 'small', 'vcpus': 1, 'memory_mb': 512,
@@ -138,7 +106,7 @@ class EvacuateTaskTest(testtools.TestCase):
         return instance, mig
 
     def _task(self, instance, mig, host=None, force=False):
-        self.scheduler = _Scheduler()
+        self.scheduler = fake_scheduler.FakeScheduler()
         self.compute = _Compute()
         return rebuild.EvacuateTask(
             self.ctxt, instance['uuid'], mig['uuid'], host, force, False,
@@ -151,7 +119,8 @@ class EvacuateTaskTest(testtools.TestCase):
         instance, mig = self._server_on('h1')
         source = db_api.allocations_get(instance['uuid'])
         self._task(instance, mig).run()
-        spec, alternates = self.scheduler.specs[0]
+        spec, alternates = (self.scheduler.specs[0],
+                           self.scheduler.alternates[0])
         self.assertEqual(['h1'], spec['ignore_hosts'])
         self.assertFalse(alternates)
         self.assertEqual([('h2', instance['uuid'], True, False)],

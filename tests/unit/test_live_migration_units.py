@@ -16,6 +16,7 @@ from nova_moves.compute import manager as compute_manager
 from nova_moves.conductor.tasks import live_migrate as task_mod
 from nova_moves import conf
 from nova_moves import exception
+from tests.fixtures import scheduler as fake_scheduler
 
 
 def _v(text):
@@ -126,20 +127,6 @@ class FakeDB:
         self.calls.append(('fault', code))
 
 
-class FakeScheduler:
-    def __init__(self, hosts):
-        self.hosts = list(hosts)
-        self.specs = []
-
-    def select_destinations(self, ctxt, spec, uuids, return_alternates=True):
-        self.specs.append(spec)
-        for host in self.hosts:
-            if host not in spec['ignore_hosts']:
-                return [[{'host': host, 'nodename': host,
-                          'allocation_request': {host: {'VCPU': 1}}}]]
-        raise exception.NoValidHost(reason='none left')
-
-
 class FakeCompute:
     def __init__(self, bad_hosts=()):
         self.bad = set(bad_hosts)
@@ -182,7 +169,7 @@ class LiveMigrationTaskTest(testtools.TestCase):
             compute)
 
     def test_retries_past_a_failed_check(self):
-        scheduler = FakeScheduler(['bad1', 'bad2', 'good'])
+        scheduler = fake_scheduler.FakeScheduler(['bad1', 'bad2', 'good'])
         compute = FakeCompute(bad_hosts=['bad1', 'bad2'])
         self.task(scheduler, compute).run()
         self.assertEqual(['bad1', 'bad2', 'good'], compute.checked)
@@ -196,7 +183,7 @@ class LiveMigrationTaskTest(testtools.TestCase):
 
     def test_max_retries(self):
         conf.CONF.set_override('migrate_max_retries', 1)
-        scheduler = FakeScheduler(['bad1', 'bad2', 'good'])
+        scheduler = fake_scheduler.FakeScheduler(['bad1', 'bad2', 'good'])
         compute = FakeCompute(bad_hosts=['bad1', 'bad2'])
         self.assertRaises(exception.MaxRetriesExceeded,
                           self.task(scheduler, compute).run)
@@ -207,7 +194,7 @@ class LiveMigrationTaskTest(testtools.TestCase):
         self.assertIn(('migration', 'error'), self.db.calls)
 
     def test_requested_host_is_not_retried(self):
-        scheduler = FakeScheduler(['bad1', 'good'])
+        scheduler = fake_scheduler.FakeScheduler(['bad1', 'good'])
         compute = FakeCompute(bad_hosts=['bad1'])
         self.assertRaises(exception.MigrationPreCheckError,
                           self.task(scheduler, compute, host='bad1').run)
@@ -223,8 +210,8 @@ class LiveMigrationTaskTest(testtools.TestCase):
                                return_value=False):
             exc = self.assertRaises(
                 exception.NoValidHost,
-                self.task(FakeScheduler([]), compute, host='dst',
-                          force=True).run)
+                self.task(fake_scheduler.FakeScheduler([]), compute,
+                          host='dst', force=True).run)
         self.assertIn('complex allocations', exc.message)
         self.assertEqual([], compute.checked)
         self.assertEqual({'inst': {'src-rp': {'VCPU': 1}}},
@@ -232,7 +219,7 @@ class LiveMigrationTaskTest(testtools.TestCase):
 
     def test_forced_single_root_skips_scheduler(self):
         compute = FakeCompute()
-        scheduler = FakeScheduler(['other'])
+        scheduler = fake_scheduler.FakeScheduler(['other'])
         with mock.patch.object(task_mod.db_api, 'allocation_is_single_root',
                                return_value=True), \
                 mock.patch.object(task_mod.db_api, 'root_only_candidate',
@@ -245,8 +232,9 @@ class LiveMigrationTaskTest(testtools.TestCase):
     def test_source_down_changes_nothing(self):
         task_mod.db_api.service_is_up.return_value = False
         compute = FakeCompute()
+        scheduler = fake_scheduler.FakeScheduler(['good'])
         self.assertRaises(exception.Invalid,
-                          self.task(FakeScheduler(['good']), compute).run)
+                          self.task(scheduler, compute).run)
         self.assertNotIn(('move', 'inst', 'mig'), self.db.calls)
         self.assertIn(('migration', 'error'), self.db.calls)
 

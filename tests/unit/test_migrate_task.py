@@ -1,8 +1,5 @@
 """MigrationTask on a real (temporary SQLite) database, with the
 scheduler's claim logic and a recording stand-in for the compute RPC."""
-import os
-import shutil
-import tempfile
 
 import testtools
 
@@ -11,8 +8,9 @@ from nova_moves.conductor.tasks import migrate
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
-from nova_moves.db import migration as db_migration
 from nova_moves import exception
+from tests.fixtures import scheduler as fake_scheduler
+from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF
 
@@ -23,33 +21,6 @@ def _node(host, memory_mb=4096, disk_provider='root'):
             'disk_gb': 100, 'reserved_host_memory_mb': 0,
             'cpu_allocation_ratio': 1.0, 'ram_allocation_ratio': 1.0,
             'disk_allocation_ratio': 1.0, 'disk_provider': disk_provider}
-
-
-class FakeScheduler:
-    """Claims like the real one: first fitting host not ignored, plus the
-    other fitting hosts as alternates; or NoValidHost."""
-
-    def __init__(self):
-        self.specs = []
-
-    def select_destinations(self, ctxt, spec, instance_uuids,
-                            return_alternates=True):
-        self.specs.append(spec)
-        wanted = (spec.get('requested_destination') or {}).get('host')
-        candidates = [
-            c for c in db_api.allocation_candidates(
-                db_api.resources_from_flavor(spec['flavor']),
-                hosts=[wanted] if wanted else None)
-            if c['host'] not in spec['ignore_hosts']]
-        candidates.sort(key=lambda c: c['host'])
-        if not candidates:
-            raise exception.NoValidHost(reason='none fits')
-        db_api.allocations_replace(instance_uuids[0],
-                                   candidates[0]['allocations'])
-        return [[{'host': c['host'], 'nodename': c['host'],
-                  'compute_node_uuid': c['root_uuid'],
-                  'allocation_request': c['allocations']}
-                 for c in candidates]]
 
 
 class RecordingComputeAPI:
@@ -66,15 +37,8 @@ class MigrationTaskTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp, True)
         CONF([], project='nova_moves', default_config_files=[])
-        CONF.set_override('connection', 'sqlite:///%s' % os.path.join(
-            self.tmp, 'db.sqlite'), group='database')
-        self.addCleanup(CONF.clear_override, 'connection', group='database')
-        db_api.dispose_engines()
-        self.addCleanup(db_api.dispose_engines)
-        db_migration.db_sync()
+        self.useFixture(nm_fixtures.Database())
         for host in ('h1', 'h2', 'h3'):
             db_api.compute_node_sync(_node(host))
         self.small = db_api.flavor_create({
@@ -86,7 +50,7 @@ class MigrationTaskTest(testtools.TestCase):
         self.ctxt = nm_context.RequestContext(
             user_id='u', project_id='p', is_admin=True, roles=['admin'],
             request_id='req-1')
-        self.scheduler = FakeScheduler()
+        self.scheduler = fake_scheduler.FakeScheduler()
         self.compute = RecordingComputeAPI()
         self.instance = self._boot('h1', self.small)
 

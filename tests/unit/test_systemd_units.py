@@ -1,16 +1,13 @@
 """etc/systemd/*.service: what the lab-node units promise, checked
-against the units themselves, systemd-analyze verify (when available) and
-a real nova-moves-api speaking the sd_notify protocol."""
+against the units themselves and systemd-analyze verify (when
+available). Real processes speaking the sd_notify protocol:
+tests/functional/test_standalone_processes.py."""
 import configparser
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
-import time
 
 import fixtures
 import testtools
@@ -151,97 +148,3 @@ class UnitFilesTest(testtools.TestCase):
                               capture_output=True, text=True, timeout=120)
         self.assertEqual(0, proc.returncode, proc.stdout + proc.stderr)
         self.assertNotIn('nova-moves', proc.stderr)
-
-
-class NotifyProtocolTest(testtools.TestCase):
-    """Type=notify only works if the process sends READY=1 once it serves
-    and exits cleanly on KillSignal: run nova-moves-api as systemd would."""
-
-    def _notify_socket(self):
-        """A work dir with the datagram socket systemd would listen on."""
-        tmp = tempfile.mkdtemp(prefix='nm-notify-')
-        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
-        notify_path = os.path.join(tmp, 'notify')
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.addCleanup(sock.close)
-        sock.bind(notify_path)
-        return tmp, notify_path, sock
-
-    def _start(self, binary, conf, **env):
-        env = dict(os.environ, PYTHONPATH=ROOT, **env)
-        env.pop('WATCHDOG_PID', None)
-        proc = subprocess.Popen(
-            [sys.executable, '-c',
-             'import sys; sys.argv[0] = "nova-moves-%s"; '
-             'from nova_moves.cmd.%s import main; main()' % (binary, binary),
-             '--config-file', conf],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.addCleanup(lambda: proc.poll() is None and proc.kill())
-        return proc
-
-    def test_api_notifies_ready_and_stops_on_sigterm(self):
-        tmp, notify_path, sock = self._notify_socket()
-        with socket.socket() as probe:
-            probe.bind(('127.0.0.1', 0))
-            port = probe.getsockname()[1]
-        conf = os.path.join(tmp, 'nova_moves.conf')
-        with open(conf, 'w') as f:
-            f.write('[DEFAULT]\nstate_path = %s\n'
-                    '[api]\nlisten = 127.0.0.1\nport = %d\n' % (tmp, port))
-        # WatchdogSec=1: WATCHDOG=1 at least every half second or so.
-        proc = self._start('api', conf, NOTIFY_SOCKET=notify_path,
-                           WATCHDOG_USEC='1000000')
-        sock.settimeout(60)
-        states = set()
-        while not {'READY=1', 'WATCHDOG=1'} <= states:
-            states.update(sock.recv(4096).decode().split('\n'))
-        # Ready means serving.
-        with socket.create_connection(('127.0.0.1', port), timeout=10) as c:
-            c.sendall(b'GET / HTTP/1.0\r\n\r\n')
-            self.assertTrue(c.recv(64).startswith(b'HTTP/1.'))
-
-        stop = _seconds(read_unit('nova-moves-api.service')['Service'][
-            'TimeoutStopSec'])
-        started = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=stop)
-        self.assertEqual(0, proc.returncode, proc.stdout.read())
-        self.assertLess(time.monotonic() - started, stop)
-        sock.settimeout(0)
-        while 'STOPPING=1' not in states:
-            states.update(sock.recv(4096).decode().split('\n'))
-
-    def test_compute_without_conductor_never_claims_ready(self):
-        tmp, notify_path, sock = self._notify_socket()
-        conf = os.path.join(tmp, 'nova_moves.conf')
-        # fake:// with no conductor: every call to it times out.
-        with open(conf, 'w') as f:
-            f.write('[DEFAULT]\nstate_path = %s\ntransport_url = fake://\n'
-                    'rpc_response_timeout = 1\nhost = lonely\n'
-                    '[coordination]\nbackend_url = file://%s/coord\n'
-                    % (tmp, tmp))
-        proc = self._start('compute', conf, NOTIFY_SOCKET=notify_path)
-        # A few one-second call timeouts and retries; on a loaded machine
-        # the interpreter alone may take longer than that to start.
-        os.set_blocking(proc.stdout.fileno(), False)
-        output = b''
-        deadline = time.monotonic() + 60
-        while (b'conductor not answering yet' not in output
-               and time.monotonic() < deadline and proc.poll() is None):
-            output += proc.stdout.read() or b''
-            time.sleep(0.2)
-        time.sleep(2)
-        self.assertIsNone(proc.poll())
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
-        output = (output + (proc.stdout.read() or b'')).decode()
-        self.assertEqual(0, proc.returncode, output)
-        self.assertIn('conductor not answering yet', output)
-        sock.settimeout(0)
-        states = []
-        try:
-            while True:
-                states.extend(sock.recv(4096).decode().split('\n'))
-        except BlockingIOError:
-            pass
-        self.assertNotIn('READY=1', states)

@@ -8,7 +8,7 @@ import testtools
 from nova_moves.api import app as api_app
 from nova_moves.api import auth
 from nova_moves import conf
-from tests.unit.compute import test_build_fake_transport as fake_rpc
+from tests.fixtures import rpc as fake_rpc
 from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF

@@ -4,7 +4,7 @@ import testtools
 
 from nova_moves import conf
 from nova_moves.db import api as db_api
-from tests.unit.compute import test_build_fake_transport as fake_rpc
+from tests.fixtures import rpc as fake_rpc
 from tests.unit import fixtures as nm_fixtures
 
 ADMIN = {'X-Auth-Token': 'admin:admin'}

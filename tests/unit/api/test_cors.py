@@ -6,7 +6,7 @@ from oslo_middleware import cors
 import testtools
 
 from nova_moves import conf
-from tests.unit.compute import test_build_fake_transport as fake_rpc
+from tests.fixtures import rpc as fake_rpc
 from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF

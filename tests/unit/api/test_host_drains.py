@@ -4,7 +4,7 @@ The conductors that run a drain are the functional test's part."""
 import testtools
 
 from nova_moves import conf
-from tests.unit.compute import test_build_fake_transport as fake_rpc
+from tests.fixtures import rpc as fake_rpc
 from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF

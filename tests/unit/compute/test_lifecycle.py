@@ -11,7 +11,7 @@ from nova_moves.conductor import db_proxy
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import states
-from tests.unit.compute import test_build_fake_transport as fake_rpc
+from tests.fixtures import rpc as fake_rpc
 from tests.unit import fixtures as nm_fixtures
 
 

@@ -11,7 +11,7 @@ from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves.scheduler import manager as scheduler_manager
 from tests.unit import fixtures as nm_fixtures
-from tests.unit.scheduler import test_manager
+from tests.fixtures import scheduler as fake_scheduler
 
 
 class RecordingComputeAPI:
@@ -43,7 +43,7 @@ class BuildTaskTest(testtools.TestCase):
             'vm_state': 'building', 'task_state': 'scheduling',
             'flavor': self.flavor})
         self.scheduler = scheduler_manager.SchedulerManager(
-            test_manager.FakeServiceGroup())
+            fake_scheduler.FakeServiceGroup())
 
     def task(self, compute, **spec):
         request_spec = {'instance_uuid': self.instance['uuid'],

@@ -10,7 +10,7 @@ from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.db import candidates
 from nova_moves.db import retry
-from tests.unit.compute import test_build_fake_transport as fake_rpc
+from tests.fixtures import rpc as fake_rpc
 from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF

@@ -6,18 +6,8 @@ from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves.scheduler import filters as scheduler_filters
 from nova_moves.scheduler import manager as scheduler_manager
+from tests.fixtures import scheduler as fake_scheduler
 from tests.unit import fixtures as nm_fixtures
-
-
-
-class FakeServiceGroup:
-    """Liveness decided by the test."""
-
-    def __init__(self):
-        self.down = set()
-
-    def is_up(self, service):
-        return service['host'] not in self.down
 
 
 class SchedulerTest(testtools.TestCase):
@@ -28,7 +18,7 @@ class SchedulerTest(testtools.TestCase):
         nm_fixtures.compute('h1', memory_mb=4096, vcpus=16)
         nm_fixtures.compute('h2', memory_mb=8192, vcpus=16)
         nm_fixtures.compute('h3', memory_mb=2048, zone='az2', vcpus=16)
-        self.group = FakeServiceGroup()
+        self.group = fake_scheduler.FakeServiceGroup()
         self.scheduler = scheduler_manager.SchedulerManager(self.group)
         self.flavor = nm_fixtures.flavor(memory_mb=1024)
 

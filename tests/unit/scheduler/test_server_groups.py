@@ -7,7 +7,7 @@ from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves.scheduler import manager as scheduler_manager
 from tests.unit import fixtures as nm_fixtures
-from tests.unit.scheduler import test_manager
+from tests.fixtures import scheduler as fake_scheduler
 
 
 class ServerGroupSchedulingTest(testtools.TestCase):
@@ -18,7 +18,7 @@ class ServerGroupSchedulingTest(testtools.TestCase):
         for host in ('h1', 'h2', 'h3'):
             nm_fixtures.compute(host, memory_mb=8192, vcpus=16)
         self.scheduler = scheduler_manager.SchedulerManager(
-            test_manager.FakeServiceGroup())
+            fake_scheduler.FakeServiceGroup())
         self.flavor = nm_fixtures.flavor(memory_mb=512)
 
     def member(self, group, name):

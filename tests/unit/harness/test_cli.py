@@ -77,8 +77,8 @@ class ScenarioCommandTest(testtools.TestCase):
 
     def test_schema_in_doc_is_current(self):
         from nova_moves.harness import scenario_doc
-        doc = os.path.join(os.path.dirname(__file__), '..', '..', 'doc',
-                           'harness.md')
+        doc = os.path.join(os.path.dirname(__file__), '..', '..', '..',
+                           'doc', 'harness.md')
         with open(doc) as f:
             text = f.read()
         self.assertTrue(scenario_doc.render() in text,
