@@ -4,9 +4,11 @@ makes no conductor call and resize_instance one; a stale chained message
 is still refused by the next host's guard before it touches a guest."""
 import testtools
 
+from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import states
+from tests.unit.compute import test_build_fake_transport as fake_transport
 from tests.unit.compute import test_prep_resize_step as prep_test
 from tests.unit import fixtures as nm_fixtures
 
@@ -213,3 +215,16 @@ class ChainedRevertTest(ChainedStepsTest):
                                 reverted={'dest': 'h2'})
         self.assertEqual([], spawned)
         self._assert_reverted(router)
+
+
+class RevertCapTest(testtools.TestCase):
+    """[upgrade_levels] compute below 1.7 (a compute of the previous
+    release may run the source): the destination does not chain."""
+
+    def test_cap(self):
+        self.useFixture(fake_transport.FakeTransport())
+        for cap, chains in ((None, True), ('1.7', True), ('1.6', False),
+                            ('1.5', False)):
+            with nm_fixtures.Override('compute', cap, 'upgrade_levels'):
+                api = compute_rpcapi.ComputeAPI()
+                self.assertEqual(chains, api.can_chain_revert(), cap)
