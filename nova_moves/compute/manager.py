@@ -44,7 +44,7 @@ class ComputeManager(resize.ResizeMixin, live_migration.LiveMigrationMixin,
                      evacuate.EvacuateMixin, lifecycle.LifecycleMixin,
                      shelve.ShelveMixin):
     # The newest version served: see compute/rpcapi.py for the history.
-    target = messaging.Target(version='1.5')
+    target = messaging.Target(version='1.7')
 
     def __init__(self, host):
         self.host = host

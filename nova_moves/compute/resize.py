@@ -19,15 +19,11 @@ Fake hypervisor operations (names for fault injection): prep_resize,
 migrate_disk_and_power_off, finish_migration, confirm_migration,
 revert_migration, finish_revert_migration, power_on, power_off.
 """
-import datetime
-import threading
-
 from oslo_log import log as logging
 
 from nova_moves.compute import inflight
+from nova_moves.compute import resize_recovery
 from nova_moves import conf
-from nova_moves import context as nm_context
-from nova_moves import exception
 from nova_moves import faultinfo
 from nova_moves import moves
 from nova_moves.moves import cold
@@ -53,7 +49,14 @@ def _vm_state_before(instance):
         else states.ACTIVE
 
 
-class ResizeMixin:
+def _dest_part(source, dest):
+    """Which of the server's claims revert_resize's end drops: the
+    destination's tree's (None: all, a resize on one host, whose source
+    half comes back from the migration's allocation)."""
+    return None if source == dest else dest
+
+
+class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
     # The compute manager sets its own (nova_moves/notifications.py).
     notifier = notifications.OFF
 
@@ -72,10 +75,17 @@ class ResizeMixin:
     # migration still names this destination) and resize_instance only
     # its start (finish_resize's start moves the server here and closes
     # its event). A stale chained message is still refused by the next
-    # host's guard before it touches a guest.
+    # host's guard before it touches a guest. The revert chains the same
+    # way from compute RPC 1.7: revert_resize makes only its start call
+    # (its guard, before the new copy goes); finish_revert_resize's start
+    # writes its end (event, destination claim dropped).
 
     def _chained(self):
         return (self.compute_rpcapi.can_chain_steps() and
+                self.conductor.can_chain_steps())
+
+    def _chained_revert(self):
+        return (self.compute_rpcapi.can_chain_revert() and
                 self.conductor.can_chain_steps())
 
     # -- destination: prep_resize ------------------------------------------
@@ -324,9 +334,15 @@ class ResizeMixin:
         # migration's allocation in finish_revert_resize. Only this
         # host's part: if this runs twice (restart recovery and a queued
         # cast), the second must not drop what the source took back.
+        if self._chained_revert():
+            # The source writes this step's end with its start.
+            self.compute_rpcapi.finish_revert_resize(
+                ctxt, migration['source_compute'], instance_uuid,
+                migration_uuid, reverted={'dest': self.host})
+            return
         end = _guard('revert_resize')
-        end['allocations']['host'] = None if self._same_host(migration) \
-            else self.host
+        end['allocations']['host'] = _dest_part(migration['source_compute'],
+                                                self.host)
         if self._advance(ctxt, migration_uuid, name, 'Success',
                          expected_values=here, **end) is None:
             return
@@ -336,11 +352,21 @@ class ResizeMixin:
     # -- source: finish_revert_resize --------------------------------------
     @inflight.tracked
     @notify_action('resize_revert', start=False)
-    def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid):
+    def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid,
+                             reverted=None):
         name = 'compute_finish_revert_resize'
-        here = {'source_compute': self.host}
+        here, chained = {'source_compute': self.host}, {}
+        if reverted:  # the destination's step ends here (RPC 1.7)
+            chained = {'events': [{'name': 'compute_revert_resize',
+                                   'result': 'Success',
+                                   'host': reverted['dest']}],
+                       'allocations': {'op': 'drop_dest',
+                                       'host': _dest_part(
+                                           self.host, reverted['dest'])}}
+            here = dict(here, dest_compute=reverted['dest'])
         rows = self._advance(ctxt, migration_uuid, name, expected_values=here,
-                             **_guard('finish_revert_resize', 'start'))
+                             **_guard('finish_revert_resize', 'start'),
+                             **chained)
         if rows is None:
             migration = self.conductor.migration_get(ctxt, migration_uuid)
             if migration['status'] == states.M_ERROR and \
@@ -365,7 +391,8 @@ class ResizeMixin:
                               instance_values={'vm_state': states.ERROR})
             return
         self._advance(
-            ctxt, migration_uuid, name, 'Success', expected_values=here,
+            ctxt, migration_uuid, name, 'Success',
+            expected_values={'source_compute': self.host},
             **_guard('finish_revert_resize'),
             instance_values={
                 'host': migration['source_compute'],
@@ -408,114 +435,3 @@ class ResizeMixin:
         except Exception:
             LOG.exception('Could not destroy the new copy of %s',
                           instance_uuid)
-
-    # -- restart and auto-confirm ------------------------------------------
-    def _init_host_resize(self, ctxt):
-        """Finish or roll back the resize steps this host was running
-        when it stopped, then start the auto-confirm thread when [DEFAULT]
-        resize_confirm_window is set."""
-        self._recover_resizes(ctxt)
-        if CONF.resize_confirm_window > 0:
-            self._auto_confirm_stop = threading.Event()
-            thread = threading.Thread(target=self._auto_confirm_loop,
-                                      name='resize-auto-confirm',
-                                      daemon=True)
-            thread.start()
-
-    # oslo.messaging acknowledged the cast before the handler ran, so a
-    # step this host was running when it died is lost for good. Init_host
-    # runs before the RPC server consumes, so nothing of ours is running;
-    # a cast still queued for us may run the same step again afterwards,
-    # which the handlers' guards turn into a no-op. What a restart does
-    # with each step is its row's ``restart`` in nova_moves/moves/cold.py:
-    # undo a step that started here and cannot be resumed, redo one that
-    # is re-entrant.
-    def _recover_resizes(self, ctxt):
-        for migration in self.conductor.migration_get_all(
-                ctxt, host=self.host, status=sorted(moves.restart_statuses(
-                    cold))):
-            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES:
-                continue
-            try:
-                self._recover_resize(ctxt, migration)
-            except Exception:
-                LOG.exception('Could not recover migration %s of %s',
-                              migration['uuid'], migration['instance_uuid'])
-
-    def _recover_resize(self, ctxt, migration):
-        instance_uuid = migration['instance_uuid']
-        try:
-            instance = self._instance(ctxt, instance_uuid)
-        except Exception:
-            return  # deleted meanwhile; the delete cleaned up
-        roles = {role for role, host in (
-            (moves.SOURCE, migration['source_compute']),
-            (moves.DEST, migration['dest_compute'])) if host == self.host}
-        same_host = self._same_host(migration)
-
-        def done(name):
-            if name == 'conductor':
-                return bool(migration['dest_node'])
-            # The revert's destination half dropped the server's claim.
-            return not same_host and not self.conductor.allocations_get(
-                ctxt, instance_uuid)
-
-        row = moves.restart_step(migration['migration_type'],
-                                 migration['status'], instance['task_state'],
-                                 roles, done)
-        if row is None:
-            return  # another host's step, or a cast still queued for us
-        if row.restart == moves.RESTART_REDO:
-            LOG.info('Redoing %s of migration %s of %s after a restart',
-                     row.name, migration['uuid'], instance_uuid)
-            getattr(self, row.name)(ctxt, instance_uuid=instance_uuid,
-                                    migration_uuid=migration['uuid'])
-            return
-        LOG.warning('Rolling back migration %s of %s: this host died in %s',
-                    migration['uuid'], instance_uuid, row.name)
-        exc = self._interrupted(migration, row.name)
-        if row.name == 'resize_instance':
-            if instance['vm_state'] != states.STOPPED:
-                self._power_on_quietly(instance_uuid)
-            self._resize_failed(ctxt, migration, exc)
-        else:  # finish_resize: the new copy goes, the old one runs again
-            if not same_host:
-                self._destroy_quietly(instance_uuid)
-            self._finish_failed(ctxt, migration, exc, None,
-                                instance['vm_state'] == states.STOPPED)
-
-    def _interrupted(self, migration, step):
-        return exception.MoveInterruptedByRestart(
-            host=self.host, step=step, migration=migration['uuid'])
-
-    def _auto_confirm_loop(self):
-        interval = max(1, min(10, CONF.resize_confirm_window))
-        while not self._auto_confirm_stop.wait(interval):
-            try:
-                self._confirm_expired_resizes(
-                    nm_context.get_admin_context())
-            except Exception:
-                LOG.exception('Auto-confirm pass failed on %s', self.host)
-
-    def _confirm_expired_resizes(self, ctxt):
-        now = datetime.datetime.now(datetime.timezone.utc).replace(
-            tzinfo=None)
-        window = datetime.timedelta(seconds=CONF.resize_confirm_window)
-        for migration in self.conductor.migration_get_all(
-                ctxt, source_compute=self.host, status=states.M_FINISHED):
-            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES:
-                continue
-            updated = datetime.datetime.fromisoformat(
-                migration['updated_at'] or migration['created_at'])
-            if now - updated < window:
-                continue
-            try:
-                self.conductor.migration_update(
-                    ctxt, migration['uuid'], {'status': states.M_CONFIRMING},
-                    expected_status=[states.M_FINISHED])
-            except Exception:
-                continue  # the user confirmed or reverted meanwhile
-            LOG.info('Auto-confirming migration %s of %s',
-                     migration['uuid'], migration['instance_uuid'])
-            self.confirm_resize(ctxt, instance_uuid=migration[
-                'instance_uuid'], migration_uuid=migration['uuid'])

@@ -24,13 +24,17 @@ class ComputeAPI:
           finish_resize ``resized``: a cold move's steps chain, the next
           host writing the previous step's end (its event, its status) in
           its own step's one conductor call (one call per step, not two)
+    1.6 - not used on this branch (live migration's, merged separately)
+    1.7 - finish_revert_resize takes ``reverted``: the revert chains like
+          the forward steps, the source writing revert_resize's end (its
+          event, the destination claim dropped) in its step's first call
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.5'
+    VERSION = '1.7'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -52,6 +56,11 @@ class ComputeAPI:
         """1.5: may the cold move's steps carry the previous step's end
         to the next host (every compute upgraded)?"""
         return self.client.can_send_version('1.5')
+
+    def can_chain_revert(self):
+        """1.7: may revert_resize hand its end to finish_revert_resize?
+        Capped below it, the destination writes its end itself."""
+        return self.client.can_send_version('1.7')
 
     def _call(self, ctxt, host, method, timeout=None, **kwargs):
         return self.client.prepare(server=host, timeout=timeout).call(
@@ -110,10 +119,14 @@ class ComputeAPI:
                    migration_uuid=migration_uuid)
 
     def finish_revert_resize(self, ctxt, host, instance_uuid,
-                             migration_uuid):
-        """To the source: restart the old copy with the old flavor."""
+                             migration_uuid, reverted=None):
+        """To the source: restart the old copy with the old flavor. 1.7:
+        ``reverted`` ({dest}): the destination did not write
+        its step's end; the source writes it in its step's first call."""
+        extra = {'version': '1.7', 'reverted': reverted} if reverted else {}
         self._step(ctxt, host, 'finish_revert_resize',
-                   instance_uuid=instance_uuid, migration_uuid=migration_uuid)
+                   instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+                   **extra)
 
     # -- live migration ------------------------------------------------------
     def check_can_live_migrate_destination(self, ctxt, host, instance_uuid,

@@ -104,7 +104,8 @@ class ConductorDBAPI:
           changes nothing a stale message could harm) records its event
           whole there
     1.4 - move_advance takes ``events``: the previous step's end event
-          recorded in a chained step's one transaction (compute 1.5)
+          recorded in a chained step's one transaction (compute 1.5; the
+          revert's from compute 1.7)
     1.5 - service_report takes ``settled``: a compute shown down is told
           to settle (remove evacuated copies) before its report counts
 

@@ -47,6 +47,9 @@ STEPS = (
          end=guard(S.M_CONFIRMING, S.M_CONFIRMED, vm_state=S.RESIZED),
          allocations='drop_source', event='compute_confirm_resize',
          sweep=RESEND, restart=RESTART_REDO),
+    # Chained (compute RPC 1.7), revert_resize makes only its start call:
+    # its end (event, drop_dest) is written by finish_revert_resize's
+    # start, whose guard is the same.
     step('revert_resize', DEST, start=_REVERT, end=_REVERT,
          allocations='drop_dest', event='compute_revert_resize',
          sweep=RESEND, restart=RESTART_REDO),

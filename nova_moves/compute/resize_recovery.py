@@ -1,0 +1,132 @@
+"""Compute side of resize and cold migrate, after a restart and over
+time: restart recovery (what a restart does with each step is its row's
+``restart`` in nova_moves/moves/cold.py) and the auto-confirm of
+[DEFAULT] resize_confirm_window. A mixin of the compute manager beside
+compute/resize.py, whose handlers and helpers it calls through ``self``
+(it imports nothing of it: no cycle)."""
+import datetime
+import threading
+
+from oslo_log import log as logging
+
+from nova_moves import conf
+from nova_moves import context as nm_context
+from nova_moves import exception
+from nova_moves import moves
+from nova_moves.moves import cold
+from nova_moves import states
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+
+class ResizeRecoveryMixin:
+    def _init_host_resize(self, ctxt):
+        """Finish or roll back the resize steps this host was running
+        when it stopped, then start the auto-confirm thread when [DEFAULT]
+        resize_confirm_window is set."""
+        self._recover_resizes(ctxt)
+        if CONF.resize_confirm_window > 0:
+            self._auto_confirm_stop = threading.Event()
+            thread = threading.Thread(target=self._auto_confirm_loop,
+                                      name='resize-auto-confirm',
+                                      daemon=True)
+            thread.start()
+
+    # oslo.messaging acknowledged the cast before the handler ran, so a
+    # step this host was running when it died is lost for good. Init_host
+    # runs before the RPC server consumes, so nothing of ours is running;
+    # a cast still queued for us may run the same step again afterwards,
+    # which the handlers' guards turn into a no-op. What a restart does
+    # with each step is its row's ``restart`` in nova_moves/moves/cold.py:
+    # undo a step that started here and cannot be resumed, redo one that
+    # is re-entrant.
+    def _recover_resizes(self, ctxt):
+        for migration in self.conductor.migration_get_all(
+                ctxt, host=self.host, status=sorted(moves.restart_statuses(
+                    cold))):
+            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES:
+                continue
+            try:
+                self._recover_resize(ctxt, migration)
+            except Exception:
+                LOG.exception('Could not recover migration %s of %s',
+                              migration['uuid'], migration['instance_uuid'])
+
+    def _recover_resize(self, ctxt, migration):
+        instance_uuid = migration['instance_uuid']
+        try:
+            instance = self._instance(ctxt, instance_uuid)
+        except Exception:
+            return  # deleted meanwhile; the delete cleaned up
+        roles = {role for role, host in (
+            (moves.SOURCE, migration['source_compute']),
+            (moves.DEST, migration['dest_compute'])) if host == self.host}
+        same_host = self._same_host(migration)
+
+        def done(name):
+            if name == 'conductor':
+                return bool(migration['dest_node'])
+            # The revert's destination half dropped the server's claim.
+            return not same_host and not self.conductor.allocations_get(
+                ctxt, instance_uuid)
+
+        row = moves.restart_step(migration['migration_type'],
+                                 migration['status'], instance['task_state'],
+                                 roles, done)
+        if row is None:
+            return  # another host's step, or a cast still queued for us
+        if row.restart == moves.RESTART_REDO:
+            LOG.info('Redoing %s of migration %s of %s after a restart',
+                     row.name, migration['uuid'], instance_uuid)
+            getattr(self, row.name)(ctxt, instance_uuid=instance_uuid,
+                                    migration_uuid=migration['uuid'])
+            return
+        LOG.warning('Rolling back migration %s of %s: this host died in %s',
+                    migration['uuid'], instance_uuid, row.name)
+        exc = self._interrupted(migration, row.name)
+        if row.name == 'resize_instance':
+            if instance['vm_state'] != states.STOPPED:
+                self._power_on_quietly(instance_uuid)
+            self._resize_failed(ctxt, migration, exc)
+        else:  # finish_resize: the new copy goes, the old one runs again
+            if not same_host:
+                self._destroy_quietly(instance_uuid)
+            self._finish_failed(ctxt, migration, exc, None,
+                                instance['vm_state'] == states.STOPPED)
+
+    def _interrupted(self, migration, step):
+        return exception.MoveInterruptedByRestart(
+            host=self.host, step=step, migration=migration['uuid'])
+
+    def _auto_confirm_loop(self):
+        interval = max(1, min(10, CONF.resize_confirm_window))
+        while not self._auto_confirm_stop.wait(interval):
+            try:
+                self._confirm_expired_resizes(
+                    nm_context.get_admin_context())
+            except Exception:
+                LOG.exception('Auto-confirm pass failed on %s', self.host)
+
+    def _confirm_expired_resizes(self, ctxt):
+        now = datetime.datetime.now(datetime.timezone.utc).replace(
+            tzinfo=None)
+        window = datetime.timedelta(seconds=CONF.resize_confirm_window)
+        for migration in self.conductor.migration_get_all(
+                ctxt, source_compute=self.host, status=states.M_FINISHED):
+            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES:
+                continue
+            updated = datetime.datetime.fromisoformat(
+                migration['updated_at'] or migration['created_at'])
+            if now - updated < window:
+                continue
+            try:
+                self.conductor.migration_update(
+                    ctxt, migration['uuid'], {'status': states.M_CONFIRMING},
+                    expected_status=[states.M_FINISHED])
+            except Exception:
+                continue  # the user confirmed or reverted meanwhile
+            LOG.info('Auto-confirming migration %s of %s',
+                     migration['uuid'], migration['instance_uuid'])
+            self.confirm_resize(ctxt, instance_uuid=migration[
+                'instance_uuid'], migration_uuid=migration['uuid'])
