@@ -24,7 +24,15 @@ class ComputeAPI:
           finish_resize ``resized``: a cold move's steps chain, the next
           host writing the previous step's end (its event, its status) in
           its own step's one conductor call (one call per step, not two)
-    1.6 - not used on this branch (live migration's, merged separately)
+    1.6 - the live migration's steps chain: check_can_live_migrate_*
+          take ``report_events`` (the checks' events come back as values
+          and the conductor records them with its own step), the
+          destination's check ``facts`` (the server, its host's memory),
+          live_migration ``chained``, pre_live_migration ``source`` and
+          ``progress`` (the destination writes the source's start with
+          its own end), post_live_migration_at_destination ``source``
+          and ``transferred`` (the transfer's end written with its
+          start): the source makes no conductor call on the way
     1.7 - finish_revert_resize takes ``reverted``: the revert chains like
           the forward steps, the source writing revert_resize's end (its
           event, the destination claim dropped) in its step's first call
@@ -61,6 +69,11 @@ class ComputeAPI:
         """1.7: may revert_resize hand its end to finish_revert_resize?
         Capped below it, the destination writes its end itself."""
         return self.client.can_send_version('1.7')
+
+    def can_chain_live_steps(self):
+        """1.6: may a live migration's steps chain (every compute
+        upgraded)?"""
+        return self.client.can_send_version('1.6')
 
     def _call(self, ctxt, host, method, timeout=None, **kwargs):
         return self.client.prepare(server=host, timeout=timeout).call(
@@ -129,39 +142,68 @@ class ComputeAPI:
                    **extra)
 
     # -- live migration ------------------------------------------------------
+    def _live_call(self, ctxt, host, method, chained, **kwargs):
+        """A live migration call; ``chained`` (the 1.6 arguments) only
+        when every compute takes them."""
+        if chained and self.can_chain_live_steps():
+            return self.client.prepare(server=host, version='1.6').call(
+                ctxt, method, **kwargs, **chained)
+        return self._call(ctxt, host, method, **kwargs)
+
     def check_can_live_migrate_destination(self, ctxt, host, instance_uuid,
-                                           block_migration, migration_uuid):
-        """Call to the destination, which calls the source's check."""
-        return self._call(ctxt, host, 'check_can_live_migrate_destination',
-                          instance_uuid=instance_uuid,
-                          block_migration=block_migration,
-                          migration_uuid=migration_uuid)
+                                           block_migration, migration_uuid,
+                                           facts=None):
+        """Call to the destination, which calls the source's check. 1.6:
+        the two checks' events come back under '_events' in the answer
+        (the caller records them in its next step's transaction), and
+        ``facts`` ({instance, memory_mb_used}: what the check reads from
+        the database) go with the call."""
+        chained = {'report_events': True}
+        if facts is not None:
+            chained['facts'] = facts
+        return self._live_call(
+            ctxt, host, 'check_can_live_migrate_destination',
+            chained, instance_uuid=instance_uuid,
+            block_migration=block_migration, migration_uuid=migration_uuid)
 
     def check_can_live_migrate_source(self, ctxt, host, instance_uuid,
-                                      dest_check_data):
-        return self._call(ctxt, host, 'check_can_live_migrate_source',
-                          instance_uuid=instance_uuid,
-                          dest_check_data=dest_check_data)
+                                      dest_check_data, report_events=False):
+        return self._live_call(
+            ctxt, host, 'check_can_live_migrate_source',
+            {'report_events': True} if report_events else None,
+            instance_uuid=instance_uuid, dest_check_data=dest_check_data)
 
     def live_migration(self, ctxt, host, instance_uuid, dest, migration_uuid,
                        migrate_data):
-        """Cast to the source: run the transfer."""
+        """Cast to the source: run the transfer. 1.6: ``chained``, the
+        source makes no conductor call on the way."""
+        extra = {}
+        if self.can_chain_live_steps():
+            extra = {'version': '1.6', 'chained': True}
         self._step(ctxt, host, 'live_migration', instance_uuid=instance_uuid,
                    dest=dest, migration_uuid=migration_uuid,
-                   migrate_data=migrate_data)
+                   migrate_data=migrate_data, **extra)
 
     def pre_live_migration(self, ctxt, host, instance_uuid, migration_uuid,
-                           migrate_data):
-        return self._call(ctxt, host, 'pre_live_migration',
-                          instance_uuid=instance_uuid,
-                          migration_uuid=migration_uuid,
-                          migrate_data=migrate_data)
+                           migrate_data, source=None, progress=None):
+        """1.6: ``source`` and ``progress`` (the transfer's totals): the
+        destination writes the source's start (running) with its end."""
+        return self._live_call(
+            ctxt, host, 'pre_live_migration',
+            source and {'source': source, 'progress': progress},
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+            migrate_data=migrate_data)
 
     def post_live_migration_at_destination(self, ctxt, host, instance_uuid,
-                                           migration_uuid):
-        return self._call(ctxt, host, 'post_live_migration_at_destination',
-                          instance_uuid=instance_uuid,
-                          migration_uuid=migration_uuid)
+                                           migration_uuid, source=None,
+                                           transferred=None):
+        """1.6: ``source`` and ``transferred`` (the final progress): the
+        destination writes the transfer's end with its start, and closes
+        the source's event with its own end."""
+        return self._live_call(
+            ctxt, host, 'post_live_migration_at_destination',
+            source and {'source': source, 'transferred': transferred},
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid)
 
     def rollback_live_migration_at_destination(self, ctxt, host,
                                                instance_uuid, migration_uuid):

@@ -12,7 +12,7 @@ CONDUCTOR = 'nova-moves-conductor'
 
 class ComputeDBProxy:
     """Version history: see conductor/rpcapi.py ConductorDBAPI."""
-    target = messaging.Target(namespace='compute_db', version='1.5')
+    target = messaging.Target(namespace='compute_db', version='1.6')
 
     def __init__(self, on_settled=None):
         # Called when a step settles its migration (the conductor's gate
@@ -130,6 +130,16 @@ class ComputeDBProxy:
         result = db_api.move_failed(migration_id, **kwargs)
         self._settled(result['migration'])
         return result
+
+    @staticmethod
+    def host_memory_used(host, except_uuid):
+        """The memory the flavors of ``host``'s servers take, but
+        ``except_uuid``'s. Not an RPC method: the conductor's live
+        migration task sends it with the destination's check (compute
+        1.6), which then makes no call of its own."""
+        return sum(i['flavor']['memory_mb']
+                   for i in db_api.instance_get_all(host=host)
+                   if i['uuid'] != except_uuid and i.get('flavor'))
 
     def consumer_generation_get(self, ctxt, consumer_id):
         return db_api.consumer_generation_get(consumer_id)

@@ -78,6 +78,7 @@ class ConductorManager:
             return None
         return live_migrate.LiveMigrationTask(
             ctxt, instance_uuid, migration_uuid=migration_uuid,
+            host_memory_used=self.db.host_memory_used,
             **kwargs, **self._task_kwargs()).run()
 
     def _evacuate(self, ctxt, instance_uuid, migration_uuid, gate=True,

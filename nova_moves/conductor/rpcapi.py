@@ -108,12 +108,17 @@ class ConductorDBAPI:
           revert's from compute 1.7)
     1.5 - service_report takes ``settled``: a compute shown down is told
           to settle (remove evacuated copies) before its report counts
+    1.6 - move_advance takes ``passed_phases`` (a status the move went
+          through without a write of its own: a chained live migration's
+          'preparing', compute 1.6)
 
     Capped by [upgrade_levels] conductor; below 1.1 the two are made of
     1.0 calls (conductor/compat.py); below 1.2 events take a start and a
-    finish call; below 1.3 prep_resize makes its start call.
+    finish call; below 1.3 prep_resize makes its start call and a step's
+    event with a start time is recorded as started at its end; below 1.6
+    the live migration's steps are not chained.
     """
-    VERSION = '1.5'
+    VERSION = '1.6'
 
     def __init__(self):
         self.client = rpc.get_client(
@@ -223,19 +228,35 @@ class ConductorDBAPI:
     def can_chain_steps(self):
         return self.client.can_send_version('1.4')
 
-    @staticmethod
-    def _step_version(kwargs):
-        # 1.3 only for an event with its start time: callers ask
-        # can_record_whole_steps() first.
+    def can_chain_live_steps(self):
+        return self.client.can_send_version('1.6')
+
+    def _step_version(self, kwargs):
+        # 1.3 for an event with its start time; capped below, the event
+        # is recorded as started when it ended (a step whose only call
+        # is at its end: a live migration's abort or force-complete).
         event = kwargs.get('event') or {}
-        return '1.3' if event.get('start_time') else '1.1'
+        if not event.get('start_time'):
+            return '1.1'
+        if self.can_record_whole_steps():
+            return '1.3'
+        kwargs['event'] = {k: v for k, v in event.items()
+                           if k != 'start_time'}
+        return '1.1'
 
     # -- 1.1 ---------------------------------------------------------------
-    def move_advance(self, ctxt, migration_id, events=None, **kwargs):
+    def move_advance(self, ctxt, migration_id, events=None,
+                     passed_phases=None, **kwargs):
         """db_api.move_advance: one step, both rows compare-and-swapped;
         returns {'instance', 'migration'}; MoveConflict when stale.
         ``events`` (1.4: more events in the step's transaction, a chained
-        step's previous end) are recorded after it below 1.4."""
+        step's previous end) are recorded after it below 1.4.
+        ``passed_phases`` (1.6) are dropped below 1.6: callers that need
+        them ask can_chain_live_steps() first and write them otherwise."""
+        if passed_phases and self.can_chain_live_steps():
+            return self.client.prepare(version='1.6').call(
+                ctxt, 'move_advance', migration_id=migration_id,
+                events=events, passed_phases=passed_phases, **kwargs)
         if events and self.can_chain_steps():
             return self.client.prepare(version='1.4').call(
                 ctxt, 'move_advance', migration_id=migration_id,
@@ -256,6 +277,11 @@ class ConductorDBAPI:
         recorded after it (older conductors)."""
         server = rows['migration']['instance_uuid']
         try:
+            if not event.get('result'):  # an event's start
+                self.action_event_start(ctxt, server, ctxt.request_id,
+                                        event['name'],
+                                        host=event.get('host'))
+                return
             self.action_event_finish(
                 ctxt, server, ctxt.request_id, event['name'],
                 event['result'], host=event.get('host'),

@@ -291,7 +291,7 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
                  instance_values=None, expected_vm_state=None,
                  allocations=None, event=None, request_id=None,
                  expected_values=None, fault=None, claimed=None,
-                 events=None):
+                 events=None, passed_phases=None):
     """One step of a move in one transaction.
 
     ``status`` and ``task_state`` are [expected] (a check) or [expected,
@@ -305,7 +305,11 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
     ``events`` are more events of the same shape (a chained step records
     the previous step's end in its own transaction). ``claimed``
     (move_claim's stamp): the migration must not have been
-    touched since the claim. The migration's updated_at moves on every
+    touched since the claim. ``passed_phases`` ([status, time] pairs)
+    are statuses the move went through before ``status``'s new one
+    without a write of their own (a chained live migration's
+    'preparing', spent on the destination before its one call). The
+    migration's updated_at moves on every
     step (the stuck-move sweep measures from it). Returns {'instance',
     'migration'} as they are now; raises MoveConflict, writing nothing,
     when either row moved on."""
@@ -323,8 +327,13 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
         if status is not None and len(status) > 1 and status[1]:
             mig_values['status'] = status[1]
             # Guarded by the status compare-and-swap below.
+            stamped = migration.phases
+            for passed, began in (passed_phases or ()):
+                stamped = phases.stamp(stamped, passed,
+                                       _parse_time(began) or
+                                       mig_values['updated_at'])
             mig_values['phases'] = phases.stamp(
-                migration.phases, status[1], mig_values['updated_at'])
+                stamped, status[1], mig_values['updated_at'])
         params = _bound(mig_values)
         params['b_id'] = migration.id
         expected = _as_list(status[0]) if status is not None else []

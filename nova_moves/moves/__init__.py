@@ -62,6 +62,12 @@ def guard_of(kind, name, phase='end'):
     return kwargs
 
 
+def control_guard(kind, name):
+    """move_advance's arguments for a control of a running step (a live
+    migration's abort or force-complete): its check, nothing written."""
+    return kind.CONTROL_GUARDS[name].kwargs()
+
+
 # The task_states each type of move sets on its server: move_failed
 # only clears one of these.
 MOVE_TASK_STATES = {

@@ -5,6 +5,16 @@ take-over; the sweep asks it (live_migration_status) and re-sends only
 a step still queued. The destination's post_live_migration_at_destination
 is the point of no return: one transaction moves the server, drops the
 source half and completes the migration.
+
+Chained (compute RPC 1.6, conductor compute_db 1.6): the source makes no
+conductor call on the way. The destination's pre_live_migration writes,
+at its end and in one transaction, the source's start (queued ->
+running, the 'preparing' phase it spent, the transfer's totals, the
+source's event opened and its own recorded whole); its
+post_live_migration_at_destination start takes the transfer's final
+progress (running -> post-migrating) and its end closes the source's
+event with its own. Unchained (an older compute or conductor) each host
+writes its own statuses and events, as before.
 """
 from nova_moves.moves.step import (ASK, CONDUCTOR, DEST, KEEP, RESEND,
                                    RESTART_UNDO, ROLL_BACK, S, SOURCE,
@@ -19,17 +29,24 @@ STEPS = (
     step('live_migration', SOURCE,
          start=guard(S.M_QUEUED, KEEP, S.MIGRATING),
          end=guard(S.M_QUEUED, S.M_PREPARING, S.MIGRATING),
-         sweep=RESEND, restart=RESTART_UNDO),
+         event='compute_live_migration', sweep=RESEND,
+         restart=RESTART_UNDO),
+    # start: the unchained guard (the source wrote 'preparing'); end: the
+    # chained one, the source's start written by the destination.
     step('pre_live_migration', DEST,
-         guard(S.M_PREPARING, KEEP, S.MIGRATING),
+         start=guard(S.M_PREPARING, KEEP, S.MIGRATING),
+         end=guard(S.M_QUEUED, S.M_RUNNING, S.MIGRATING),
          event='compute_pre_live_migration', sweep=ASK,
          restart=RESTART_UNDO),
     step('_lm_transfer', SOURCE,
          start=guard(S.M_PREPARING, S.M_RUNNING, S.MIGRATING),
          end=guard(S.M_RUNNING, S.M_POST_MIGRATING, S.MIGRATING),
          sweep=ASK, restart=RESTART_UNDO),
+    # Its start also ends a chained transfer (running, with the final
+    # progress the source sent along).
     step('post_live_migration_at_destination', DEST,
-         start=guard(S.M_POST_MIGRATING, KEEP, S.MIGRATING),
+         start=guard((S.M_RUNNING, S.M_POST_MIGRATING), S.M_POST_MIGRATING,
+                     S.MIGRATING),
          end=guard(S.M_POST_MIGRATING, S.M_COMPLETED, S.MIGRATING, None),
          allocations='drop_source',
          event='compute_post_live_migration_at_destination', sweep=ASK,
@@ -41,6 +58,16 @@ CONTROLS = ('live_migration_abort', 'live_migration_force_complete',
             'live_migration_status', 'rollback_live_migration_at_destination',
             'check_can_live_migrate_destination',
             'check_can_live_migrate_source')
+
+# The guarded check of the controls that change a running step (one
+# move_advance each, their event recorded whole in it): the source
+# flags its running transfer only while the migration still is in one
+# of these statuses; otherwise the cast is stale and nothing is written.
+CONTROL_GUARDS = {
+    'live_migration_abort': guard(S.LIVE_MIGRATION_ABORTABLE, KEEP,
+                                  S.MIGRATING),
+    'live_migration_force_complete': guard(S.M_RUNNING, KEEP, S.MIGRATING),
+}
 
 PARKED = ()
 

@@ -31,7 +31,7 @@ class LiveMigrationTask(base.TaskBase):
 
     def __init__(self, ctxt, instance_uuid, migration_uuid, host, force,
                  block_migration, db, scheduler, compute_rpcapi,
-                 target_hosts=None):
+                 target_hosts=None, host_memory_used=None):
         super().__init__(ctxt, instance_uuid)
         self.target_hosts = target_hosts
         self.migration_uuid = migration_uuid
@@ -43,6 +43,12 @@ class LiveMigrationTask(base.TaskBase):
         self.compute_rpcapi = compute_rpcapi
         self.generation = None
         self.failed_checks = []
+        # The checks' events when the computes send them back (compute
+        # 1.6): recorded with the 'queued' step, one transaction.
+        self.check_events = []
+        # (host, server) -> memory its other servers take: sent with the
+        # destination's check (compute 1.6), which then reads nothing.
+        self.host_memory_used = host_memory_used
 
     # -- helpers --------------------------------------------------------------
     def _check_service_up(self, host, what):
@@ -60,14 +66,22 @@ class LiveMigrationTask(base.TaskBase):
     def _check_destination(self, host):
         """Call the destination, which calls the source. Returns the
         migrate_data; raises MigrationPreCheckError when a check fails."""
+        facts = {}
+        if self.host_memory_used is not None:
+            facts['facts'] = {'instance': self.instance,
+                              'memory_mb_used': self.host_memory_used(
+                                  host, self.instance_uuid)}
         try:
-            return self.compute_rpcapi.check_can_live_migrate_destination(
+            data = self.compute_rpcapi.check_can_live_migrate_destination(
                 self.ctxt, host, self.instance_uuid, self.block_migration,
-                self.migration_uuid)
+                self.migration_uuid, **facts)
         except messaging.MessagingTimeout:
             message = 'Timeout while checking if we can live migrate to ' \
                       'host: %s' % host
             raise exception.MigrationPreCheckError(message, reason=message)
+        data = dict(data or {})
+        self.check_events.extend(data.pop('_events', None) or ())
+        return data
 
     def _forced_destination(self, host):
         """2.30-2.67 force: no scheduler, copy the allocation to the
@@ -179,14 +193,18 @@ class LiveMigrationTask(base.TaskBase):
         else:
             selection, migrate_data = self._scheduled_destination()
         dest = selection['host']
+        # The flavor: a chained source (compute 1.6) sizes its transfer
+        # without reading the server.
         migrate_data = dict(migrate_data or {},
-                            block_migration=self.block_migration)
+                            block_migration=self.block_migration,
+                            flavor=self.instance['flavor'])
         self.db.move_advance(
             self.ctxt, self.migration_uuid,
             status=[states.M_ACCEPTED, states.M_QUEUED],
             task_state=[states.MIGRATING],
             values={'dest_compute': dest, 'dest_node': selection['nodename'],
-                    'dest_host': migrate_data.get('dest_ip')})
+                    'dest_host': migrate_data.get('dest_ip')},
+            events=self.check_events or None)
         LOG.info('Live migration of %s: %s -> %s', self.instance_uuid,
                  source, dest)
         self.compute_rpcapi.live_migration(

@@ -1,0 +1,422 @@
+"""What the live migration's handlers (compute/live_migration.py) share:
+the guarded writes of its chained steps (compute RPC 1.6, conductor
+compute_db 1.6), the events they carry as values, and the transfer's
+progress. A chained step writes the previous host's end with its own, so
+the source makes no conductor call between the conductor's cast and the
+destination's take-over:
+
+    dest   check_can_live_migrate_destination -> source's check: both
+           events go back to the conductor, recorded with its 'queued'
+    dest   pre_live_migration end: queued -> running (the 'preparing'
+           phase it spent, the transfer's totals, the source's event
+           opened, its own recorded whole)
+    source the transfer (progress, when long, one guarded write each)
+    dest   post_live_migration_at_destination start: running ->
+           post-migrating with the final progress; end: completed, the
+           source's event closed with its own
+"""
+import threading
+import time
+
+from oslo_log import log as logging
+
+from nova_moves import conf
+from nova_moves import exception
+from nova_moves import faultinfo
+from nova_moves import instance_actions
+from nova_moves import moves
+from nova_moves.moves import live
+from nova_moves import states
+from nova_moves import timeutil
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+PROGRESS_INTERVAL = 0.3   # seconds between two progress writes
+POLL_INTERVAL = 0.05
+SOURCE_EVENT = 'compute_live_migration'
+
+
+class LiveMigrationAborted(exception.NovaMovesException):
+    msg_fmt = 'Live migration %(migration)s was aborted by a user.'
+    code = 400
+
+
+class Control:
+    """What the abort / force-complete casts tell a running migration."""
+
+    def __init__(self):
+        self.abort = threading.Event()
+        self.force_complete = threading.Event()
+
+
+def event(name, host, result=None, start_time=None):
+    """An event as a value of a step's transaction (result None: its
+    start)."""
+    out = {'name': name, 'host': host, 'result': result}
+    if start_time:
+        out['start_time'] = start_time
+    return out
+
+
+def progress(totals, fraction):
+    """The migration's progress columns ``fraction`` of the way."""
+    memory_total, disk_total = totals
+    memory_done = int(memory_total * fraction)
+    disk_done = int(disk_total * fraction)
+    return {'memory_total': memory_total,
+            'memory_processed': memory_done,
+            'memory_remaining': memory_total - memory_done,
+            'disk_total': disk_total, 'disk_processed': disk_done,
+            'disk_remaining': disk_total - disk_done}
+
+
+def totals(flavor, migrate_data, memory_mb_override=0):
+    memory_mb = memory_mb_override or flavor['memory_mb']
+    block = migrate_data.get('block_migration')
+    disk_gb = (flavor.get('root_gb', 0) + flavor.get('ephemeral_gb', 0)
+               if block in (True, 'auto') else 0)
+    return memory_mb * MIB, disk_gb * GIB
+
+
+class LiveSteps:
+    """Private helpers of LiveMigrationMixin (no handlers here: every
+    public method of the mixin is a step or a control of moves/live.py)."""
+
+    def _lm_record_error(self, ctxt, instance_uuid, name, exc,
+                         started=None):
+        """A chained step that failed records its own Error event (its
+        success would have been a value of the next transaction)."""
+        instance_actions._safe(
+            self.event_backend.action_event_finish, ctxt, instance_uuid,
+            ctxt.request_id, name, 'Error',
+            traceback=instance_actions._format(exc),
+            details=faultinfo.message(exc), host=self.host,
+            start_time=started)
+
+    def _lm_checked(self, ctxt, instance_uuid, name, report_events, check):
+        """Run a pre-check; its event recorded whole (a call), or with
+        ``report_events`` returned under '_events' in its answer for the
+        conductor to record with its next step. A failed check records
+        its Error itself either way."""
+        if not report_events:
+            with instance_actions.event(self.event_backend, ctxt,
+                                        instance_uuid, name, host=self.host,
+                                        whole=True):
+                return check()
+        started = timeutil.utcnow_iso()
+        try:
+            answer = dict(check())
+        except Exception as exc:
+            self._lm_record_error(ctxt, instance_uuid, name, exc, started)
+            raise
+        answer['_events'] = list(answer.get('_events') or ()) + [
+            event(name, self.host, 'Success', started)]
+        return answer
+
+    def _lm_chained_running(self, ctxt, migration_uuid, source, values,
+                            started):
+        """The end of a chained pre_live_migration: queued -> running in
+        one transaction (the 'preparing' phase since ``started``, the
+        transfer's totals, the source's event opened, this step's
+        recorded whole). MoveConflict when the migration moved on (a
+        duplicate of the source's cast won, a rollback)."""
+        here = {'source_compute': source, 'dest_compute': self.host}
+        events = [event(SOURCE_EVENT, source),
+                  event('compute_pre_live_migration', self.host, 'Success',
+                        started)]
+        end = moves.guard_of(live, 'pre_live_migration')
+        if self.conductor.can_chain_live_steps():
+            rows = self.conductor.move_advance(
+                ctxt, migration_uuid, expected_values=here, values=values,
+                events=events, passed_phases=[[states.M_PREPARING, started]],
+                **end)
+        else:  # an older conductor: 'preparing' written on its own
+            self.conductor.move_advance(
+                ctxt, migration_uuid, expected_values=here,
+                **moves.guard_of(live, 'live_migration'))
+            end['status'][0] = states.M_PREPARING
+            rows = self.conductor.move_advance(
+                ctxt, migration_uuid, expected_values=here, values=values,
+                events=events, **end)
+        self.notifier.saw(ctxt, rows)
+        return rows
+
+    def _lm_post_start(self, ctxt, migration_uuid, source, transferred):
+        """The guard of post_live_migration_at_destination, its event
+        opened; chained (``source``), the transfer's end with it."""
+        kwargs = moves.guard_of(live, 'post_live_migration_at_destination',
+                                'start')
+        if not source:  # the source wrote post-migrating itself
+            kwargs['status'] = [states.M_POST_MIGRATING]
+        rows = self.conductor.move_advance(
+            ctxt, migration_uuid, values=transferred or None,
+            expected_values={'dest_compute': self.host},
+            event=event('compute_post_live_migration_at_destination',
+                        self.host), **kwargs)
+        self.notifier.saw(ctxt, rows)
+        return rows
+
+    def _lm_control_step(self, ctxt, name, migration_id):
+        """A control's guarded check (moves/live.py CONTROL_GUARDS), its
+        event recorded whole in it: the migration as it is, or None when
+        the cast is stale (the migration is not where the control
+        applies, or not this host's)."""
+        started = timeutil.utcnow_iso()
+        try:
+            rows = self.conductor.move_advance(
+                ctxt, migration_id,
+                expected_values={'source_compute': self.host},
+                event=event('compute_' + name, self.host, 'Success',
+                            started),
+                **moves.control_guard(live, name))
+        except exception.MoveConflict as exc:
+            LOG.info('Nothing to %s on %s: %s', name, self.host, exc)
+            return None
+        return rows['migration']
+
+    def _lm_guard(self, ctxt, migration_uuid, status, **expected_values):
+        """A call from the source for a migration that has moved on (a
+        rollback, a duplicate) is refused: MoveConflict to the caller."""
+        rows = self.conductor.move_advance(
+            ctxt, migration_uuid, status=[status],
+            task_state=[states.MIGRATING], expected_values=expected_values)
+        self.notifier.saw(ctxt, rows)
+        return rows
+
+    def _lm_take_over(self, ctxt, instance_uuid, migration_uuid, rows,
+                      events):
+        # A paused server stays paused on the destination (Nova).
+        paused = rows['instance']['vm_state'] == states.PAUSED
+        self.driver.spawn(instance_uuid, rows['instance']['flavor'],
+                          operation='post_live_migration_at_destination',
+                          power='paused' if paused else 'running')
+        try:
+            # The point of no return, one transaction: the server is here,
+            # its source half is gone and the migration is completed --
+            # or, when a rollback got there first, nothing.
+            self.notifier.saw(ctxt, self.conductor.move_advance(
+                ctxt, migration_uuid,
+                expected_values={'dest_compute': self.host},
+                instance_values={'host': self.host, 'node': self.host,
+                                 'power_state': states.POWER_PAUSED
+                                 if paused else states.POWER_RUNNING,
+                                 'progress': 0},
+                event=event(
+                    'compute_post_live_migration_at_destination', self.host,
+                    'Success'), events=events,
+                **moves.guard_of(live, 'post_live_migration_at_destination')))
+        except exception.MoveConflict:
+            # Rolled back meanwhile (the source restarted, the sweep) or a
+            # duplicate: the copy just started goes unless the server
+            # already runs here.
+            self._lm_drop_copy_unless_here(ctxt, instance_uuid)
+            raise
+
+    def _lm_drop_copy_unless_here(self, ctxt, instance_uuid):
+        """Remove this host's copy of a server recorded elsewhere."""
+        try:
+            host = self._instance(ctxt, instance_uuid)['host']
+        except exception.InstanceNotFound:
+            host = None
+        if host != self.host and self.driver.has_guest(instance_uuid):
+            LOG.warning('Removing the copy of %s on %s: the server lives '
+                        'on %s', instance_uuid, self.host, host)
+            self.driver.destroy(instance_uuid,
+                                operation='rollback_live_migration')
+            return True
+        return False
+
+    def _lm_wait_for_slot(self, control):
+        """Queue behind max_concurrent_live_migrations; False if aborted
+        while waiting."""
+        if self._lm_slots is None:
+            return not control.abort.is_set()
+        while not control.abort.is_set():
+            if self._lm_slots.acquire(timeout=POLL_INTERVAL):
+                if control.abort.is_set():
+                    self._lm_slots.release()
+                    return False
+                return True
+        return False
+
+    def _lm_set_status(self, ctxt, migration, status, expected, **values):
+        """A guarded step: MoveConflict (the run stops) when the migration
+        or the server moved on."""
+        return self.conductor.move_advance(
+            ctxt, migration['uuid'], status=[expected, status],
+            task_state=[states.MIGRATING], values=values)
+
+    def _lm_start(self, ctxt, instance_uuid, migration, dest, migrate_data,
+                  rows):
+        """Up to the transfer: 'preparing', the destination's
+        pre_live_migration, 'running'. Returns the transfer's totals, or
+        None when another delivery of the cast runs the migration (or
+        it settled meanwhile): nothing to do or undo here."""
+        chained = rows is None
+        if chained:
+            sizes = totals(
+                migrate_data['flavor'], migrate_data,
+                CONF.compute.live_migration_memory_mb)
+            try:
+                self.compute_rpcapi.pre_live_migration(
+                    ctxt, dest, instance_uuid, migration['uuid'],
+                    migrate_data, source=self.host,
+                    progress=progress(sizes, 0.0))
+            except exception.MoveConflict as exc:
+                LOG.info('Live migration %s of %s is run by another '
+                         'delivery or settled: %s', migration['uuid'],
+                         instance_uuid, exc)
+                return None
+            return sizes
+        try:
+            rows = self._lm_set_status(ctxt, migration, states.M_PREPARING,
+                                       states.M_QUEUED)
+        except exception.MoveConflict:
+            # Another delivery of this cast won the first step and runs
+            # the migration: a rollback here would undo its move.
+            LOG.info('Live migration %s of %s is run by another delivery',
+                     migration['id'], instance_uuid)
+            return None
+        self.compute_rpcapi.pre_live_migration(
+            ctxt, dest, instance_uuid, migration['uuid'], migrate_data)
+        # The server as the guarded step above returned it (its flavor
+        # does not change while it migrates).
+        sizes = self._lm_totals(rows['instance'], migrate_data)
+        self._lm_set_status(ctxt, migration, states.M_RUNNING,
+                            states.M_PREPARING,
+                            **progress(sizes, 0.0))
+        return sizes
+
+    def _lm_run(self, ctxt, instance_uuid, migration, dest, migrate_data,
+                control, rows):
+        chained = rows is None
+        # From the call to pre_live_migration on, the destination may
+        # hold something to clean up, even when it fails half-way.
+        dest_prepared = True
+        event = SOURCE_EVENT if chained else None
+        try:
+            sizes = self._lm_start(ctxt, instance_uuid, migration, dest,
+                                   migrate_data, rows)
+            if sizes is None:
+                return
+            if control.abort.is_set():
+                raise LiveMigrationAborted(migration=migration['uuid'])
+            done = self._lm_transfer(ctxt, migration, sizes, control,
+                                     instance_uuid)
+            if chained:
+                post = dict(source=self.host, transferred=done)
+            else:
+                # The transfer's final progress goes with the status.
+                self._lm_set_status(ctxt, migration,
+                                    states.M_POST_MIGRATING,
+                                    states.M_RUNNING, **done)
+                post = {}
+            # Nova's instance.live_migration_post.* come from the source.
+            self.notifier.run(
+                ctxt, instance_uuid, 'live_migration_post',
+                lambda: self.compute_rpcapi.post_live_migration_at_destination(
+                    ctxt, dest, instance_uuid, migration['uuid'], **post))
+        except LiveMigrationAborted:
+            LOG.info('Live migration %s of %s aborted', migration['uuid'],
+                     instance_uuid)
+            self._lm_rollback(ctxt, instance_uuid, migration, dest, None,
+                              states.M_CANCELLED, dest_prepared, event=event)
+            return
+        except Exception as exc:
+            LOG.warning('Live migration %s of %s to %s failed: %s',
+                        migration['uuid'], instance_uuid, dest, exc)
+            if self._lm_rollback(ctxt, instance_uuid, migration, dest, exc,
+                                 states.M_ERROR, dest_prepared, event=event):
+                raise
+            # Settled otherwise first: the destination won (its reply was
+            # lost, or ours came too late) and our copy went with the
+            # rollback's check; or the move was undone and ours stays.
+            return
+        # The destination completed the migration: the local copy goes.
+        try:
+            self.driver.destroy(instance_uuid,
+                                operation='live_migration_cleanup')
+        except Exception:
+            LOG.exception('Could not remove the source copy of %s',
+                          instance_uuid)
+
+    def _lm_totals(self, instance, migrate_data):
+        return totals(instance['flavor'], migrate_data,
+                                 CONF.compute.live_migration_memory_mb)
+
+    def _lm_transfer(self, ctxt, migration, sizes, control, instance_uuid):
+        """Copy memory (and disks for a block migration) over the
+        simulated duration; force-complete finishes now, abort stops.
+        Progress, when the copy is long enough to report it, is one
+        guarded write (the migration's columns and the server's percent).
+        Returns the final progress values (for the next step to write)."""
+        duration = self.driver.duration('live_migration')
+        started = last_report = time.monotonic()
+        while True:
+            if control.abort.is_set():
+                raise LiveMigrationAborted(migration=migration['uuid'])
+            now = time.monotonic()
+            if control.force_complete.is_set() or now - started >= duration:
+                break
+            if now - last_report >= PROGRESS_INTERVAL:
+                fraction = min(1.0, (now - started) / duration)
+                self.conductor.move_advance(
+                    ctxt, migration['uuid'], status=[states.M_RUNNING],
+                    task_state=[states.MIGRATING],
+                    values=progress(sizes, fraction),
+                    # The server's own progress field, like Nova's.
+                    instance_values={'progress': int(100 * fraction)})
+                last_report = now
+            time.sleep(min(POLL_INTERVAL, max(0.0, duration -
+                                              (now - started))))
+        if self.driver.injected('live_migration'):
+            raise exception.HypervisorOperationFailed(
+                operation='live_migration', host=self.host)
+        return progress(sizes, 1.0)
+
+    def _lm_rollback(self, ctxt, instance_uuid, migration, dest, exc,
+                     status, dest_prepared, event=None, newest=False):
+        """move_failed: the server stays on this host, its allocation
+        back (the destination claim dropped), task_state cleared,
+        migration ``status``; then the destination cleans up. True when
+        rolled back; False when the migration settled otherwise first
+        (then a copy here of a server that now lives elsewhere goes).
+        ``event``: the source's event to close as Error in the same
+        transaction (chained, or a restart: ``newest``)."""
+        return self.notifier.run(
+            ctxt, instance_uuid, 'live_migration_rollback',
+            lambda: self._lm_roll_back(ctxt, instance_uuid, migration, dest,
+                                       exc, status, dest_prepared, event,
+                                       newest))
+
+    def _lm_roll_back(self, ctxt, instance_uuid, migration, dest, exc,
+                      status, dest_prepared, event, newest):
+        failed = self._move_failed(
+            ctxt, migration['uuid'], exc,
+            expected_status=list(states.LIVE_MIGRATION_IN_FLIGHT),
+            status=status, instance_values={'progress': 0},
+            expected_values={'source_compute': self.host}, event=event,
+            newest_action=newest)
+        if failed is None:
+            self._lm_drop_copy_unless_here(ctxt, instance_uuid)
+            return False
+        if dest_prepared and dest:
+            try:
+                self.compute_rpcapi.rollback_live_migration_at_destination(
+                    ctxt, dest, instance_uuid, migration['uuid'])
+            except Exception:
+                LOG.exception('Could not ask %s to clean up %s', dest,
+                              instance_uuid)
+        return True
+
+    def _lm_runs(self, migration):
+        """The controls of ``migration``'s runs here (under _lm_lock)."""
+        runs = []
+        for key in (migration['id'], migration['uuid']):
+            for control in self._lm_controls.get(key, ()):
+                if control not in runs:
+                    runs.append(control)
+        return runs
