@@ -42,6 +42,7 @@ class LiveStormConductorKillTest(testtools.TestCase):
         counts = report['invariants']['counts']
         self.assertEqual(
             {'moves': len(accepted), 'terminal': len(accepted), 'leaked': 0,
-             'misplaced': 0, 'duplicate_copies': 0}, counts,
+             'misplaced': 0, 'duplicate_copies': 0,
+             'rolled_back_lost_message': 0}, counts,
             (report['invariants']['problems'], refused))
         self.assertEqual([], report['invariants']['problems'])
