@@ -197,10 +197,12 @@ def flavor_ref(ref):
         flavor = db_api.flavor_get(ref)
     except exception.FlavorNotFound:
         flavor = None
-    # A private flavor is the admin's only (no flavor access lists here),
+    # A private flavor is the admin's and its access list's projects',
     # as Nova hides it from projects without access.
-    if flavor is None or not (flavor['is_public']
-                              or api_req.context().is_admin):
+    ctxt = api_req.context()
+    if flavor is None or not (
+            flavor['is_public'] or ctxt.is_admin
+            or ctxt.project_id in db_api.flavor_access_get(ref)):
         raise exception.Invalid(reason='Flavor %s could not be found.'
                                 % input_guard.excerpt(str(ref)))
     return flavor

@@ -171,7 +171,7 @@ def _server_detail(instance, fault, show, metadata):
     if version >= '2.19':
         body['description'] = instance.get('description')
     if version >= '2.26':
-        body['tags'] = []
+        body['tags'] = db_api.instance_tags_get(instance['uuid'])
     if version >= '2.73':
         body['locked_reason'] = instance.get('locked_reason')
     if version >= '2.63':
@@ -256,8 +256,11 @@ def flavor(row):
             'os-flavor-access:is_public': row['is_public']}
     if version >= '2.55':
         body['description'] = row['description']
-    if version >= '2.61':
-        body['extra_specs'] = {}
+    if version >= '2.61' and api_req.can(
+            'os_compute_api:os-flavor-extra-specs:index'):
+        # Nova's: shown to those who may list them (2.61).
+        body['extra_specs'] = db_api.flavor_extra_specs_get_many(
+            [row['id']]).get(row['id'], {})
     return body
 
 
