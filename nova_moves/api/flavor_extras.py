@@ -9,7 +9,7 @@ hypervisor reads none of them."""
 import flask
 
 from nova_moves.api import request as api_req
-from nova_moves.api import flavors
+from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -55,14 +55,14 @@ def _strings(specs):
 
 def index(flavor_id):
     api_req.authorize(_POLICY % 'index')
-    flavors.visible_flavor(flavor_id)
+    common.visible_flavor(flavor_id)
     return flask.jsonify(
         {'extra_specs': db_api.flavor_extra_specs_get(flavor_id)})
 
 
 def show(flavor_id, key):
     api_req.authorize(_POLICY % 'show')
-    flavors.visible_flavor(flavor_id)
+    common.visible_flavor(flavor_id)
     specs = db_api.flavor_extra_specs_get(flavor_id)
     if key not in specs:
         raise exception.NotFound(
@@ -76,7 +76,7 @@ def create(flavor_id):
     """POST: merge into the flavor's extra specs; answers with the body."""
     api_req.authorize(_POLICY % 'create')
     body = validation.body()
-    flavors.visible_flavor(flavor_id)
+    common.visible_flavor(flavor_id)
     db_api.flavor_extra_specs_update(flavor_id,
                                      _strings(body['extra_specs']))
     return flask.jsonify(body)
@@ -89,14 +89,14 @@ def update(flavor_id, key):
     if key not in body:
         raise exception.ValidationError(detail='Request body and URI '
                                                'mismatch')
-    flavors.visible_flavor(flavor_id)
+    common.visible_flavor(flavor_id)
     db_api.flavor_extra_specs_update(flavor_id, _strings(body))
     return flask.jsonify(body)
 
 
 def delete(flavor_id, key):
     api_req.authorize(_POLICY % 'delete')
-    flavors.visible_flavor(flavor_id)
+    common.visible_flavor(flavor_id)
     try:
         db_api.flavor_extra_spec_delete(flavor_id, key)
     except exception.NotFound:
@@ -114,7 +114,7 @@ def _access_body(flavor_id):
 
 def access_index(flavor_id):
     api_req.authorize(_ACCESS_POLICY)
-    flavor = flavors.visible_flavor(flavor_id)
+    flavor = common.visible_flavor(flavor_id)
     if flavor['is_public']:
         raise exception.NotFound('Access list not available for public '
                                  'flavors.')
@@ -131,14 +131,14 @@ def action(flavor_id):
     project = value['tenant']
     if name == 'addTenantAccess':
         api_req.authorize(_ACCESS_POLICY + ':add_tenant_access')
-        flavor = flavors.visible_flavor(flavor_id)
+        flavor = common.visible_flavor(flavor_id)
         if flavor['is_public']:
             raise exception.Conflict(
                 reason='Can not add access to a public flavor.')
         db_api.flavor_access_add(flavor['flavorid'], project)
     else:
         api_req.authorize(_ACCESS_POLICY + ':remove_tenant_access')
-        flavor = flavors.visible_flavor(flavor_id)
+        flavor = common.visible_flavor(flavor_id)
         try:
             db_api.flavor_access_remove(flavor['flavorid'], project)
         except exception.NotFound:

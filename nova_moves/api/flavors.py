@@ -177,25 +177,9 @@ def _flavorid(value):
     return text
 
 
-def visible_flavor(flavor_id):
-    """The flavor, or FlavorNotFound: a private flavor is the admin's
-    and its access list's projects', as Nova hides one from projects
-    without access."""
-    try:
-        flavor = db_api.flavor_get(flavor_id)
-    except exception.FlavorNotFound:
-        raise exception.FlavorNotFound(
-            flavor_id=input_guard.excerpt(str(flavor_id)))
-    ctxt = api_req.context()
-    if not flavor['is_public'] and not ctxt.is_admin and \
-            ctxt.project_id not in db_api.flavor_access_get(flavor_id):
-        raise exception.FlavorNotFound(
-            flavor_id=input_guard.excerpt(str(flavor_id)))
-    return flavor
-
-
 def show(flavor_id):
-    return flask.jsonify({'flavor': views.flavor(visible_flavor(flavor_id))})
+    flavor = common.visible_flavor(flavor_id)
+    return flask.jsonify({'flavor': views.flavor(flavor)})
 
 
 _UPDATE_SCHEMA = {
@@ -216,7 +200,7 @@ def update(flavor_id):
                                  '2.55 or later.')
     api_req.authorize('os_compute_api:os-flavor-manage:update')
     body = validation.body()['flavor']
-    visible_flavor(flavor_id)
+    common.visible_flavor(flavor_id)
     row = db_api.flavor_update(flavor_id,
                                {'description': body['description']})
     return flask.jsonify({'flavor': views.flavor(row)})

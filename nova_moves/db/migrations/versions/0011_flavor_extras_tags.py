@@ -15,7 +15,7 @@ depends_on = None
 
 
 def _timestamps():
-    return [sa.Column('created_at', sa.DateTime(), nullable=True),
+    return [sa.Column('created_at', sa.DateTime(), nullable=False),
             sa.Column('updated_at', sa.DateTime(), nullable=True)]
 
 
