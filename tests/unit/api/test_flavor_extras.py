@@ -180,3 +180,37 @@ class ServerTagsTest(_Base):
         self.call('put', self.path + '/' + 'x' * 61, 400, ALICE, '2.26')
         self.call('put', self.path + '/a,b', 400, ALICE, '2.26')
         self.assertEqual({'tags': []}, self.tags())
+
+
+class MultipleCreateTest(_Base):
+
+    def boot(self, code, headers=ALICE, **server):
+        body = {'server': dict({'name': 'vm', 'flavorRef': 'f1'}, **server)}
+        return self.call('post', '/servers', code, headers=headers,
+                         json=body)
+
+    def names(self):
+        return sorted(s['name'] for s in self.call(
+            'get', '/servers', 200, headers=ALICE)['servers'])
+
+    def test_names_reservation_and_quota(self):
+        self.assertIn('server', self.boot(202, min_count=2, max_count=3))
+        self.assertEqual(['vm-1', 'vm-2', 'vm-3'], self.names())
+        body = self.boot(202, min_count='2', return_reservation_id=True)
+        self.assertEqual(['reservation_id'], list(body))
+        self.assertEqual(5, len(self.names()))
+        # The default quota is 10 instances: 5 more fit, not 6; a max
+        # past it is cut to what fits.
+        self.boot(403, min_count=6)
+        self.assertEqual(5, len(self.names()))
+        self.boot(202, min_count=1, max_count=10 ** 9)
+        self.assertEqual(10, len(self.names()))
+
+    def test_bad_counts(self):
+        for counts in ({'min_count': 0}, {'min_count': '0'},
+                       {'min_count': -1}, {'min_count': 'x'},
+                       {'min_count': 3, 'max_count': 2},
+                       {'max_count': 2 ** 31}, {'min_count': 1.5},
+                       {'return_reservation_id': 'maybe'}):
+            self.boot(400, **counts)
+        self.assertEqual([], self.names())
