@@ -160,7 +160,19 @@ def instance_tags_set(instance_uuid, tags):
             _TAG.resource_id == instance_uuid))
         for tag in sorted(set(tags)):
             session.add(_TAG(resource_id=instance_uuid, tag=tag))
+        _flush_tags(session)
     return sorted(set(tags))
+
+
+def _flush_tags(session):
+    try:
+        session.flush()
+    except _DUPLICATE:
+        # MySQL's collation compares tags without case or trailing
+        # spaces: two such tags are one there.
+        raise exception.Conflict(
+            reason='tags must differ by more than letter case or trailing '
+                   'spaces')
 
 
 def instance_tag_add(instance_uuid, tag, limit):
@@ -178,6 +190,7 @@ def instance_tag_add(instance_uuid, tag, limit):
                 detail='The number of tags exceeded the per-server limit '
                        '%d' % limit)
         session.add(_TAG(resource_id=instance_uuid, tag=tag))
+        _flush_tags(session)
         return True
 
 
