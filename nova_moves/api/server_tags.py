@@ -1,6 +1,8 @@
 """Server tags (2.26): /servers/{id}/tags[/{tag}], as Nova's: a tag is
 1-60 characters without '/' or ',', a server has at most 50 of them
 (more: 400); below 2.26 the routes do not exist (404)."""
+from urllib import parse
+
 import flask
 
 from nova_moves.api import request as api_req
@@ -73,8 +75,9 @@ def update(server_id, tag):
     if not db_api.instance_tag_add(instance['uuid'], tag, MAX_TAGS):
         return flask.Response(status=204)
     response = flask.Response(status=201)
+    # Quoted: a header carries latin-1 only, a tag any character.
     response.headers['Location'] = '%s/v2.1/servers/%s/tags/%s' % (
-        common.base_url(), instance['uuid'], tag)
+        common.base_url(), instance['uuid'], parse.quote(tag, safe=''))
     return response
 
 

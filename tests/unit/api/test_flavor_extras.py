@@ -155,6 +155,12 @@ class ServerTagsTest(_Base):
             'put', self.path, 200, ALICE, '2.26', json={'tags': ['b', 'a']}))
         self.call('put', self.path + '/c', 201, ALICE, '2.26')
         self.call('put', self.path + '/c', 204, ALICE, '2.26')
+        response = self.client.put(
+            '/v2.1' + self.path + '/%E6%97%A5 x', headers=at('2.26', ALICE))
+        self.assertEqual(201, response.status_code)
+        self.assertTrue(response.headers['Location'].endswith(
+            '/tags/%E6%97%A5%20x'), response.headers['Location'])
+        self.call('delete', self.path + '/\u65e5 x', 204, ALICE, '2.26')
         self.call('get', self.path + '/c', 204, ALICE, '2.26')
         self.call('get', self.path + '/d', 404, ALICE, '2.26')
         server = self.call('get', '/servers/%s' % self.uuid, 200, ALICE,
