@@ -103,7 +103,8 @@ def delete(flavor_id, key):
         raise exception.NotFound(
             'Flavor %s does not have extra specs with key %s.'
             % (input_guard.excerpt(flavor_id), input_guard.excerpt(key)))
-    return flask.Response(status=202)
+    # Nova answers 200, no body.
+    return flask.Response(status=200)
 
 
 def _access_body(flavor_id):

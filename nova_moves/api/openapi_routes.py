@@ -104,7 +104,8 @@ OPERATIONS = {
         {'200': _ok(listing('host_drains', ref('HostDrain')))}),
 }
 _SERVER_FILTERS = ['all_tenants', 'project_id', 'host', 'status', 'name',
-                   'flavor', 'deleted', 'limit', 'marker']
+                   'flavor', 'image', 'reservation_id', 'changes-since',
+                   'deleted', 'limit', 'marker']
 OPERATIONS['servers_index'] = (
     'List servers (id, name, links).', _SERVER_FILTERS,
     {'200': _ok(listing('servers', ref('ServerBrief')))})
@@ -134,7 +135,7 @@ OPERATIONS.update({
         'Set one flavor extra spec (admin); the body names the key of '
         'the URL.', [], {'200': _ok(_SPECS)}),
     'flavors_extra_spec_delete': ('Delete one flavor extra spec (admin).',
-                                  [], {'202': {'description': 'Deleted'}}),
+                                  [], {'200': {'description': 'Deleted'}}),
     'flavors_access': (
         "A private flavor's access list (admin; 404 for a public one).",
         [], {'200': _ok(_ACCESS)}),

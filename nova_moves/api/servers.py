@@ -121,13 +121,15 @@ def create():
     count = quota_rules.allowed_count(ctxt.project_id, deltas, min_count,
                                       max_count)
     made = []
+    reservation = 'r-' + secrets.token_hex(4)
     try:
         for index in range(count):
             name = body['name'] if count == 1 else _MULTI_NAME % {
                 'name': body['name'], 'count': index + 1}
             made.append(_create_one(ctxt, body, deltas, group, dict(
                 kept, display_name=name, flavor=flavor, requested_az=zone,
-                availability_zone=zone)))
+                availability_zone=zone, reservation_id=reservation,
+                launch_index=index)))
     except Exception:
         # Nothing half-made: none of the servers existed for the user.
         for instance in made:
@@ -142,7 +144,7 @@ def create():
         api_req.services().conductor.build_instances(
             ctxt, [instance['uuid']], spec)
     if validation.to_bool(body.get('return_reservation_id', False)):
-        return common.accepted({'reservation_id': 'r-%08x' % made[0]['id']})
+        return common.accepted({'reservation_id': reservation})
     instance = made[0]
     return common.accepted({'server': {
         'id': instance['uuid'],
@@ -249,7 +251,8 @@ def _all_tenants(args):
 def _matchers(args):
     """The filters applied here rather than in the database: ``status``,
     ``name`` (a regular expression searched in the name, case-sensitive,
-    as Nova on PostgreSQL/SQLite) and ``flavor`` (a flavor id)."""
+    as Nova on PostgreSQL/SQLite), ``reservation_id``, ``image``,
+    ``changes-since`` and ``flavor`` (a flavor id)."""
     matchers = []
     status = args.get('status')
     if status:
@@ -264,6 +267,16 @@ def _matchers(args):
                 % input_guard.excerpt(name))
         matchers.append(
             lambda i: pattern.search(i['display_name'] or '') is not None)
+    for arg, column in (('reservation_id', 'reservation_id'),
+                        ('image', 'image_ref')):
+        if args.get(arg):
+            matchers.append(functools.partial(
+                lambda column, value, i: i.get(column) == value, column,
+                args[arg]))
+    since = common.time_arg('changes-since')
+    if since:
+        matchers.append(lambda i: (i['updated_at'] or i['created_at'])
+                        >= since)
     flavor = args.get('flavor')
     if flavor:
         matchers.append(lambda i: str(i['flavor'].get('flavorid')) == flavor)

@@ -154,9 +154,11 @@ def _server_detail(instance, fault, show, metadata):
         })
         if version >= '2.3':
             # Nova's extra extended attributes; nothing to tell here.
-            body.update({'OS-EXT-SRV-ATTR:reservation_id': 'r-%08x' %
-                         instance['id'],
-                         'OS-EXT-SRV-ATTR:launch_index': 0,
+            body.update({'OS-EXT-SRV-ATTR:reservation_id':
+                         instance.get('reservation_id')
+                         or 'r-%08x' % instance['id'],
+                         'OS-EXT-SRV-ATTR:launch_index':
+                         instance.get('launch_index') or 0,
                          'OS-EXT-SRV-ATTR:kernel_id': '',
                          'OS-EXT-SRV-ATTR:ramdisk_id': '',
                          'OS-EXT-SRV-ATTR:root_device_name': None,

@@ -201,6 +201,10 @@ class Instance(BASE, TimestampMixin):
     # NULL is Nova's default group. No Neutron behind them: only
     # 'default' exists (api/lifecycle.py add/removeSecurityGroup).
     security_groups = Column(Text)
+    # Multiple create (Nova's): the request's reservation, shared by the
+    # servers it made, and each one's index in it.
+    reservation_id = Column(String(255))
+    launch_index = Column(Integer)
 
 
 class InstanceMetadata(BASE, TimestampMixin):

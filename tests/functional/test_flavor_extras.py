@@ -39,7 +39,7 @@ class FlavorExtrasTest(base.StackTestCase):
                                                expect=200).json())
         self.assertEqual(403, alice.put(path + '/n', {'n': '5'}).status_code)
         self.admin.put(path + '/n', {'n': '5'}, expect=200)
-        self.admin.delete(path + '/n', expect=202)
+        self.admin.delete(path + '/n', expect=200)
         self.assertEqual(404, self.admin.get(path + '/n').status_code)
         for bad in ({'extra_specs': {'a/b': 'x'}},
                     {'extra_specs': {'k' * 256: 'x'}},

@@ -49,7 +49,7 @@ class ExtraSpecsTest(_Base):
         flavor = self.call('get', '/flavors/f1', 200, version='2.61')
         self.assertEqual({'hw:cpu_policy': 'dedicated', 'n': 'x'},
                          flavor['flavor']['extra_specs'])
-        self.call('delete', path + '/n', 202)
+        self.call('delete', path + '/n', 200)
         self.call('get', path + '/n', 404)
         self.call('delete', path + '/n', 404)
 
@@ -220,3 +220,22 @@ class MultipleCreateTest(_Base):
                        {'return_reservation_id': 'maybe'}):
             self.boot(400, **counts)
         self.assertEqual([], self.names())
+
+    def test_reservation_and_list_filters(self):
+        body = self.boot(202, min_count=2, return_reservation_id=True)
+        self.boot(202, name='other', imageRef='img-2')
+        servers = self.call('get', '/servers?reservation_id=%s'
+                            % body['reservation_id'], 200,
+                            headers=ALICE)['servers']
+        self.assertEqual(['vm-1', 'vm-2'], sorted(s['name'] for s in servers))
+        shown = self.call('get', '/servers/%s' % servers[0]['id'], 200,
+                          version='2.3')['server']
+        self.assertEqual(body['reservation_id'],
+                         shown['OS-EXT-SRV-ATTR:reservation_id'])
+        self.assertEqual(['other'], [s['name'] for s in self.call(
+            'get', '/servers?image=img-2', 200, headers=ALICE)['servers']])
+        self.assertEqual([], self.call(
+            'get', '/servers?changes-since=2999-01-01T00:00:00Z', 200,
+            headers=ALICE)['servers'])
+        self.call('get', '/servers?changes-since=not-a-date', 400,
+                  headers=ALICE)

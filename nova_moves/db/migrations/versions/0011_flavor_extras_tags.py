@@ -1,4 +1,5 @@
-"""flavor extra specs, flavor access lists and server tags
+"""flavor extra specs, flavor access lists, server tags and the
+instances' reservation_id/launch_index (multiple create)
 
 Revision ID: 0011
 Revises: 0010
@@ -46,3 +47,8 @@ def upgrade():
         sa.Column('resource_id', sa.String(36), primary_key=True,
                   nullable=False),
         sa.Column('tag', sa.String(80), primary_key=True, nullable=False))
+    with op.batch_alter_table('instances') as batch:
+        batch.add_column(sa.Column('reservation_id', sa.String(255),
+                                   nullable=True))
+        batch.add_column(sa.Column('launch_index', sa.Integer(),
+                                   nullable=True))
