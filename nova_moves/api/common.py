@@ -190,6 +190,23 @@ def next_links(items, limit, path, key=lambda item: item['id'], query=''):
         parse.quote(str(key(items[-1])), safe=''))}]
 
 
+def visible_flavor(flavor_id):
+    """The flavor, or FlavorNotFound: a private flavor is the admin's
+    and its access list's projects', as Nova hides one from projects
+    without access."""
+    try:
+        flavor = db_api.flavor_get(flavor_id)
+    except exception.FlavorNotFound:
+        raise exception.FlavorNotFound(
+            flavor_id=input_guard.excerpt(str(flavor_id)))
+    ctxt = api_req.context()
+    if not flavor['is_public'] and not ctxt.is_admin and \
+            ctxt.project_id not in db_api.flavor_access_get(flavor_id):
+        raise exception.FlavorNotFound(
+            flavor_id=input_guard.excerpt(str(flavor_id)))
+    return flavor
+
+
 def flavor_ref(ref):
     """The flavor a body's ``flavorRef`` names, or a 400 quoting only a
     short prefix of it (a 100 KB ref is not echoed)."""
@@ -197,10 +214,12 @@ def flavor_ref(ref):
         flavor = db_api.flavor_get(ref)
     except exception.FlavorNotFound:
         flavor = None
-    # A private flavor is the admin's only (no flavor access lists here),
+    # A private flavor is the admin's and its access list's projects',
     # as Nova hides it from projects without access.
-    if flavor is None or not (flavor['is_public']
-                              or api_req.context().is_admin):
+    ctxt = api_req.context()
+    if flavor is None or not (
+            flavor['is_public'] or ctxt.is_admin
+            or ctxt.project_id in db_api.flavor_access_get(ref)):
         raise exception.Invalid(reason='Flavor %s could not be found.'
                                 % input_guard.excerpt(str(ref)))
     return flavor

@@ -1,4 +1,5 @@
-"""Flavors: list, detail, show, create and delete (admin)."""
+"""Flavors: list, detail, show, create and delete (admin). Extra specs
+and access lists: api/flavor_extras.py."""
 import re
 
 import flask
@@ -126,10 +127,15 @@ def _listed():
                             _int_filter('minDisk', 'root_gb')) if f]
     is_public = _is_public()
     key, reverse = _sorting()
+    ctxt = api_req.context()
+    # Nova's: a project also sees the private flavors it has access to.
+    granted = (set() if ctxt.is_admin or not ctxt.project_id
+               else db_api.flavor_access_projects_flavors(ctxt.project_id))
     flavors = [f for f in db_api.flavor_get_all()
                if all(f[column] >= value for column, value in minimums)
-               and (is_public is None or f['is_public'] == is_public)
-               and (api_req.context().is_admin or not f['disabled'])]
+               and (is_public is None or f['is_public'] == is_public
+                    or f['id'] in granted)
+               and (ctxt.is_admin or not f['disabled'])]
     flavors.sort(key=lambda f: (f[key] is not None, f[key], f['id']),
                  reverse=reverse)
     flavors, limit = common.page(flavors, key=lambda f: f['flavorid'])
@@ -171,23 +177,9 @@ def _flavorid(value):
     return text
 
 
-def visible_flavor(flavor_id):
-    """The flavor, or FlavorNotFound: a private flavor is the admin's
-    only (nova_moves has no flavor access lists), as Nova hides one from
-    projects without access."""
-    try:
-        flavor = db_api.flavor_get(flavor_id)
-    except exception.FlavorNotFound:
-        raise exception.FlavorNotFound(
-            flavor_id=input_guard.excerpt(str(flavor_id)))
-    if not flavor['is_public'] and not api_req.context().is_admin:
-        raise exception.FlavorNotFound(
-            flavor_id=input_guard.excerpt(str(flavor_id)))
-    return flavor
-
-
 def show(flavor_id):
-    return flask.jsonify({'flavor': views.flavor(visible_flavor(flavor_id))})
+    flavor = common.visible_flavor(flavor_id)
+    return flask.jsonify({'flavor': views.flavor(flavor)})
 
 
 _UPDATE_SCHEMA = {
@@ -208,7 +200,7 @@ def update(flavor_id):
                                  '2.55 or later.')
     api_req.authorize('os_compute_api:os-flavor-manage:update')
     body = validation.body()['flavor']
-    visible_flavor(flavor_id)
+    common.visible_flavor(flavor_id)
     row = db_api.flavor_update(flavor_id,
                                {'description': body['description']})
     return flask.jsonify({'flavor': views.flavor(row)})
@@ -246,19 +238,3 @@ def delete(flavor_id):
     db_api.flavor_delete(flavor_id)
     return flask.Response(status=202)
 
-
-def extra_specs(flavor_id):
-    """Flavors carry no extra specs in nova_moves (the fake hypervisor has
-    nothing to tune), but clients read them: python-openstackclient's
-    ``flavor show`` fetches them below 2.61."""
-    api_req.authorize('os_compute_api:os-flavor-extra-specs:index')
-    visible_flavor(flavor_id)
-    return flask.jsonify({'extra_specs': {}})
-
-
-def extra_spec(flavor_id, key):
-    api_req.authorize('os_compute_api:os-flavor-extra-specs:show')
-    visible_flavor(flavor_id)
-    raise exception.NotFound('Flavor %s has no extra spec with key %s.'
-                             % (input_guard.excerpt(flavor_id),
-                                input_guard.excerpt(key)))

@@ -59,9 +59,8 @@ OPERATIONS = {
                      {'200': _ok(wrap('flavor', ref('Flavor')))}),
     'flavors_delete': ('Delete a flavor (admin).', [],
                        {'202': _empty('Deleted')}),
-    'flavors_extra_specs': ('Flavor extra specs (always empty).', [],
+    'flavors_extra_specs': ("A flavor's extra specs.", [],
                             {'200': _ok(wrap('extra_specs', ANY_OBJ))}),
-    'flavors_extra_spec': ('One flavor extra spec (never found).', [], {}),
     'services_index': ('List services (admin).', ['binary', 'host'],
                        {'200': _ok(wrap('services', {
                            'type': 'array', 'items': ref('Service')}))}),

@@ -1,7 +1,7 @@
 """OpenAPI operations, schemas and request bodies of the server metadata,
-PUT /servers/{id}, quota classes, hypervisor search/servers and the v2.0
-version document (openapi.py merges them; kept here so that module stays
-small)."""
+server tags, flavor extra specs and access lists, PUT /servers/{id},
+quota classes, hypervisor search/servers and the v2.0 version document
+(openapi.py merges them; kept here so that module stays small)."""
 from nova_moves.api.openapi_schemas import (
     INT, SCHEMAS, STR, f, listing, obj, ref, wrap)
 
@@ -104,7 +104,8 @@ OPERATIONS = {
         {'200': _ok(listing('host_drains', ref('HostDrain')))}),
 }
 _SERVER_FILTERS = ['all_tenants', 'project_id', 'host', 'status', 'name',
-                   'flavor', 'deleted', 'limit', 'marker']
+                   'flavor', 'image', 'reservation_id', 'changes-since',
+                   'deleted', 'limit', 'marker']
 OPERATIONS['servers_index'] = (
     'List servers (id, name, links).', _SERVER_FILTERS,
     {'200': _ok(listing('servers', ref('ServerBrief')))})
@@ -119,6 +120,45 @@ OPERATIONS['flavors_detail'] = ('List flavors with details.',
                                 _FLAVOR_FILTERS, {
                                     '200': _ok(listing('flavors',
                                                        ref('Flavor')))})
+_SPECS = {'type': 'object', 'additionalProperties': STR}
+_ACCESS = wrap('flavor_access', {'type': 'array', 'items': obj(
+    {'flavor_id': STR, 'tenant_id': STR})})
+_TAGS = wrap('tags', {'type': 'array', 'items': STR})
+_TAGS_FROM = {'x-min-version': '2.26'}
+OPERATIONS.update({
+    'flavors_extra_specs_create': (
+        "Add or update a flavor's extra specs (admin); answers with the "
+        'request body.', [], {'200': _ok(wrap('extra_specs', _SPECS))}),
+    'flavors_extra_spec': ('One flavor extra spec: {key: value}.', [],
+                           {'200': _ok(_SPECS)}),
+    'flavors_extra_spec_update': (
+        'Set one flavor extra spec (admin); the body names the key of '
+        'the URL.', [], {'200': _ok(_SPECS)}),
+    'flavors_extra_spec_delete': ('Delete one flavor extra spec (admin).',
+                                  [], {'200': {'description': 'Deleted'}}),
+    'flavors_access': (
+        "A private flavor's access list (admin; 404 for a public one).",
+        [], {'200': _ok(_ACCESS)}),
+    'flavors_action': (
+        'addTenantAccess (409: public flavor or already listed) or '
+        'removeTenantAccess (404: not listed) (admin).', [],
+        {'200': _ok(_ACCESS)}),
+    'server_tags_index': ("A server's tags.", [], {'200': _ok(_TAGS)},
+                          _TAGS_FROM),
+    'server_tags_update_all': ("Replace a server's tags (at most 50).", [],
+                               {'200': _ok(_TAGS)}, _TAGS_FROM),
+    'server_tags_delete_all': ("Delete a server's tags.", [],
+                               {'204': {'description': 'Deleted'}},
+                               _TAGS_FROM),
+    'server_tags_show': ('Whether the server has the tag (204, else 404).',
+                         [], {'204': {'description': 'Tagged'}}, _TAGS_FROM),
+    'server_tags_update': (
+        'Add a tag: 201 with its Location, 204 when already there.', [],
+        {'201': {'description': 'Added'},
+         '204': {'description': 'Already there'}}, _TAGS_FROM),
+    'server_tags_delete': ('Delete a tag.', [],
+                           {'204': {'description': 'Deleted'}}, _TAGS_FROM),
+})
 ALIASES = {'v20_slash': 'v20'}
 NO_TOKEN = {'v20', 'v20_slash'}
 

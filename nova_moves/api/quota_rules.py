@@ -74,6 +74,23 @@ def enforce(allowed, deltas, used):
                                 allowed=allowed[name])
 
 
+def allowed_count(project_id, deltas, min_count, max_count):
+    """How many servers of ``deltas`` each fit the quota now, at most
+    ``max_count``; fewer than ``min_count`` is Nova's 403 for the
+    ``min_count`` servers. Each server is still created under the
+    quota lock (create_instance), so a racing boot cannot overshoot."""
+    allowed, used = limits(project_id), db_api.quota_usage(project_id)
+    count = max_count
+    for name in ENFORCED:
+        delta = deltas.get(name, 0)
+        if delta > 0 and allowed[name] >= 0:
+            count = min(count, max(0, (allowed[name] - used[name]) // delta))
+    if count < min_count:
+        enforce(allowed, {name: delta * min_count
+                          for name, delta in deltas.items()}, used)
+    return count
+
+
 def create_instance(project_id, deltas, values):
     """The new server's row, if ``deltas`` fit the project's quota."""
     return db_api.instance_create_in_quota(

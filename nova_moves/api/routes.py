@@ -12,6 +12,7 @@ import functools
 from nova_moves.api import aggregates
 from nova_moves.api import auth
 from nova_moves.api import availability_zones
+from nova_moves.api import flavor_extras
 from nova_moves.api import flavors
 from nova_moves.api import host_drains
 from nova_moves.api import hypervisors
@@ -27,6 +28,7 @@ from nova_moves.api import quotas
 from nova_moves.api import server_actions
 from nova_moves.api import server_groups
 from nova_moves.api import server_metadata
+from nova_moves.api import server_tags
 from nova_moves.api import servers
 from nova_moves.api import services
 from nova_moves.api import test_hooks
@@ -53,10 +55,17 @@ ROUTES = {
         'GET': ('flavors_show', flavors.show),
         'PUT': ('flavors_update', flavors.update),
         'DELETE': ('flavors_delete', flavors.delete)},
+    '/v2.1/flavors/{flavor_id}/action': {
+        'POST': ('flavors_action', flavor_extras.action)},
     '/v2.1/flavors/{flavor_id}/os-extra_specs': {
-        'GET': ('flavors_extra_specs', flavors.extra_specs)},
+        'GET': ('flavors_extra_specs', flavor_extras.index),
+        'POST': ('flavors_extra_specs_create', flavor_extras.create)},
     '/v2.1/flavors/{flavor_id}/os-extra_specs/{key}': {
-        'GET': ('flavors_extra_spec', flavors.extra_spec)},
+        'GET': ('flavors_extra_spec', flavor_extras.show),
+        'PUT': ('flavors_extra_spec_update', flavor_extras.update),
+        'DELETE': ('flavors_extra_spec_delete', flavor_extras.delete)},
+    '/v2.1/flavors/{flavor_id}/os-flavor-access': {
+        'GET': ('flavors_access', flavor_extras.access_index)},
     '/v2.1/images': {'GET': ('images_index', images.index)},
     '/v2.1/images/{image_ref}': {'GET': ('images_show', images.show)},
     '/v2.1/limits': {'GET': ('limits', limits.show)},
@@ -126,6 +135,14 @@ ROUTES = {
         'GET': ('server_metadata_show', server_metadata.show),
         'PUT': ('server_metadata_update', server_metadata.update),
         'DELETE': ('server_metadata_delete', server_metadata.delete)},
+    _SERVER + '/tags': {
+        'GET': ('server_tags_index', server_tags.index),
+        'PUT': ('server_tags_update_all', server_tags.update_all),
+        'DELETE': ('server_tags_delete_all', server_tags.delete_all)},
+    _SERVER + '/tags/{tag}': {
+        'GET': ('server_tags_show', server_tags.show),
+        'PUT': ('server_tags_update', server_tags.update),
+        'DELETE': ('server_tags_delete', server_tags.delete)},
     _SERVER + '/migrations': {
         'GET': ('server_migrations_index', live_migrate.index)},
     _SERVER + '/migrations/{migration_id}': {

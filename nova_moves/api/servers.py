@@ -25,7 +25,7 @@ from nova_moves import states
 _IGNORED = ('key_name', 'security_groups', 'user_data',
             'config_drive', 'block_device_mapping_v2', 'adminPass', 'tags',
             'hostname', 'trusted_image_certificates',
-            'return_reservation_id', 'personality', 'hypervisor_hostname',
+            'personality', 'hypervisor_hostname',
             'host')
 # Kept and shown back, as Nova: the access IPs (checked by hand: the
 # validator has no format checker), the disk config and, from 2.19, the
@@ -37,6 +37,13 @@ _NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255}
 _KEPT = {'metadata': server_rules.METADATA,
          'accessIPv4': {'type': 'string'}, 'accessIPv6': {'type': 'string'},
          'OS-DCF:diskConfig': _DISK_CONFIG, 'description': _DESCRIPTION}
+
+# Nova's positive_integer; the count is bounded by the quota (and the
+# column range) in _counts.
+_COUNT = {'type': ['integer', 'string'], 'pattern': '^[0-9]{1,10}$',
+          'minimum': 1, 'maximum': 2 ** 31 - 1}
+# Nova's [DEFAULT] multi_instance_display_name_template.
+_MULTI_NAME = '%(name)s-%(count)d'
 
 CREATE_SCHEMA = {
     'type': 'object', 'additionalProperties': False, 'required': ['server'],
@@ -51,12 +58,8 @@ CREATE_SCHEMA = {
                  'availability_zone': {'type': 'string', 'minLength': 1,
                                        'maxLength': 255},
                  'networks': {'type': ['string', 'array']},
-                 'min_count': {'type': ['integer', 'string'],
-                               'pattern': '^1$', 'minimum': 1,
-                               'maximum': 1},
-                 'max_count': {'type': ['integer', 'string'],
-                               'pattern': '^1$', 'minimum': 1,
-                               'maximum': 1}},
+                 'min_count': _COUNT, 'max_count': _COUNT,
+                 'return_reservation_id': validation.BOOLEAN},
                 **_KEPT, **{name: {} for name in _IGNORED})},
         'os:scheduler_hints': {'type': 'object'},
         'OS-SCH-HNT:scheduler_hints': {'type': 'object'},
@@ -78,12 +81,31 @@ def _parse_az(value):
     return zone or None, host or None
 
 
+def _counts(body):
+    """(min_count, max_count) as Nova: 1 unless given; max_count
+    defaults to min_count and may not be below it (400)."""
+    min_count = int(body.get('min_count', 1))
+    max_count = int(body.get('max_count', min_count))
+    if not 1 <= min_count <= 2 ** 31 - 1 or not 1 <= max_count <= 2 ** 31 - 1:
+        raise exception.ValidationError(
+            detail='min_count and max_count must be positive integers.')
+    if min_count > max_count:
+        raise exception.ValidationError(
+            detail='min_count must be <= max_count')
+    return min_count, max_count
+
+
 @validation.schema(CREATE_SCHEMA)
 def create():
+    """One server, or with min_count/max_count as many as the quota
+    allows between them (Nova's multiple create: each named
+    ``<name>-<n>`` and booted as one server would be; 403 when fewer
+    than min_count fit)."""
     ctxt = api_req.context()
     api_req.authorize('os_compute_api:servers:create')
     request = validation.body()
     body = request['server']
+    min_count, max_count = _counts(body)
     group = server_rules.group_hint(ctxt, request)
     flavor = common.flavor_ref(body['flavorRef'])
     kept = kept_values(body, api_req.version())
@@ -96,29 +118,34 @@ def create():
         except exception.ComputeHostNotFound as exc:
             raise exception.Invalid(reason=exc.message)
     deltas = dict(quota_rules.flavor_deltas(flavor), instances=1)
-    instance = quota_rules.create_instance(ctxt.project_id, deltas, {
-        'display_name': body['name'], 'user_id': ctxt.user_id,
-        'project_id': ctxt.project_id, 'image_ref': body.get('imageRef'),
-        'vm_state': states.BUILDING, 'task_state': states.SCHEDULING,
-        'flavor': flavor, 'requested_az': zone,
-        'availability_zone': zone, **kept})
+    count = quota_rules.allowed_count(ctxt.project_id, deltas, min_count,
+                                      max_count)
+    made = []
+    reservation = 'r-' + secrets.token_hex(4)
     try:
-        if group is not None:
-            server_rules.join_group(ctxt, group, instance['uuid'])
-        if body.get('metadata'):
-            db_api.instance_metadata_update(instance['uuid'],
-                                            body['metadata'])
+        for index in range(count):
+            name = body['name'] if count == 1 else _MULTI_NAME % {
+                'name': body['name'], 'count': index + 1}
+            made.append(_create_one(ctxt, body, deltas, group, dict(
+                kept, display_name=name, flavor=flavor, requested_az=zone,
+                availability_zone=zone, reservation_id=reservation,
+                launch_index=index)))
     except Exception:
-        # Nothing half-made: the server never existed for the user.
-        db_api.instance_destroy(instance['uuid'])
+        # Nothing half-made: none of the servers existed for the user.
+        for instance in made:
+            db_api.instance_destroy(instance['uuid'])
         raise
-    common.record_action(instance, 'create')
-    spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
-            'availability_zone': zone, 'project_id': ctxt.project_id,
-            'user_id': ctxt.user_id, 'ignore_hosts': [],
-            'requested_destination': {'host': host} if host else None}
-    api_req.services().conductor.build_instances(ctxt, [instance['uuid']],
-                                                 spec)
+    for instance in made:
+        common.record_action(instance, 'create')
+        spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
+                'availability_zone': zone, 'project_id': ctxt.project_id,
+                'user_id': ctxt.user_id, 'ignore_hosts': [],
+                'requested_destination': {'host': host} if host else None}
+        api_req.services().conductor.build_instances(
+            ctxt, [instance['uuid']], spec)
+    if validation.to_bool(body.get('return_reservation_id', False)):
+        return common.accepted({'reservation_id': reservation})
+    instance = made[0]
     return common.accepted({'server': {
         'id': instance['uuid'],
         'links': common.links('servers', instance['uuid']),
@@ -127,6 +154,25 @@ def create():
         'security_groups': [{'name': 'default'}],
         # Nova answers with the password given, else a generated one.
         'adminPass': body.get('adminPass') or secrets.token_urlsafe(9)}})
+
+
+def _create_one(ctxt, body, deltas, group, values):
+    """One server's row (under the quota lock), its group and metadata;
+    a failure after the row leaves no row."""
+    instance = quota_rules.create_instance(ctxt.project_id, deltas, dict({
+        'user_id': ctxt.user_id, 'project_id': ctxt.project_id,
+        'image_ref': body.get('imageRef'), 'vm_state': states.BUILDING,
+        'task_state': states.SCHEDULING}, **values))
+    try:
+        if group is not None:
+            server_rules.join_group(ctxt, group, instance['uuid'])
+        if body.get('metadata'):
+            db_api.instance_metadata_update(instance['uuid'],
+                                            body['metadata'])
+    except Exception:
+        db_api.instance_destroy(instance['uuid'])
+        raise
+    return instance
 
 
 def _check_security_groups(requested):
@@ -205,7 +251,8 @@ def _all_tenants(args):
 def _matchers(args):
     """The filters applied here rather than in the database: ``status``,
     ``name`` (a regular expression searched in the name, case-sensitive,
-    as Nova on PostgreSQL/SQLite) and ``flavor`` (a flavor id)."""
+    as Nova on PostgreSQL/SQLite), ``reservation_id``, ``image``,
+    ``changes-since`` and ``flavor`` (a flavor id)."""
     matchers = []
     status = args.get('status')
     if status:
@@ -220,6 +267,16 @@ def _matchers(args):
                 % input_guard.excerpt(name))
         matchers.append(
             lambda i: pattern.search(i['display_name'] or '') is not None)
+    for arg, column in (('reservation_id', 'reservation_id'),
+                        ('image', 'image_ref')):
+        if args.get(arg):
+            matchers.append(functools.partial(
+                lambda column, value, i: i.get(column) == value, column,
+                args[arg]))
+    since = common.time_arg('changes-since')
+    if since:
+        matchers.append(lambda i: (i['updated_at'] or i['created_at'])
+                        >= since)
     flavor = args.get('flavor')
     if flavor:
         matchers.append(lambda i: str(i['flavor'].get('flavorid')) == flavor)

@@ -154,9 +154,11 @@ def _server_detail(instance, fault, show, metadata):
         })
         if version >= '2.3':
             # Nova's extra extended attributes; nothing to tell here.
-            body.update({'OS-EXT-SRV-ATTR:reservation_id': 'r-%08x' %
-                         instance['id'],
-                         'OS-EXT-SRV-ATTR:launch_index': 0,
+            body.update({'OS-EXT-SRV-ATTR:reservation_id':
+                         instance.get('reservation_id')
+                         or 'r-%08x' % instance['id'],
+                         'OS-EXT-SRV-ATTR:launch_index':
+                         instance.get('launch_index') or 0,
                          'OS-EXT-SRV-ATTR:kernel_id': '',
                          'OS-EXT-SRV-ATTR:ramdisk_id': '',
                          'OS-EXT-SRV-ATTR:root_device_name': None,
@@ -171,7 +173,7 @@ def _server_detail(instance, fault, show, metadata):
     if version >= '2.19':
         body['description'] = instance.get('description')
     if version >= '2.26':
-        body['tags'] = []
+        body['tags'] = db_api.instance_tags_get(instance['uuid'])
     if version >= '2.73':
         body['locked_reason'] = instance.get('locked_reason')
     if version >= '2.63':
@@ -256,8 +258,11 @@ def flavor(row):
             'os-flavor-access:is_public': row['is_public']}
     if version >= '2.55':
         body['description'] = row['description']
-    if version >= '2.61':
-        body['extra_specs'] = {}
+    if version >= '2.61' and api_req.can(
+            'os_compute_api:os-flavor-extra-specs:index'):
+        # Nova's: shown to those who may list them (2.61).
+        body['extra_specs'] = db_api.flavor_extra_specs_get_many(
+            [row['id']]).get(row['id'], {})
     return body
 
 

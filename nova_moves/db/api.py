@@ -10,6 +10,7 @@ from nova_moves.db.providers import *  # noqa: F401,F403
 from nova_moves.db.candidates import *  # noqa: F401,F403
 from nova_moves.db.allocations import *  # noqa: F401,F403
 from nova_moves.db.flavors import *  # noqa: F401,F403
+from nova_moves.db.flavor_extras import *  # noqa: F401,F403
 from nova_moves.db.instances import *  # noqa: F401,F403
 from nova_moves.db.actions import *  # noqa: F401,F403
 from nova_moves.db.moves import *  # noqa: F401,F403

@@ -55,6 +55,13 @@ def flavor_update(flavorid, values):
 
 def flavor_delete(flavorid):
     with _session() as session:
+        row_id = session.scalar(sa.select(models.Flavor.id).where(
+            models.Flavor.flavorid == str(flavorid)))
+        # Its extra specs and access list go with it (SQLite here
+        # enforces no foreign keys).
+        for model in (models.FlavorExtraSpec, models.FlavorProject):
+            session.execute(sa.delete(model).where(
+                model.flavor_id == row_id))
         result = session.execute(sa.delete(models.Flavor).where(
             models.Flavor.flavorid == str(flavorid)))
         if result.rowcount == 0:

@@ -128,6 +128,37 @@ class Flavor(BASE, TimestampMixin):
     description = Column(Text)
 
 
+class FlavorExtraSpec(BASE, TimestampMixin):
+    """A flavor's extra specs (Nova's: 255-character keys and values)."""
+    __tablename__ = 'flavor_extra_specs'
+    __table_args__ = (UniqueConstraint(
+        'flavor_id', 'key', name='uniq_flavor_extra_specs0flavor_id0key'),)
+    id = Column(Integer, primary_key=True)
+    flavor_id = Column(Integer, ForeignKey('flavors.id', ondelete='CASCADE'),
+                       nullable=False)
+    key = Column(String(255), nullable=False)
+    value = Column(String(255))
+
+
+class FlavorProject(BASE, TimestampMixin):
+    """The projects a private flavor is visible to (its access list)."""
+    __tablename__ = 'flavor_projects'
+    __table_args__ = (UniqueConstraint(
+        'flavor_id', 'project_id',
+        name='uniq_flavor_projects0flavor_id0project_id'),)
+    id = Column(Integer, primary_key=True)
+    flavor_id = Column(Integer, ForeignKey('flavors.id', ondelete='CASCADE'),
+                       nullable=False)
+    project_id = Column(String(255), nullable=False)
+
+
+class Tag(BASE):
+    """A server's tags (2.26), keyed by the server's uuid as Nova's."""
+    __tablename__ = 'tags'
+    resource_id = Column(String(36), primary_key=True, nullable=False)
+    tag = Column(String(80), primary_key=True, nullable=False)
+
+
 class Instance(BASE, TimestampMixin):
     __tablename__ = 'instances'
     __table_args__ = (Index('instances_host_idx', 'host'),
@@ -170,6 +201,10 @@ class Instance(BASE, TimestampMixin):
     # NULL is Nova's default group. No Neutron behind them: only
     # 'default' exists (api/lifecycle.py add/removeSecurityGroup).
     security_groups = Column(Text)
+    # Multiple create (Nova's): the request's reservation, shared by the
+    # servers it made, and each one's index in it.
+    reservation_id = Column(String(255))
+    launch_index = Column(Integer)
 
 
 class InstanceMetadata(BASE, TimestampMixin):

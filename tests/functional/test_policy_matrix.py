@@ -127,6 +127,22 @@ def rows(ctx):
          OWN_READERS, {200}, False),
         ('GET', '/flavors/%(small)s/os-extra_specs/k' % ctx, None, '2.1',
          OWN_READERS, {404}, False),
+        # Extra specs and access lists (issue 26): each write fails after
+        # its policy check (a key the body does not name, a key or a
+        # project not there, access to a public flavor).
+        ('POST', '/flavors/%(small)s/os-extra_specs' % ctx, {'bogus': 1},
+         '2.1', ADMIN, {400}, False),
+        ('PUT', '/flavors/%(small)s/os-extra_specs/k' % ctx, {'other': 1},
+         '2.1', ADMIN, {400}, False),
+        ('DELETE', '/flavors/%(small)s/os-extra_specs/k' % ctx, None, '2.1',
+         ADMIN, {404}, False),
+        ('GET', '/flavors/%(small)s/os-flavor-access' % ctx, None, '2.1',
+         ADMIN, {404}, False),
+        ('POST', '/flavors/%(small)s/action' % ctx,
+         {'addTenantAccess': {'tenant': alpha}}, '2.1', ADMIN, {409}, False),
+        ('POST', '/flavors/%(small)s/action' % ctx,
+         {'removeTenantAccess': {'tenant': alpha}}, '2.1', ADMIN, {404},
+         False),
         ('GET', '/images', None, '2.1', NO_POLICY, {200}, False),
         ('GET', '/images/%(image)s' % ctx, None, '2.1', NO_POLICY, {200},
          False),
@@ -184,6 +200,14 @@ def rows(ctx):
         ('PUT', a + '/metadata/nokey', {'bogus': 1}, '2.1', MEMBERS, {400},
          True),
         ('DELETE', a + '/metadata/nokey', None, '2.1', MEMBERS, {404}, True),
+        # Server tags (2.26): the server has none, so deleting them all
+        # changes nothing.
+        ('GET', a + '/tags', None, '2.26', READERS, {200}, True),
+        ('PUT', a + '/tags', {'bogus': 1}, '2.26', MEMBERS, {400}, True),
+        ('DELETE', a + '/tags', None, '2.26', MEMBERS, {204}, True),
+        ('GET', a + '/tags/notag', None, '2.26', READERS, {404}, True),
+        ('PUT', a + '/tags/a,b', None, '2.26', MEMBERS, {400}, True),
+        ('DELETE', a + '/tags/notag', None, '2.26', MEMBERS, {404}, True),
         ('PUT', '/flavors/%(small)s' % ctx, {'flavor': {}}, '2.55', ADMIN,
          {400}, False),
         ('GET', '/os-hypervisors/compute/search', None, '2.1', ADMIN, {200},
