@@ -27,6 +27,7 @@ _AGGS = models.Aggregate.__table__
 _HOSTS = models.AggregateHost.__table__
 _META = models.AggregateMetadata.__table__
 _SERVICES = models.Service.__table__
+_INSTANCES = models.Instance.__table__
 _COMPUTE_BINARY = 'nova-moves-compute'
 # Zone of services that are not computes (service_names.zone): no
 # aggregate may take it, as in Nova.
@@ -116,6 +117,20 @@ def _check_zone(session, agg_id, zone, hosts, action):
                    % others)
 
 
+def _check_no_servers(session, agg, zone, action):
+    """Nova refuses to change the zone of hosts that hold servers: the
+    servers would silently change zone."""
+    if zone == agg['availability_zone'] or not agg['hosts']:
+        return
+    held = session.execute(sa.select(_INSTANCES.c.id).where(
+        _INSTANCES.c.host.in_(agg['hosts']),
+        _INSTANCES.c.deleted == 0).limit(1)).first()
+    if held is not None:
+        raise InvalidAggregateAction(
+            action=action, aggregate_id=agg['id'],
+            reason='one or more hosts contain instances in this zone')
+
+
 def _set_meta(session, agg_id, key, value):
     session.execute(_META.delete().where(_META.c.aggregate_id == agg_id,
                                          _META.c.key == key))
@@ -160,8 +175,10 @@ def aggregate_update(aggregate_id, values):
     with _session() as session:
         row = _row(session, aggregate_id, lock=True)
         if AZ_KEY in values:
-            hosts = _view(session, row)['hosts']
-            _check_zone(session, row.id, values[AZ_KEY], hosts, 'update')
+            agg = _view(session, row)
+            _check_zone(session, row.id, values[AZ_KEY], agg['hosts'],
+                        'update')
+            _check_no_servers(session, agg, values[AZ_KEY], 'update')
             _set_meta(session, row.id, AZ_KEY, values[AZ_KEY])
         if 'name' in values and values['name'] != row.name:
             _name_taken(session, values['name'], but=row.id)
@@ -217,8 +234,11 @@ def aggregate_metadata_set(aggregate_id, metadata):
     with _session() as session:
         row = _row(session, aggregate_id, lock=True)
         if AZ_KEY in metadata:
-            _check_zone(session, row.id, metadata[AZ_KEY],
-                        _view(session, row)['hosts'], 'update metadata of')
+            agg = _view(session, row)
+            _check_zone(session, row.id, metadata[AZ_KEY], agg['hosts'],
+                        'update metadata of')
+            _check_no_servers(session, agg, metadata[AZ_KEY],
+                              'update metadata of')
         for key, value in metadata.items():
             _set_meta(session, row.id, key, value)
         row.updated_at = models._utcnow()

@@ -164,3 +164,23 @@ class AggregatesTest(testtools.TestCase):
         self.assertEqual(400, self.client.put(
             '%s/%s' % (AGGS, agg['id']), headers=ADMIN,
             json={'aggregate': {}}).status_code)
+
+    def test_zone_of_hosts_with_servers_does_not_change(self):
+        agg = self.create('a1', 'z1')
+        self.action(agg['id'], {'add_host': {'host': 'h1'}})
+        db_api.instance_create({
+            'display_name': 'vm', 'project_id': 'p1', 'user_id': 'u',
+            'host': 'h1', 'node': 'h1', 'vm_state': 'active',
+            'flavor': '{}'})
+        self.action(agg['id'], {'set_metadata': {'metadata': {
+            'availability_zone': 'z2'}}}, 400)
+        response = self.client.put('%s/%s' % (AGGS, agg['id']), headers=ADMIN,
+                                   json={'aggregate': {
+                                       'availability_zone': 'z2'}})
+        self.assertEqual(400, response.status_code)
+        # The same zone, and other keys, are fine.
+        self.action(agg['id'], {'set_metadata': {'metadata': {
+            'availability_zone': 'z1', 'k': 'v'}}})
+        self.assertEqual('z1', self.client.get(
+            '%s/%s' % (AGGS, agg['id']),
+            headers=ADMIN).get_json()['aggregate']['availability_zone'])
