@@ -134,7 +134,8 @@ class AggregatesTest(testtools.TestCase):
         self.create('a1', headers=ALICE, expect=403)
         agg = self.create('a1')
         for method, url, body in (
-                ('get', AGGS, None), ('get', '%s/%s' % (AGGS, agg['id']), None),
+                ('get', AGGS, None),
+                ('get', '%s/%s' % (AGGS, agg['id']), None),
                 ('put', '%s/%s' % (AGGS, agg['id']),
                  {'aggregate': {'name': 'x'}}),
                 ('delete', '%s/%s' % (AGGS, agg['id']), None),
@@ -154,7 +155,8 @@ class AggregatesTest(testtools.TestCase):
             self.assertEqual(code, self.client.get(
                 '%s/%s' % (AGGS, agg_id), headers=ADMIN).status_code)
         for body in ({}, {'bogus': {}}, {'add_host': {}},
-                     {'add_host': {'host': 'h1'}, 'remove_host': {'host': 'h1'}},
+                     {'add_host': {'host': 'h1'},
+                      'remove_host': {'host': 'h1'}},
                      {'add_host': {'host': 'a b'}},
                      {'set_metadata': {'metadata': {'k': 1}}},
                      {'set_metadata': {'metadata': {'': 'v'}}},
