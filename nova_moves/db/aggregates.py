@@ -184,7 +184,11 @@ def aggregate_update(aggregate_id, values):
             _name_taken(session, values['name'], but=row.id)
             row.name = values['name']
         row.updated_at = models._utcnow()
-        session.flush()
+        try:
+            session.flush()
+        except sa.exc.IntegrityError:
+            # A concurrent create, or a name equal under MySQL's collation.
+            raise AggregateNameExists(aggregate_name=values['name'])
         return _view(session, row)
 
 
@@ -213,8 +217,13 @@ def aggregate_host_add(aggregate_id, host):
         if agg['availability_zone'] is not None:
             _check_zone(session, row.id, agg['availability_zone'], [host],
                         'add host to')
-        session.execute(_HOSTS.insert().values(
-            aggregate_id=row.id, host=host, created_at=models._utcnow()))
+        try:
+            with session.begin_nested():
+                session.execute(_HOSTS.insert().values(
+                    aggregate_id=row.id, host=host,
+                    created_at=models._utcnow()))
+        except sa.exc.IntegrityError:
+            raise AggregateHostExists(aggregate_id=aggregate_id, host=host)
         return _view(session, row)
 
 
