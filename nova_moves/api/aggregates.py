@@ -12,7 +12,6 @@ providers (/os-nova-moves-placement).
 """
 import flask
 
-from nova_moves.api import common
 from nova_moves.api import request as api_req
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -67,12 +66,14 @@ def view(aggregate, with_members=True):
 
 
 def _id(aggregate_id):
-    """Nova's paths take the integer id: anything else is a 400; an id no
-    column can hold is simply not found."""
-    if not aggregate_id.isdigit():
+    """Nova's paths take the integer id: anything else is a 400; an
+    integer no aggregate can have (negative, too big for the column) is
+    simply not found, as in Nova."""
+    if not aggregate_id.lstrip('-').isdigit() or \
+            aggregate_id.count('-') > 1:
         raise exception.ValidationError(detail='id must be an integer.')
     value = int(aggregate_id)
-    if value > _MAX_ID:
+    if not 0 <= value <= _MAX_ID:
         raise db_api.AggregateNotFound(aggregate_id=aggregate_id)
     return value
 
@@ -112,7 +113,8 @@ def update(aggregate_id):
 def delete(aggregate_id):
     api_req.authorize('os_compute_api:os-aggregates:delete')
     db_api.aggregate_delete(_id(aggregate_id))
-    return common.no_content()
+    # Nova answers this delete with 200 and an empty body, not 204.
+    return flask.Response(status=200)
 
 
 def _add_host(aggregate_id, name):

@@ -109,8 +109,8 @@ OPERATIONS = {
         'Rename a host aggregate or set its availability zone (admin).',
         [], {'200': _ok(wrap('aggregate', ANY_OBJ))}),
     'aggregates_delete': (
-        'Delete a host aggregate (admin; 400 while it has hosts).', [],
-        {'204': _empty('Deleted')}),
+        'Delete a host aggregate (admin; 400 while it has hosts). 200 '
+        'with an empty body, as Nova.', [], {'200': _empty('Deleted')}),
     'aggregates_action': (
         'add_host, remove_host or set_metadata (a null value deletes the '
         'key) on a host aggregate (admin).', [],

@@ -65,7 +65,7 @@ class AggregatesTest(testtools.TestCase):
                                    headers=ADMIN,
                                    json={'aggregate': {'name': 'a2'}})
         self.assertEqual(409, response.status_code)
-        self.assertEqual(204, self.client.delete(
+        self.assertEqual(200, self.client.delete(
             '%s/%s' % (AGGS, agg['id']), headers=ADMIN).status_code)
         self.assertEqual(404, self.client.get(
             '%s/%s' % (AGGS, agg['id']), headers=ADMIN).status_code)
@@ -93,7 +93,7 @@ class AggregatesTest(testtools.TestCase):
         self.action(agg['id'], {'remove_host': {'host': 'h2'}}, 404)
         removed = self.action(agg['id'], {'remove_host': {'host': 'h1'}})
         self.assertEqual([], removed['hosts'])
-        self.assertEqual(204, self.client.delete(
+        self.assertEqual(200, self.client.delete(
             '%s/%s' % (AGGS, agg['id']), headers=ADMIN).status_code)
 
     def test_set_metadata(self):
@@ -151,7 +151,8 @@ class AggregatesTest(testtools.TestCase):
             response = self.client.post(AGGS, json=body, headers=ADMIN)
             self.assertEqual(400, response.status_code, body)
         for agg_id, code in (('abc', 400), ('99999999999999999999', 404),
-                             ('-1', 400), ('424242', 404)):
+                             ('-1', 404), ('1-', 400), ('--1', 400),
+                             ('1.5', 400), ('424242', 404)):
             self.assertEqual(code, self.client.get(
                 '%s/%s' % (AGGS, agg_id), headers=ADMIN).status_code)
         for body in ({}, {'bogus': {}}, {'add_host': {}},
