@@ -10,6 +10,8 @@ cannot be deleted. 2.41 adds ``uuid`` to the view; paths keep the
 integer id, as in Nova. These are not placement's aggregates of sharing
 providers (/os-nova-moves-placement).
 """
+import re
+
 import flask
 
 from nova_moves.api import request as api_req
@@ -69,8 +71,8 @@ def _id(aggregate_id):
     """Nova's paths take the integer id: anything else is a 400; an
     integer no aggregate can have (negative, too big for the column) is
     simply not found, as in Nova."""
-    if not aggregate_id.lstrip('-').isdigit() or \
-            aggregate_id.count('-') > 1:
+    # ASCII digits only: '²'.isdigit() is true and int() refuses it.
+    if not re.fullmatch(r'-?[0-9]{1,40}', aggregate_id):
         raise exception.ValidationError(detail='id must be an integer.')
     value = int(aggregate_id)
     if not 0 <= value <= _MAX_ID:

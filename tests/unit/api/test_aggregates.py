@@ -152,7 +152,9 @@ class AggregatesTest(testtools.TestCase):
             self.assertEqual(400, response.status_code, body)
         for agg_id, code in (('abc', 400), ('99999999999999999999', 404),
                              ('-1', 404), ('1-', 400), ('--1', 400),
-                             ('1.5', 400), ('424242', 404)):
+                             ('1.5', 400), ('424242', 404),
+                             ('%C2%B2', 400), ('%D9%A3', 400),
+                             ('0x10', 400), ('9' * 50, 400)):
             self.assertEqual(code, self.client.get(
                 '%s/%s' % (AGGS, agg_id), headers=ADMIN).status_code)
         for body in ({}, {'bogus': {}}, {'add_host': {}},
