@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 
 revision = '0012'
-down_revision = '0010'
+down_revision = '0011'
 branch_labels = None
 depends_on = None
 
