@@ -96,9 +96,24 @@ OPERATIONS = {
     'limits': ("The project's absolute limits and usage (tenant_id: "
                "another project's, admin).", ['tenant_id'],
                {'200': _ok('Limits')}),
-    'aggregates_index': ('Host aggregates (always empty in nova_moves).',
+    'aggregates_index': ('List host aggregates (admin).',
                          [], {'200': _ok(wrap('aggregates', {
-                             'type': 'array', 'maxItems': 0}))}),
+                             'type': 'array', 'items': ANY_OBJ}))}),
+    'aggregates_create': (
+        'Create a host aggregate (admin; 409 for a name in use).', [],
+        {'200': _ok(wrap('aggregate', ANY_OBJ))}),
+    'aggregates_show': ('Show a host aggregate (admin).', [],
+                        {'200': _ok(wrap('aggregate', ANY_OBJ))}),
+    'aggregates_update': (
+        'Rename a host aggregate or set its availability zone (admin).',
+        [], {'200': _ok(wrap('aggregate', ANY_OBJ))}),
+    'aggregates_delete': (
+        'Delete a host aggregate (admin; 400 while it has hosts). 200 '
+        'with an empty body, as Nova.', [], {'200': _empty('Deleted')}),
+    'aggregates_action': (
+        'add_host, remove_host or set_metadata (a null value deletes the '
+        'key) on a host aggregate (admin).', [],
+        {'200': _ok(wrap('aggregate', ANY_OBJ))}),
     'migrations_index': (
         'List migrations (admin; a project manager with project_id of '
         'their own project, host fields null).',

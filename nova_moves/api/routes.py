@@ -69,7 +69,15 @@ ROUTES = {
     '/v2.1/images': {'GET': ('images_index', images.index)},
     '/v2.1/images/{image_ref}': {'GET': ('images_show', images.show)},
     '/v2.1/limits': {'GET': ('limits', limits.show)},
-    '/v2.1/os-aggregates': {'GET': ('aggregates_index', aggregates.index)},
+    '/v2.1/os-aggregates': {
+        'GET': ('aggregates_index', aggregates.index),
+        'POST': ('aggregates_create', aggregates.create)},
+    '/v2.1/os-aggregates/{aggregate_id}': {
+        'GET': ('aggregates_show', aggregates.show),
+        'PUT': ('aggregates_update', aggregates.update),
+        'DELETE': ('aggregates_delete', aggregates.delete)},
+    '/v2.1/os-aggregates/{aggregate_id}/action': {
+        'POST': ('aggregates_action', aggregates.action)},
     '/v2.1/os-availability-zone': {
         'GET': ('availability_zones', availability_zones.index)},
     '/v2.1/os-availability-zone/detail': {

@@ -407,3 +407,35 @@ class InstanceGroupMember(BASE, TimestampMixin):
     group_id = Column(Integer, ForeignKey('instance_groups.id'),
                       nullable=False, index=True)
     instance_uuid = Column(String(36), nullable=False)
+
+
+class Aggregate(BASE, TimestampMixin):
+    """A Nova host aggregate (os-aggregates): a named set of compute
+    hosts with metadata; its ``availability_zone`` metadata key is the
+    zone of its hosts. Not placement's provider aggregates above."""
+    __tablename__ = 'aggregates'
+    id = Column(Integer, primary_key=True)
+    uuid = Column(String(36), nullable=False, unique=True)
+    name = Column(String(255), nullable=False, unique=True)
+
+
+class AggregateHost(BASE, TimestampMixin):
+    __tablename__ = 'aggregate_hosts'
+    __table_args__ = (UniqueConstraint(
+        'host', 'aggregate_id', name='uniq_aggregate_hosts0host0agg'),)
+    id = Column(Integer, primary_key=True)
+    host = Column(String(255), nullable=False, index=True)
+    aggregate_id = Column(Integer, ForeignKey('aggregates.id'),
+                          nullable=False, index=True)
+
+
+class AggregateMetadata(BASE, TimestampMixin):
+    __tablename__ = 'aggregate_metadata'
+    __table_args__ = (UniqueConstraint(
+        'aggregate_id', 'key', name='uniq_aggregate_metadata0agg0key'),
+        Index('aggregate_metadata_key_idx', 'key'))
+    id = Column(Integer, primary_key=True)
+    aggregate_id = Column(Integer, ForeignKey('aggregates.id'),
+                          nullable=False, index=True)
+    key = Column(String(255), nullable=False)
+    value = Column(String(255), nullable=False)

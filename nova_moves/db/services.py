@@ -54,7 +54,8 @@ def service_get_all(binary=None, host=None, hosts=None):
 def _services_query(binary, host, hosts):
     # Built once per shape: the scheduler runs it on every request.
     table = models.Service.__table__
-    query = sa.select(table).order_by(table.c.id)
+    columns = [c for c in table.c if c.name != 'availability_zone']
+    query = sa.select(*columns, _zone(table)).order_by(table.c.id)
     if binary:
         query = query.where(table.c.binary == sa.bindparam('b_binary'))
     if host:
@@ -65,11 +66,46 @@ def _services_query(binary, host, hosts):
     return query
 
 
+def _zone(table):
+    """The service's zone: its host's aggregate zone (os-aggregates) if
+    it has one, else the zone the service reported (Nova's rule)."""
+    hosts, meta = (models.AggregateHost.__table__,
+                   models.AggregateMetadata.__table__)
+    aggregate_zone = (
+        sa.select(meta.c.value)
+        .join(hosts, hosts.c.aggregate_id == meta.c.aggregate_id)
+        .where(hosts.c.host == table.c.host,
+               meta.c.key == 'availability_zone')
+        .order_by(meta.c.aggregate_id).limit(1).scalar_subquery())
+    return sa.func.coalesce(aggregate_zone, table.c.availability_zone).label(
+        'availability_zone')
+
+
+def _with_zone(service):
+    if service is not None:
+        zone = service_zone_of_host(service['host'])
+        if zone is not None:
+            service['availability_zone'] = zone
+    return service
+
+
+def service_zone_of_host(host):
+    """The zone an aggregate gives ``host``, or None."""
+    hosts, meta = (models.AggregateHost.__table__,
+                   models.AggregateMetadata.__table__)
+    with _tx(writer=False) as conn:
+        return conn.execute(
+            sa.select(meta.c.value)
+            .join(hosts, hosts.c.aggregate_id == meta.c.aggregate_id)
+            .where(hosts.c.host == host, meta.c.key == 'availability_zone')
+            .order_by(meta.c.aggregate_id).limit(1)).scalar()
+
+
 def service_get(service_id):
     """By integer id or uuid."""
-    return _get_by_id_or_uuid(
+    return _with_zone(_get_by_id_or_uuid(
         models.Service, service_id,
-        lambda: exception.ServiceNotFound(service_id=service_id))
+        lambda: exception.ServiceNotFound(service_id=service_id)))
 
 
 def service_get_by_host_and_binary(host, binary):
@@ -77,7 +113,7 @@ def service_get_by_host_and_binary(host, binary):
         row = session.scalars(sa.select(models.Service).where(
             models.Service.host == host,
             models.Service.binary == binary)).first()
-        return _to_dict(row)
+        return _with_zone(_to_dict(row))
 
 
 def service_update(service_id, values):

@@ -458,7 +458,11 @@ class _HostileInput(base.StackTestCase):
             ('GET', '/os-quota-class-sets/{id}'),
             ('PUT', '/os-quota-class-sets/{id}'),
             ('GET', '/os-hypervisors/{id}/search'),
-            ('GET', '/os-hypervisors/{id}/servers')])
+            ('GET', '/os-hypervisors/{id}/servers'),
+            ('GET', '/os-aggregates'), ('POST', '/os-aggregates'),
+            ('GET', '/os-aggregates/{id}'), ('PUT', '/os-aggregates/{id}'),
+            ('DELETE', '/os-aggregates/{id}'),
+            ('POST', '/os-aggregates/{id}/action')])
         tokens = st.sampled_from(['admin:admin', 'alice:proj-a',
                                   'bob:proj-b'])
         versions = st.sampled_from(['2.1', '2.25', '2.53', '2.59', '2.80',
