@@ -96,3 +96,16 @@ def render(rows):
             'lost a connection', '; %d unaffected' % (len(mine) - len(hit))
             if len(mine) > len(hit) else ''))
     return lines
+
+
+def for_stack(stack, faults, wall_start):
+    """Per broker-node fault, each service's time back on the broker,
+    from the logs of the processes the harness started (none when
+    attached to a stack elsewhere)."""
+    if stack is None:
+        return []
+    procs = stack.processes
+    brokers = {n for n, p in procs.items() if getattr(p, 'backend', 0)}
+    logs = {n: p.log_path for n, p in procs.items()
+            if n not in brokers and getattr(p, 'log_path', None)}
+    return measure(logs, faults, brokers, wall_start)

@@ -451,7 +451,8 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             merged, entries = self.rpc_stats(rpc_before)
             processes = nm_processes.states(entries, self.faults, wall_start,
                                             time.time())
-            self.reconnects = self.broker_reconnects(wall_start)
+            self.reconnects = nm_reconnects.for_stack(
+                self.stack, self.faults, wall_start)
             self.cleanup_result = self.cleanup()
             report = nm_report.build(
                 self, problems, merged, processes, wall_start,
@@ -484,17 +485,6 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             return None
         return invariants.read_guests(os.path.join(self.stack.workdir,
                                                    'state'))
-
-    def broker_reconnects(self, wall_start):
-        """Per broker-node fault, each service's time back on the broker
-        (from the logs of the processes the harness started)."""
-        if self.stack is None:
-            return []
-        procs = self.stack.processes
-        brokers = {n for n, p in procs.items() if getattr(p, 'backend', 0)}
-        logs = {n: p.log_path for n, p in procs.items()
-                if n not in brokers and getattr(p, 'log_path', None)}
-        return nm_reconnects.measure(logs, self.faults, brokers, wall_start)
 
     def stop_stack(self):
         self.stack.stop()
