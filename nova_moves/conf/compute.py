@@ -27,7 +27,8 @@ compute_opts = [
                     '"sharing:<name>" (a sharing provider <name> joined to '
                     'the host by an aggregate of the same name). Nested and '
                     'sharing layouts make forced moves fail with NoValidHost '
-                    '(seed 004).'),
+                    '(the spec "Remove force flag from live-migrate and '
+                    'evacuate").'),
     cfg.StrOpt('cpu_model', default='Haswell',
                help='CPU model the fake hypervisor reports; a live migration '
                     'needs the same model on both hosts.'),
