@@ -4,6 +4,14 @@ e.g. one renewing a Keystone token) and a microversion per call."""
 import time
 
 import requests
+from requests import adapters
+from urllib3.util import retry as urllib3_retry
+
+# An idle keep-alive connection the server closes just as a request goes
+# out on it fails with RemoteDisconnected: an idempotent request is sent
+# again on a new connection (urllib3's default methods; never a POST).
+_RETRY = urllib3_retry.Retry(total=2, connect=2, read=2, status=0, other=0,
+                             raise_on_status=False)
 
 
 class APIError(Exception):
@@ -23,6 +31,9 @@ class Client:
         self.token = token
         self.version = version
         self.session = requests.Session()
+        for prefix in ('http://', 'https://'):
+            self.session.mount(prefix, adapters.HTTPAdapter(
+                max_retries=_RETRY))
         # A keystoneauth1 session (nova_moves.cliauth) authenticates and
         # renews its token itself; ``token`` is then unused.
         self.auth_session = auth_session
