@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 import testtools
 
@@ -104,12 +105,20 @@ class NotifyProtocolTest(testtools.TestCase):
     def test_compute_without_conductor_never_claims_ready(self):
         tmp, notify_path, sock = self._notify_socket()
         conf = os.path.join(tmp, 'nova_moves.conf')
-        # fake:// with no conductor: every call to it times out.
+        # A vhost of the real broker where no conductor listens: every
+        # call to it times out.
+        vhost = 'nm-lonely-%s' % uuid.uuid4().hex[:8]
+        subprocess.run(['rabbitmqctl', '-q', 'add_vhost', vhost], check=True)
+        self.addCleanup(subprocess.run, ['rabbitmqctl', '-q', 'delete_vhost',
+                                         vhost])
+        subprocess.run(['rabbitmqctl', '-q', 'set_permissions', '-p', vhost,
+                        'guest', '.*', '.*', '.*'], check=True)
         with open(conf, 'w') as f:
-            f.write('[DEFAULT]\nstate_path = %s\ntransport_url = fake://\n'
+            f.write('[DEFAULT]\nstate_path = %s\n'
+                    'transport_url = rabbit://guest:guest@127.0.0.1:5672/%s\n'
                     'rpc_response_timeout = 1\nhost = lonely\n'
                     '[coordination]\nbackend_url = file://%s/coord\n'
-                    % (tmp, tmp))
+                    % (tmp, vhost, tmp))
         proc = self._start('compute', conf, NOTIFY_SOCKET=notify_path)
         # A few one-second call timeouts and retries; on a loaded machine
         # the interpreter alone may take longer than that to start.
