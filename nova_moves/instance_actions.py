@@ -14,11 +14,32 @@ from nova_moves import faultinfo
 LOG = logging.getLogger(__name__)
 
 
+class Recording:
+    """What event() yields. A whole event can be taken by the block
+    (``take()``) to be written as a value of the block's own step
+    transaction (db move_advance's ``event``): event() then writes
+    nothing more for it, unless the block fails after taking it."""
+
+    def __init__(self, name, host, started_at):
+        self.name, self.host, self.started_at = name, host, started_at
+        self.taken = False
+
+    def take(self):
+        """The event as a step's value (Success, now), or None when it is
+        not recorded whole (it already has its start row)."""
+        if self.started_at is None:
+            return None
+        self.taken = True
+        return {'name': self.name, 'result': 'Success', 'host': self.host,
+                'start_time': self.started_at, 'whole': True}
+
+
 @contextlib.contextmanager
 def event(backend, ctxt, instance_uuid, name, host=None, whole=False):
     """Record ``name`` around a block. ``backend`` has action_event_start
     and action_event_finish with the conductor DB API signatures. The
     exception still propagates: recording never swallows a failure.
+    Yields a Recording.
 
     ``whole``: a short step (a pre-check) is recorded in one call at its
     end, with the time it started, when the backend can (conductor RPC
@@ -29,21 +50,24 @@ def event(backend, ctxt, instance_uuid, name, host=None, whole=False):
                          lambda: False)():
         started_at = datetime.datetime.now(
             datetime.timezone.utc).replace(tzinfo=None).isoformat()
+        recording = Recording(name, host, started_at)
         try:
-            yield
+            yield recording
         except Exception as exc:
             _safe(backend.action_event_finish, ctxt, instance_uuid,
                   request_id, name, 'Error', traceback=_format(exc),
                   details=faultinfo.message(exc), host=host,
                   start_time=started_at)
             raise
-        _safe(backend.action_event_finish, ctxt, instance_uuid, request_id,
-              name, 'Success', host=host, start_time=started_at)
+        if not recording.taken:
+            _safe(backend.action_event_finish, ctxt, instance_uuid,
+                  request_id, name, 'Success', host=host,
+                  start_time=started_at)
         return
     started = _safe(backend.action_event_start, ctxt, instance_uuid,
                     request_id, name, host=host)
     try:
-        yield
+        yield Recording(name, host, None)
     except Exception as exc:
         if started:
             _safe(backend.action_event_finish, ctxt, instance_uuid,

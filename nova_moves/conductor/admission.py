@@ -74,6 +74,16 @@ class Gate:
         result = db_api.move_queue_enter(
             migration_uuid, instance_uuid, source_host, kind, request,
             from_status, *_limits(), CONF.host)
+        return self.entered(result, migration_uuid, instance_uuid)
+
+    def ticket(self, ctxt, kind, kwargs):
+        """What a move's start transaction needs to pass the gate in it
+        (db cold_move_start's ``gate``); its answer goes to entered()."""
+        return {'kind': kind, 'limits': _limits(), 'me': CONF.host,
+                'request': {'context': ctxt.to_dict(), 'kwargs': kwargs}}
+
+    def entered(self, result, migration_uuid, instance_uuid):
+        """The gate's answer to a ticket: True: run the move now."""
         self._spawn(result['others'])
         if not result['admitted']:
             LOG.info('Move %s of %s waits in queued (limits %s per '

@@ -91,13 +91,14 @@ class ConductorManager:
             **kwargs, **self._task_kwargs()).run()
 
     def _cold(self, ctxt, instance_uuid, migration_uuid=None, resume=False,
-              **kwargs):
+              recording=None, **kwargs):
         # A fresh cold move has no migration yet: the task enters the gate
-        # once it made one.
+        # once it made one. Its conductor event is written in the step
+        # that records the destination (``recording``).
         return migrate.MigrationTask(
             ctxt, instance_uuid, migration_uuid=migration_uuid,
             alternates=None, resume=resume, gate=self.gate,
-            **kwargs, **self._task_kwargs()).run()
+            recording=recording, **kwargs, **self._task_kwargs()).run()
 
     def start_move(self, kind, ctxt, instance_uuid, migration_uuid, kwargs):
         """A move started by the conductor itself (a host drain), after
@@ -119,10 +120,10 @@ class ConductorManager:
         """A move that waited in the queue got its slot."""
         with instance_actions.event(self.event_backend, ctxt, instance_uuid,
                                     'conductor_start_queued_move',
-                                    host=self.host, whole=True):
+                                    host=self.host, whole=True) as recording:
             if kind == admission.COLD:
                 return self._cold(ctxt, instance_uuid, migration_uuid,
-                                  resume=True, **kwargs)
+                                  resume=True, recording=recording, **kwargs)
             if kind == admission.LIVE:
                 return self._live(ctxt, instance_uuid, migration_uuid,
                                   gate=False, **kwargs)
@@ -145,16 +146,26 @@ class ConductorManager:
             except Exception as exc:
                 LOG.warning('Build of %s failed: %s', instance_uuid, exc)
 
-    @wrap_instance_event('conductor', whole=True)
     def migrate_server(self, ctxt, instance_uuid, live=False, flavor=None,
                        host=None, force=False, block_migration=None,
                        migration_uuid=None, alternates=None, failed_host=None):
+        with instance_actions.event(self.event_backend, ctxt, instance_uuid,
+                                    'conductor_migrate_server',
+                                    host=self.host, whole=True) as recording:
+            return self._migrate_server(
+                ctxt, instance_uuid, live, flavor, host, force,
+                block_migration, migration_uuid, alternates, failed_host,
+                recording)
+
+    def _migrate_server(self, ctxt, instance_uuid, live, flavor, host, force,
+                        block_migration, migration_uuid, alternates,
+                        failed_host, recording):
         if live:
             return self._live(ctxt, instance_uuid, migration_uuid, host=host,
                               force=force, block_migration=block_migration)
         if migration_uuid is None:
             return self._cold(ctxt, instance_uuid, flavor=flavor, host=host,
-                              force=force)
+                              force=force, recording=recording)
         return migrate.MigrationTask(
             ctxt, instance_uuid, flavor=flavor, host=host, force=force,
             migration_uuid=migration_uuid, alternates=alternates,

@@ -22,32 +22,61 @@ _ACTION_ID = (sa.select(_ACTIONS.c.id)
               .where(_ACTIONS.c.instance_uuid == _bp('b_uuid'),
                      _ACTIONS.c.request_id == _bp('b_request_id'))
               .order_by(_ACTIONS.c.id.desc()).limit(1))
-_TOUCH = _ACTIONS.update().where(_ACTIONS.c.id == _bp('b_id')).values(
-    updated_at=_bp('v_updated_at'))
-_TOUCH_ERROR = _ACTIONS.update().where(_ACTIONS.c.id == _bp('b_id')).values(
+# The request's action inside a step's own statements: a move step
+# writes its events without reading the action first (a statement
+# fewer per step; no action: the statements write nothing).
+_ACTION_OF = _ACTION_ID.scalar_subquery()
+# Only an Error event touches its action (its message): an action's
+# updated_at as the API shows it is the newest of its own and its
+# events' (``_touched``), so the steps need not write it.
+_MARK_ERROR = _ACTIONS.update().where(
+    _ACTIONS.c.instance_uuid == _bp('b_uuid'),
+    _ACTIONS.c.request_id == _bp('b_request_id')).values(
     updated_at=_bp('v_updated_at'), message='Error')
 _NEW_ACTION = _ACTIONS.insert().values(
     instance_uuid=_bp('instance_uuid'), action=_bp('action'),
     request_id=_bp('request_id'), user_id=_bp('user_id'),
     project_id=_bp('project_id'), start_time=_bp('start_time'),
     created_at=_bp('created_at'), updated_at=_bp('updated_at'))
-_EVENT_START = _EVENTS.insert().values(
-    action_id=_bp('v_action_id'), event=_bp('v_event'),
-    start_time=_bp('v_now'), host=_bp('v_host'), created_at=_bp('v_now'))
+
+
+def _typed(name, column):
+    # Typed: a parameter in a SELECT list has no column to take its type
+    # from (PostgreSQL would otherwise have to guess it).
+    return _bp(name, type_=_EVENTS.c[column].type)
+
+
+_EVENT_START = _EVENTS.insert().from_select(
+    ['action_id', 'event', 'start_time', 'host', 'created_at'],
+    sa.select(_ACTION_OF, _typed('v_event', 'event'),
+              _typed('v_now', 'start_time'), _typed('v_host', 'host'),
+              _typed('v_now', 'created_at'))
+    .where(_ACTION_OF.is_not(None)))
 # Close the action's open ``b_event`` events: one statement, no read
-# (only the events table is updated, so MySQL takes the plain WHERE).
+# (only the events table is updated, so MySQL takes the subquery).
 _EVENT_CLOSE_OPEN = _EVENTS.update().where(
-    _EVENTS.c.action_id == _bp('b_action_id'),
+    _EVENTS.c.action_id == _ACTION_OF,
     _EVENTS.c.event == _bp('b_event'),
     _EVENTS.c.finish_time.is_(None)).values(
     finish_time=_bp('v_now'), result=_bp('v_result'),
     traceback=_bp('v_traceback'), details=_bp('v_details'),
     updated_at=_bp('v_now'))
-_EVENT_WHOLE = _EVENTS.insert().values(
-    action_id=_bp('v_action_id'), event=_bp('v_event'),
-    start_time=_bp('v_start'), host=_bp('v_host'), created_at=_bp('v_now'),
-    finish_time=_bp('v_now'), result=_bp('v_result'),
-    traceback=_bp('v_traceback'), details=_bp('v_details'))
+_EVENT_WHOLE = _EVENTS.insert().from_select(
+    ['action_id', 'event', 'start_time', 'host', 'created_at',
+     'finish_time', 'result', 'traceback', 'details'],
+    sa.select(_ACTION_OF, _typed('v_event', 'event'),
+              _typed('v_start', 'start_time'), _typed('v_host', 'host'),
+              _typed('v_now', 'created_at'), _typed('v_now', 'finish_time'),
+              _typed('v_result', 'result'),
+              _typed('v_traceback', 'traceback'),
+              _typed('v_details', 'details'))
+    .where(_ACTION_OF.is_not(None)))
+# When an action last changed: its own updated_at or its newest event's.
+_EVENT_TOUCHED = (sa.select(sa.func.max(sa.func.coalesce(
+    _EVENTS.c.updated_at, _EVENTS.c.created_at)))
+    .where(_EVENTS.c.action_id == _ACTIONS.c.id).scalar_subquery())
+_TOUCHED = sa.case((_EVENT_TOUCHED > _ACTIONS.c.updated_at, _EVENT_TOUCHED),
+                   else_=_ACTIONS.c.updated_at).label('touched_at')
 
 
 def action_start(instance_uuid, action, request_id, user_id, project_id):
@@ -72,29 +101,37 @@ def _action_start_in(session, instance_uuid, action, request_id, user_id,
     return row
 
 
+def _with_touched(row, touched):
+    action = _to_dict(row)
+    if action is not None and touched is not None:
+        action['updated_at'] = touched
+    return action
+
+
 def action_get_by_request_id(instance_uuid, request_id):
     with _session(writer=False) as session:
-        row = session.scalars(
-            sa.select(models.InstanceAction)
+        row = session.execute(
+            sa.select(models.InstanceAction, _TOUCHED)
             .where(models.InstanceAction.instance_uuid == instance_uuid,
                    models.InstanceAction.request_id == request_id)
             .order_by(models.InstanceAction.id.desc())).first()
-        return _to_dict(row)
+        return _with_touched(*row) if row is not None else None
 
 
 def actions_get(instance_uuid, limit=None, marker=None, changes_since=None,
                 changes_before=None):
+    """The server's actions, newest first; ``updated_at`` (and the
+    changes-since/-before filters, 2.58) is when the action or one of
+    its events last changed."""
     with _session(writer=False) as session:
-        query = (sa.select(models.InstanceAction)
+        query = (sa.select(models.InstanceAction, _TOUCHED)
                  .where(models.InstanceAction.instance_uuid == instance_uuid)
                  .order_by(models.InstanceAction.created_at.desc(),
                            models.InstanceAction.id.desc()))
         if changes_since:
-            query = query.where(models.InstanceAction.updated_at >=
-                                _parse_time(changes_since))
+            query = query.where(_TOUCHED >= _parse_time(changes_since))
         if changes_before:
-            query = query.where(models.InstanceAction.updated_at <=
-                                _parse_time(changes_before))
+            query = query.where(_TOUCHED <= _parse_time(changes_before))
         if marker:
             mrow = session.scalars(sa.select(models.InstanceAction).where(
                 models.InstanceAction.instance_uuid == instance_uuid,
@@ -104,7 +141,8 @@ def actions_get(instance_uuid, limit=None, marker=None, changes_since=None,
             query = query.where(models.InstanceAction.id < mrow.id)
         if limit:
             query = query.limit(limit)
-        return [_to_dict(r) for r in session.scalars(query)]
+        return [_with_touched(row, touched)
+                for row, touched in session.execute(query)]
 
 
 def _action_id(session, instance_uuid, request_id):
@@ -116,11 +154,6 @@ def _action_id(session, instance_uuid, request_id):
         raise exception.ActionNotFound(request_id=request_id,
                                        instance_uuid=instance_uuid)
     return action_id
-
-
-def _touch_action(session, action_id, now, error=False):
-    session.execute(_TOUCH_ERROR if error else _TOUCH,
-                    {'b_id': action_id, 'v_updated_at': now})
 
 
 def _event_start_in(session, instance_uuid, request_id, event, host=None):
@@ -141,43 +174,48 @@ def _event_finish_in(session, instance_uuid, request_id, event, result,
         'details': details, 'host': host, 'start_time': start_time}])
 
 
-def events_in(session, instance_uuid, request_id, events):
+def events_in(session, instance_uuid, request_id, events, lookup=True):
     """Record a step's events ({name, result (None: a start), traceback,
-    details, host, start_time}) in its transaction. The action is read
-    once and touched once however many events the step carries (a
-    chained step ends one event and starts the next): each is a
-    statement per event otherwise, on every step of every move.
+    details, host, start_time}) in its transaction, each one statement
+    that finds the action itself (no read first, and the action is not
+    touched: its updated_at is read as its newest event's).
 
     A finish closes the open ``name`` events of the action; without one
     (a short step recorded whole at its end, or one that failed before
     its start was recorded) the event is recorded whole, started at
-    ``start_time``. Raises ActionNotFound before writing anything."""
+    ``start_time`` (at once when the event says ``whole``). ``lookup``:
+    raise ActionNotFound, writing nothing, when the request has no
+    action (a step's own events, lookup=False, are then silently not
+    recorded)."""
     if not events:
         return
-    action_id = _action_id(session, instance_uuid, request_id)
+    keys = {'b_uuid': instance_uuid, 'b_request_id': request_id}
+    if lookup:
+        _action_id(session, instance_uuid, request_id)
     now = utcnow()
     error = False
     for event in events:
         result = event.get('result')
         if not result:
-            session.execute(_EVENT_START, {
-                'v_action_id': action_id, 'v_event': event['name'],
-                'v_now': now, 'v_host': event.get('host')})
+            session.execute(_EVENT_START, dict(
+                keys, v_event=event['name'], v_now=now,
+                v_host=event.get('host')))
             continue
         error = error or result == 'Error'
         # 2.84 details of an Error event, fit for the owner.
         details = fault_text.event_details(
             session, result, event.get('details'), event.get('traceback'))
-        done = {'v_now': now, 'v_result': result,
-                'v_traceback': event.get('traceback'), 'v_details': details}
-        closed = session.execute(_EVENT_CLOSE_OPEN, dict(
-            done, b_action_id=action_id, b_event=event['name'])).rowcount
+        done = dict(keys, v_now=now, v_result=result,
+                    v_traceback=event.get('traceback'), v_details=details)
+        # ``whole``: never started (instance_actions.Recording.take).
+        closed = not event.get('whole') and session.execute(
+            _EVENT_CLOSE_OPEN, dict(done, b_event=event['name'])).rowcount
         if not closed:
             session.execute(_EVENT_WHOLE, dict(
-                done, v_action_id=action_id, v_event=event['name'],
-                v_host=event.get('host'),
+                done, v_event=event['name'], v_host=event.get('host'),
                 v_start=_parse_time(event.get('start_time')) or now))
-    _touch_action(session, action_id, now, error=error)
+    if error:
+        session.execute(_MARK_ERROR, dict(keys, v_updated_at=now))
 
 
 def action_event_finish(instance_uuid, request_id, event, result,

@@ -31,6 +31,7 @@ _TOUCH_PROVIDER = _PROVIDERS.update().where(
 _BUMP_CONSUMER = _CONSUMERS.update().where(
     _CONSUMERS.c.uuid == _bp('b_uuid')).values(
     generation=_CONSUMERS.c.generation + 1)
+_BUMP_CONSUMER_RETURNING = _BUMP_CONSUMER.returning(_CONSUMERS.c.generation)
 _BUMP_CONSUMER_CAS = _BUMP_CONSUMER.where(
     _CONSUMERS.c.generation == _bp('b_generation'))
 _CONSUMER_GENERATION = sa.select(_CONSUMERS.c.generation).where(
@@ -121,14 +122,30 @@ def _with_cas_retry(fn):
     return wrapper
 
 
-def _bump_consumers(session, consumers, expected=None):
+def _bump_consumers(session, consumers, expected=None, new=(),
+                    generations=None):
     """Bump the generation of every consumer whose allocations this
     transaction writes; a consumer with an ``expected`` generation must
-    still have it (ConsumerGenerationConflict otherwise: placement 1.28)."""
+    still have it (ConsumerGenerationConflict otherwise: placement 1.28).
+    ``new``: consumers this transaction created (a migration's uuid):
+    inserted without trying an update first. ``generations``: a dict
+    given the bumped consumers' new generations where the database
+    returns them from the update (PostgreSQL, SQLite)."""
     expected = expected or {}
     for consumer in sorted(set(consumers)):
         want = expected.get(consumer)
-        if want is None:
+        if consumer in new:
+            session.execute(_NEW_CONSUMER, {'v_uuid': consumer})
+            continue
+        if want is None and generations is not None and \
+                session.dialect.update_returning:
+            result = session.execute(_BUMP_CONSUMER_RETURNING,
+                                     {'b_uuid': consumer})
+            generation = result.scalar()
+            if generation is not None:
+                generations[consumer] = generation
+                continue
+        elif want is None:
             result = session.execute(_BUMP_CONSUMER, {'b_uuid': consumer})
         else:
             result = session.execute(_BUMP_CONSUMER_CAS, {
@@ -229,10 +246,14 @@ def allocations_replace(consumer_id, allocations, from_consumer=None,
 
 
 
-def _move_in(session, from_consumer, to_consumer):
+def _move_in(session, from_consumer, to_consumer, to_is_new=False,
+             read_back=True, generations=None):
     """allocations_move inside the caller's transaction; {} when
     ``from_consumer`` held nothing (then nothing changes). Core
-    statements: one UPDATE hands every row over."""
+    statements: one UPDATE hands every row over. ``to_is_new``: the
+    receiving consumer was created by this transaction; ``read_back``
+    False: return True instead of what moved (one read fewer);
+    ``generations``: see _bump_consumers."""
     rows = session.execute(_HOLDINGS, {
         'b_consumers': [from_consumer, to_consumer]}).all()
     if not any(r.consumer_id == from_consumer for r in rows):
@@ -241,9 +262,11 @@ def _move_in(session, from_consumer, to_consumer):
         session.execute(_DROP_CONSUMER, {'b_consumer': to_consumer})
     session.execute(_HAND_OVER, {'b_from': from_consumer,
                                  'v_to': to_consumer})
-    _bump_consumers(session, [from_consumer, to_consumer])
+    _bump_consumers(session, [from_consumer, to_consumer],
+                    new=(to_consumer,) if to_is_new else (),
+                    generations=generations)
     _touch_generations(session, [r.resource_provider_id for r in rows])
-    return _allocations_of(session, to_consumer)
+    return _allocations_of(session, to_consumer) if read_back else True
 
 
 @_with_cas_retry

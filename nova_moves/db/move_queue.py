@@ -159,37 +159,46 @@ def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
     it moved on). A repeated delivery finds its row and is admitted
     only if the row already was."""
     with _tx() as session:
-        _lock(session)
-        # One read for both questions: is this move already at the gate,
-        # and who holds and waits for the slots.
-        rows = session.execute(_OPEN_OR_MINE,
-                               {'b_migration': migration_uuid}).all()
-        for row in rows:
-            if row.migration_uuid == migration_uuid:
-                return {'admitted': row.state == ADMITTED, 'others': []}
-        now = utcnow()
-        values = {'migration_uuid': migration_uuid,
-                  'instance_uuid': instance_uuid, 'source_host': source_host,
-                  'kind': kind, 'state': QUEUED,
-                  'request': json.dumps(dict(request,
-                                             resume_status=from_status)),
-                  'created_at': now}
-        fresh_id = session.execute(_ENTER, {
-            'v_migration': migration_uuid, 'v_instance': instance_uuid,
-            'v_host': source_host, 'v_kind': kind,
-            'v_request': values['request'], 'v_now': now,
-        }).inserted_primary_key[0]
-        fresh = _Row(values, id=fresh_id, created_at=now.isoformat())
-        admitted = _admit_pass(session, cluster_limit, host_limit, me,
-                               fresh=fresh, rows=rows)
-        mine = [r for r in admitted if r['migration_uuid'] == migration_uuid]
-        if not mine and not _flip(session, migration_uuid, from_status,
-                                  states.M_QUEUED):
-            raise exception.MoveConflict(
-                migration=migration_uuid, instance_uuid=instance_uuid,
-                reason='migration is no longer %s' % from_status)
-        return {'admitted': bool(mine),
-                'others': [r for r in admitted if r not in mine]}
+        return enter_in(session, migration_uuid, instance_uuid, source_host,
+                        kind, request, from_status, cluster_limit,
+                        host_limit, me)
+
+
+def enter_in(session, migration_uuid, instance_uuid, source_host, kind,
+             request, from_status, cluster_limit, host_limit, me):
+    """move_queue_enter in the caller's transaction (a cold move's start
+    passes the gate in the transaction that creates its migration)."""
+    _lock(session)
+    # One read for both questions: is this move already at the gate,
+    # and who holds and waits for the slots.
+    rows = session.execute(_OPEN_OR_MINE,
+                           {'b_migration': migration_uuid}).all()
+    for row in rows:
+        if row.migration_uuid == migration_uuid:
+            return {'admitted': row.state == ADMITTED, 'others': []}
+    now = utcnow()
+    values = {'migration_uuid': migration_uuid,
+              'instance_uuid': instance_uuid, 'source_host': source_host,
+              'kind': kind, 'state': QUEUED,
+              'request': json.dumps(dict(request,
+                                         resume_status=from_status)),
+              'created_at': now}
+    fresh_id = session.execute(_ENTER, {
+        'v_migration': migration_uuid, 'v_instance': instance_uuid,
+        'v_host': source_host, 'v_kind': kind,
+        'v_request': values['request'], 'v_now': now,
+    }).inserted_primary_key[0]
+    fresh = _Row(values, id=fresh_id, created_at=now.isoformat())
+    admitted = _admit_pass(session, cluster_limit, host_limit, me,
+                           fresh=fresh, rows=rows)
+    mine = [r for r in admitted if r['migration_uuid'] == migration_uuid]
+    if not mine and not _flip(session, migration_uuid, from_status,
+                              states.M_QUEUED):
+        raise exception.MoveConflict(
+            migration=migration_uuid, instance_uuid=instance_uuid,
+            reason='migration is no longer %s' % from_status)
+    return {'admitted': bool(mine),
+            'others': [r for r in admitted if r not in mine]}
 
 
 class _Row(dict):

@@ -5,6 +5,7 @@ import sqlalchemy as sa
 
 from nova_moves.db.actions import _action_start_in
 from nova_moves.db import models
+from nova_moves.db import move_queue
 from nova_moves.db import phases
 from nova_moves import exception
 from nova_moves import states
@@ -43,6 +44,20 @@ _COLD_IN_FLIGHT = (
            _MIGRATIONS.c.status.notin_(
                list(states.MIGRATION_TERMINAL_STATUSES)))
     .limit(1))
+# cold_move_start's guarded write: old/new flavor on the server while it
+# still has the move's task_state and no other cold move of it runs.
+_INSTANCES = models.Instance.__table__
+_COLD_TYPES = {'b_type_%d' % i: t
+               for i, t in enumerate(states.COLD_MIGRATION_TYPES)}
+_FLAVORS_ON_START = _INSTANCES.update().where(
+    _INSTANCES.c.uuid == _bp('b_uuid'), _INSTANCES.c.deleted == 0,
+    _INSTANCES.c.task_state == _bp('b_task'),
+    ~sa.exists().where(
+        _MIGRATIONS.c.instance_uuid == _INSTANCES.c.uuid,
+        _MIGRATIONS.c.migration_type.in_([_bp(k) for k in _COLD_TYPES]),
+        _MIGRATIONS.c.status.notin_(
+            list(states.MIGRATION_TERMINAL_STATUSES)))).values(
+    old_flavor=_bp('old_flavor'), new_flavor=_bp('new_flavor'))
 _FINISHED_TO = _MIGRATIONS.update().where(
     _MIGRATIONS.c.id == _bp('b_id'),
     _MIGRATIONS.c.status == states.M_FINISHED).values(
@@ -206,53 +221,78 @@ MIGRATION_TERMINAL_STATUSES = states.MIGRATION_TERMINAL_STATUSES
 
 @_with_cas_retry
 def cold_move_start(instance_uuid, describe,
-                    expected_task_state=states.RESIZE_PREP):
+                    expected_task_state=states.RESIZE_PREP, gate=None):
     """The conductor's start of a resize/cold migration, all or nothing,
     in one transaction: read the server, create the migration row from
     ``describe(server)`` = (values, old_flavor, new_flavor), record old/new
-    flavor on the server (only while it still has ``expected_task_state``)
-    and hand the server's current allocation to the migration's uuid.
+    flavor on the server (only while it still has ``expected_task_state``
+    and no other cold move of it runs), hand the server's current
+    allocation to the migration's uuid and, with ``gate`` (the
+    concurrency gate's {kind, request, limits, me}), pass the gate.
     Returns (migration, server as now, the server's consumer generation
-    as this left it, which the scheduler's claim states). Raises
-    UnexpectedTaskState with nothing written, and MoveConflict when the
-    server already has a cold move in flight: a repeated migrate_server
-    arriving while the first is still preparing (task_state still
-    resize_prep) would otherwise start a second move of the same server."""
+    as this left it, which the scheduler's claim states, the gate's
+    answer or None). Raises UnexpectedTaskState with nothing written,
+    and MoveConflict when the server already has a cold move in flight:
+    a repeated migrate_server arriving while the first is still
+    preparing (task_state still resize_prep) would otherwise start a
+    second move of the same server."""
     with _tx() as session:
         row = _instance_row(session, instance_uuid, live_only=True)
         if row is None:
             raise exception.InstanceNotFound(instance_id=instance_uuid)
-        running = session.execute(_COLD_IN_FLIGHT,
-                                  {'b_uuid': instance_uuid}).first()
-        if running is not None:
-            raise exception.MoveConflict(
-                migration=running.uuid, instance_uuid=instance_uuid,
-                reason='it is %s; not starting another move of the '
-                       'server' % running.status)
         server = _instance_row_dict(row)
         values, old_flavor, new_flavor = describe(server)
         values = dict(values)
         values.setdefault('uuid', str(uuidlib.uuid4()))
-        values['phases'] = phases.stamp(None, values['status'], utcnow())
-        instances = models.Instance.__table__
-        result = session.execute(
-            instances.update()
-            .where(instances.c.uuid == instance_uuid,
-                   instances.c.deleted == 0,
-                   instances.c.task_state == expected_task_state)
-            .values(**_encode_instance_values(
-                {'old_flavor': old_flavor, 'new_flavor': new_flavor})))
-        if result.rowcount != 1:
-            raise exception.UnexpectedTaskState(
-                instance_uuid=instance_uuid, expected=expected_task_state,
-                actual='(changed)')
-        session.execute(_MIGRATIONS.insert().values(**values))
-        _move_in(session, instance_uuid, values['uuid'])
-        migration = _row_dict(session.execute(sa.select(_MIGRATIONS).where(
-            _MIGRATIONS.c.uuid == values['uuid'])).first())
-        return migration, dict(server, old_flavor=old_flavor,
-                               new_flavor=new_flavor), session.execute(
-            _CONSUMER_GENERATION, {'b_uuid': instance_uuid}).scalar()
+        now = utcnow()
+        values['phases'] = phases.stamp(None, values['status'], now)
+        # The columns' defaults, written out: the row is returned as
+        # written, not read back.
+        for column, default in (('created_at', now), ('updated_at', None),
+                                ('hidden', False), ('deleted', 0),
+                                ('step_retries', 0)):
+            values.setdefault(column, default)
+        if session.execute(_FLAVORS_ON_START, dict(
+                _encode_instance_values({'old_flavor': old_flavor,
+                                         'new_flavor': new_flavor}),
+                b_uuid=instance_uuid, b_task=expected_task_state,
+                **_COLD_TYPES)).rowcount != 1:
+            _explain_start(session, instance_uuid, expected_task_state)
+        values['id'] = session.execute(
+            _MIGRATIONS.insert().values(**values)).inserted_primary_key[0]
+        generations = {}
+        _move_in(session, instance_uuid, values['uuid'], to_is_new=True,
+                 read_back=False, generations=generations)
+        # The row as written, without reading it back.
+        migration = dict(dict.fromkeys(_MIGRATIONS.c.keys()), **{
+            k: v.isoformat() if hasattr(v, 'isoformat') else v
+            for k, v in values.items()})
+        generation = generations.get(instance_uuid)
+        if generation is None:  # MySQL: no UPDATE ... RETURNING
+            generation = session.execute(
+                _CONSUMER_GENERATION, {'b_uuid': instance_uuid}).scalar()
+        admitted = None
+        if gate is not None:
+            admitted = move_queue.enter_in(
+                session, values['uuid'], instance_uuid, server['host'],
+                gate['kind'], gate['request'], values['status'],
+                *gate['limits'], gate['me'])
+        return (migration, dict(server, old_flavor=old_flavor,
+                                new_flavor=new_flavor), generation, admitted)
+
+
+def _explain_start(session, instance_uuid, expected_task_state):
+    """Why cold_move_start's guarded update wrote nothing (raises)."""
+    running = session.execute(_COLD_IN_FLIGHT,
+                              {'b_uuid': instance_uuid}).first()
+    if running is not None:
+        raise exception.MoveConflict(
+            migration=running.uuid, instance_uuid=instance_uuid,
+            reason='it is %s; not starting another move of the '
+                   'server' % running.status)
+    raise exception.UnexpectedTaskState(
+        instance_uuid=instance_uuid, expected=expected_task_state,
+        actual='(changed)')
 
 
 def migration_start(instance_uuid, values, old_flavor, new_flavor,

@@ -33,8 +33,12 @@ from nova_moves.db.instances import (_encode_instance_values,
                                      _instance_row, _instance_row_dict)
 from nova_moves.db import fault_text
 from nova_moves.db import phases
-from nova_moves.db.session import (_parse_time, _row_by_id_or_uuid,
-                                   _row_dict, _tx, utcnow)
+from nova_moves.db import step_sql
+from nova_moves.db.step_sql import (_as_list, _bound, _conflict, _in,
+                                    _in_params, _migration_row)
+from nova_moves.db.session import (_parse_time,
+                                   _row_dict, _tx,
+                                   utcnow)
 
 # Core tables: every move step runs these statements, and ORM objects
 # (identity map, attribute instrumentation, flush) cost more CPU than
@@ -46,17 +50,6 @@ _INSTANCES = models.Instance.__table__
 _ACTIONS = models.InstanceAction.__table__
 _FAULTS = models.InstanceFault.__table__
 _bp = sa.bindparam
-
-
-def _in(column, name, count):
-    """``column IN (:name_0, ...)`` with ``count`` plain parameters: an
-    expanding parameter is re-rendered into the SQL at every execution
-    (~25 us each, measured), these lists are short and few in length."""
-    return column.in_([_bp('%s_%d' % (name, i)) for i in range(count)])
-
-
-def _in_params(name, values):
-    return {'%s_%d' % (name, i): v for i, v in enumerate(values)}
 
 
 @functools.lru_cache(maxsize=32)
@@ -81,23 +74,6 @@ _NEWEST_REQUEST_ID = (
 MOVE_TASK_STATES = moves.MOVE_TASK_STATES
 _UNSETTLED = moves.UNSETTLED
 failed_instance_values = moves.failed_instance_values
-
-
-def _as_list(value):
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-@functools.lru_cache(maxsize=256)
-def _migration_update(keys, statuses, claimed=False):
-    """UPDATE migrations SET ``keys`` WHERE id (AND status IN b_status_*
-    when ``statuses``, their count; AND updated_at = b_claimed when
-    ``claimed``); values bound as v_<column>."""
-    query = _MIGRATIONS.update().where(_MIGRATIONS.c.id == _bp('b_id'))
-    if statuses:
-        query = query.where(_in(_MIGRATIONS.c.status, 'b_status', statuses))
-    if claimed:
-        query = query.where(_MIGRATIONS.c.updated_at == _bp('b_claimed'))
-    return query.values({k: _bp('v_' + k) for k in keys})
 
 
 _CLAIM = (_MIGRATIONS.update()
@@ -159,22 +135,6 @@ def _instance_update(keys, task_states, task_state_none, vm_states,
     return query.returning(*_INSTANCES.c) if returning else query
 
 
-def _bound(values):
-    return {'v_' + k: v for k, v in values.items()}
-
-
-def _migration_row(session, migration_id):
-    return _row_by_id_or_uuid(
-        session, _MIGRATIONS, migration_id,
-        lambda: exception.MigrationNotFound(migration_id=migration_id))
-
-
-def _conflict(migration, reason):
-    return exception.MoveConflict(migration=migration.uuid,
-                                  instance_uuid=migration.instance_uuid,
-                                  reason=reason)
-
-
 def _record_event(session, instance_uuid, request_id, *events):
     """The step's instance events, in the step's transaction; a flow
     started by a service (recovery, auto-confirm) has no action for its
@@ -192,7 +152,7 @@ def _record_event(session, instance_uuid, request_id, *events):
         return
     try:
         # Raises before anything is written.
-        events_in(session, instance_uuid, request_id, events)
+        events_in(session, instance_uuid, request_id, events, lookup=False)
     except exception.ActionNotFound:
         pass
 
@@ -314,36 +274,15 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
     'migration'} as they are now; raises MoveConflict, writing nothing,
     when either row moved on."""
     with _tx() as session:
-        migration = _migration_row(session, migration_id)
-        if status is not None and migration.status not in _as_list(
-                status[0]):
-            raise _conflict(migration, 'migration is %s, expected %s' % (
-                migration.status, status[0]))
-        for column, value in (expected_values or {}).items():
-            if getattr(migration, column) != value:
-                raise _conflict(migration, '%s is %s, not %s' % (
-                    column, getattr(migration, column), value))
-        mig_values = dict(values or {}, updated_at=utcnow())
-        if status is not None and len(status) > 1 and status[1]:
-            mig_values['status'] = status[1]
-            # Guarded by the status compare-and-swap below.
-            stamped = migration.phases
-            for passed, began in (passed_phases or ()):
-                stamped = phases.stamp(stamped, passed,
-                                       _parse_time(began) or
-                                       mig_values['updated_at'])
-            mig_values['phases'] = phases.stamp(
-                stamped, status[1], mig_values['updated_at'])
-        params = _bound(mig_values)
-        params['b_id'] = migration.id
-        expected = _as_list(status[0]) if status is not None else []
-        params.update(_in_params('b_status', expected))
-        if claimed is not None:
-            params['b_claimed'] = claimed
-        query = _migration_update(tuple(sorted(mig_values)), len(expected),
-                                  claimed is not None)
-        if session.execute(query, params).rowcount != 1:
-            raise _conflict(migration, 'migration changed meanwhile')
+        if session.dialect.update_returning:
+            migration = step_sql.advance_returning(
+                session, migration_id, status, values, expected_values,
+                claimed, passed_phases)
+            written = None
+        else:
+            migration, written = step_sql.advance_read_first(
+                session, migration_id, status, values, expected_values,
+                claimed, passed_phases)
         instance = None
         if task_state is not None or instance_values or expected_vm_state:
             instance = _advance_instance(session, migration, task_state,
@@ -352,7 +291,7 @@ def move_advance(migration_id, status=None, task_state=None, values=None,
         _add_fault(session, migration.instance_uuid, fault)
         _record_event(session, migration.instance_uuid, request_id,
                       *(events or ()), event)
-        return _result(session, migration, mig_values, instance)
+        return _result(session, migration, written, instance)
 
 
 def _add_fault(session, instance_uuid, fault):
@@ -437,7 +376,7 @@ def move_failed(migration_id=None, expected_status=None, status=states.M_ERROR,
         if claimed is not None:
             params['b_claimed'] = claimed
         result = session.execute(
-            _migration_update(tuple(sorted(written)), len(expected),
+            step_sql.migration_update(tuple(sorted(written)), len(expected),
                               claimed is not None), params)
         if result.rowcount != 1:
             raise _conflict(migration, 'migration is %s, expected %s%s' % (

@@ -33,7 +33,8 @@ class MigrationTask(base.TaskBase):
     def __init__(self, ctxt, instance_uuid, flavor, host, force,
                  migration_uuid, alternates, db, scheduler, compute_rpcapi,
                  failed_host=None, resume=False, gate=None,
-                 new_migration_uuid=None, target_hosts=None):
+                 new_migration_uuid=None, target_hosts=None,
+                 recording=None):
         super().__init__(ctxt, instance_uuid)
         self.flavor = flavor
         self.host = host
@@ -50,6 +51,9 @@ class MigrationTask(base.TaskBase):
         self.db = db
         self.scheduler = scheduler
         self.compute_rpcapi = compute_rpcapi
+        # The conductor's own event (instance_actions.Recording), written
+        # in the step that records the destination.
+        self.recording = recording
         self.migration = None
 
     # -- execute -----------------------------------------------------------
@@ -61,22 +65,24 @@ class MigrationTask(base.TaskBase):
                 self.migration_uuid, self.instance_uuid)
             return self._schedule(instance, generation)
         # One transaction: the server read, the migration row, old/new
-        # flavor on the server and the source allocation parked on the
-        # migration's uuid.
+        # flavor on the server, the source allocation parked on the
+        # migration's uuid and the concurrency gate.
+        ticket = (self.gate.ticket(self.ctxt, 'cold', {
+            'flavor': self.flavor, 'host': self.host, 'force': self.force,
+            'target_hosts': self.target_hosts})
+            if self.gate is not None else None)
         try:
-            self.migration, instance, generation = db_api.cold_move_start(
-                self.instance_uuid, self._describe)
+            self.migration, instance, generation, entered = \
+                db_api.cold_move_start(self.instance_uuid, self._describe,
+                                       gate=ticket)
         except exception.MoveConflict as exc:
             # A repeated request (the broker delivered it twice): the
             # first one's move is the server's; nothing to undo.
             LOG.info('Not starting a second move of %s: %s',
                      self.instance_uuid, exc)
             return None
-        if self.gate is not None and not self.gate.enter(
-                self.ctxt, 'cold', self.instance_uuid, self.migration['uuid'],
-                instance['host'], states.M_PRE_MIGRATING,
-                {'flavor': self.flavor, 'host': self.host,
-                 'force': self.force, 'target_hosts': self.target_hosts}):
+        if entered is not None and not self.gate.entered(
+                entered, self.migration['uuid'], self.instance_uuid):
             return None  # queued: run again with resume=True
         return self._schedule(instance, generation)
 
@@ -166,8 +172,13 @@ class MigrationTask(base.TaskBase):
             status=[states.M_PRE_MIGRATING], task_state=[states.RESIZE_PREP],
             values={'dest_compute': selection['host'],
                     'dest_node': selection['nodename'],
-                    'dest_host': selection['host']})['migration']
+                    'dest_host': selection['host']},
+            **self._event())['migration']
         self._cast_prep(selection, flavor, spec, alternates)
+
+    def _event(self):
+        event = self.recording.take() if self.recording else None
+        return {'event': event} if event else {}
 
     def _cast_prep(self, selection, flavor, spec, alternates):
         LOG.info('Migration %s of %s: destination %s (alternates %s)',
