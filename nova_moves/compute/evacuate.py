@@ -16,8 +16,11 @@ import threading
 import time
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
+from nova_moves.compute import base
 from nova_moves.compute import inflight
+from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves import exception
 from nova_moves import notifications
 from nova_moves import states
@@ -32,9 +35,20 @@ WATCH_SECONDS = 600
 WATCH_INTERVAL = 1.0
 
 
-class EvacuateMixin:
-    # The compute manager sets its own (nova_moves/notifications.py).
-    notifier = notifications.OFF
+class EvacuateEndpoint(base.Steps):
+    """The destination's rebuild, and the source's clean-up hook."""
+    target = messaging.Target(version=compute_rpcapi.ComputeAPI.VERSION)
+
+    def __init__(self, deps, cleanup):
+        super().__init__(deps)
+        self.cleanup = cleanup  # the EvacuationCleanup of this host
+
+    # -- source, back from a partition (no restart) ------------------------
+    def before_reporting_up(self, ctxt):
+        """The heartbeat's hook (a control of moves/evacuate.py; served
+        as before the endpoints were split): the source's clean-up
+        (EvacuationCleanup.run) before this host reports up."""
+        self.cleanup.run(ctxt)
 
     # -- destination ------------------------------------------------------
     # Its event (compute_rebuild_instance) is a value of its two guarded
@@ -98,18 +112,19 @@ class EvacuateMixin:
                           status=states.M_FAILED,
                           expected_values={'dest_compute': self.host})
 
-    # -- source, back from a partition (no restart) ------------------------
-    def before_reporting_up(self, ctxt):
-        """Called by the heartbeat (nova_moves.service) when this host was
-        silent longer than service_down_time while running (a network
-        partition, a frozen process): its servers may have been evacuated
-        meanwhile, so their copies go BEFORE it reports up again, as at a
-        restart (Nova only cleans up at a restart). Raises while the
-        conductors are still out of reach: then no report is sent."""
-        self._init_host_evacuate(ctxt)
+class EvacuationCleanup(base.Steps):
+    """The source's side, not an RPC endpoint: run by the manager at
+    start-up (init_host) and before reporting up after a partition."""
 
     # -- source, when it comes back ---------------------------------------
-    def _init_host_evacuate(self, ctxt):
+    def run(self, ctxt):
+        """Called at start-up, and by the heartbeat when this host was
+        silent longer than service_down_time while running (a network
+        partition, a frozen process): its servers may have been
+        evacuated meanwhile, so their copies go BEFORE it reports up
+        again, as at a restart (Nova only cleans up at a restart).
+        Raises while the conductors are still out of reach: then no
+        report is sent."""
         migrations = self.conductor.migration_get_all(
             ctxt, source_compute=self.host, migration_type=states.EVACUATION,
             status=[states.M_DONE] + list(states.EVACUATION_IN_FLIGHT))

@@ -33,22 +33,17 @@ class StepsInFlight:
 
 
 def tracked(fn):
-    """Count the handler as running its move (``migration_uuid``) until
+    """Count the handler as running its move (``migration_uuid``) in the
+    endpoint's ``in_flight`` (one per host, shared by every kind) until
     it returns. Outermost, so the whole handler counts."""
     @functools.wraps(fn)
     def wrapper(self, ctxt, *args, **kwargs):
         migration_uuid = kwargs.get('migration_uuid')
-        steps = self.__dict__.setdefault('_steps_in_flight', StepsInFlight())
         if migration_uuid is None:
             return fn(self, ctxt, *args, **kwargs)
-        steps.enter(migration_uuid)
+        self.in_flight.enter(migration_uuid)
         try:
             return fn(self, ctxt, *args, **kwargs)
         finally:
-            steps.leave(migration_uuid)
+            self.in_flight.leave(migration_uuid)
     return wrapper
-
-
-def running(manager, migration_uuid):
-    steps = manager.__dict__.get('_steps_in_flight')
-    return steps is not None and migration_uuid in steps

@@ -1,5 +1,6 @@
-"""The compute side of the lifecycle actions (RPC 1.4): pause, unpause,
-suspend, resume, reboot and rebuild on the server's own host.
+"""The compute side of a server's life on its own host: boot, delete,
+os-start/os-stop (1.2), and the lifecycle actions (RPC 1.4): pause,
+unpause, suspend, resume, reboot and rebuild.
 
 The API claimed the server (task_state set by compare-and-swap) and
 recorded the action; each handler drives the fake hypervisor and
@@ -12,11 +13,16 @@ task_state back and leaves vm_state as it was (Nova's
 reverts_task_state), with a fault and the event's Error.
 """
 from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from nova_moves.compute import base
+from nova_moves.compute import rpcapi as compute_rpcapi
 
 from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves import notifications
 from nova_moves import states
+from nova_moves import timeutil
 
 LOG = logging.getLogger(__name__)
 wrap_instance_event = instance_actions.wrap_instance_event
@@ -37,43 +43,92 @@ _SIMPLE = {
 }
 
 
-class LifecycleMixin:
+class LifecycleEndpoint(base.Steps):
+    """Boot, delete, start/stop and the lifecycle actions of 1.4."""
+    target = messaging.Target(version=compute_rpcapi.ComputeAPI.VERSION)
 
-    def _lifecycle_cas(self, ctxt, instance_uuid, values, expected):
-        """One compare-and-swap on the server; None when the claim is no
-        longer this message's (logged, nothing written)."""
-        try:
-            return self._update(ctxt, instance_uuid, values,
-                                expected_task_state=list(expected))
-        except (exception.UnexpectedTaskState, exception.InstanceNotFound,
-                exception.InstanceInvalidState) as exc:
-            LOG.warning('Dropping a lifecycle step of %s on %s: %s',
-                        instance_uuid, self.host, exc)
-            return None
-
-    def _give_back(self, ctxt, instance_uuid, task_states, exc):
-        """The hypervisor failed: the fault first (whoever sees the
-        server settle must see why), then the task_state goes."""
-        self._fault(ctxt, instance_uuid, exc)
-        self._lifecycle_cas(ctxt, instance_uuid, {'task_state': None},
-                            task_states)
-
-    def _still_claimed(self, ctxt, instance_uuid, task_state):
-        """A late or duplicate message finds the claim gone: the guest
-        is not touched. (A takeover after this read is still safe: the
-        final compare-and-swap fails and the taker drives the guest.)"""
+    # -- boot and delete ------------------------------------------------------
+    @wrap_instance_event('compute')
+    @notify_action('create')
+    def build_and_run_instance(self, ctxt, instance_uuid, request_spec,
+                               alternates):
         try:
             instance = self._instance(ctxt, instance_uuid)
         except exception.InstanceNotFound:
-            return False
-        if instance['task_state'] != task_state or \
-                instance['host'] != self.host:
-            LOG.warning('Dropping a stale %s of %s on %s: task_state %s, '
-                        'host %s', task_state, instance_uuid, self.host,
-                        instance['task_state'], instance['host'])
-            return False
-        return True
+            instance = None
+        if instance is None or instance['task_state'] != states.SPAWNING:
+            LOG.info('Not building %s: deleted meanwhile', instance_uuid)
+            return
+        try:
+            self.driver.spawn(instance_uuid, instance['flavor'])
+        except Exception as exc:
+            LOG.warning('Spawn of %s failed on %s: %s', instance_uuid,
+                        self.host, exc)
+            self._reschedule_build(ctxt, instance_uuid, request_spec,
+                                   alternates, exc)
+            raise
+        try:
+            self._update(ctxt, instance_uuid,
+                         {'vm_state': states.ACTIVE, 'task_state': None,
+                          'power_state': states.POWER_RUNNING,
+                          'launched_at': timeutil.utcnow_iso()},
+                         expected_task_state=[states.SPAWNING])
+        except (exception.InstanceNotFound, exception.UnexpectedTaskState):
+            # Deleted while spawning: its terminate may have run before
+            # the guest existed, so the copy is removed here.
+            LOG.info('%s was deleted while spawning; removing it',
+                     instance_uuid)
+            self.driver.destroy(instance_uuid)
 
+    def _reschedule_build(self, ctxt, instance_uuid, request_spec,
+                          alternates, exc):
+        self.conductor.allocations_delete(ctxt, instance_uuid)
+        if alternates:
+            self._update(ctxt, instance_uuid,
+                         {'task_state': states.SCHEDULING, 'host': None,
+                          'node': None})
+            spec = dict(request_spec, alternates=alternates)
+            self.compute_task_api.build_instances(ctxt, [instance_uuid], spec)
+            return
+        # The fault first: whoever sees ERROR must also see why.
+        self._fault(ctxt, instance_uuid, exc)
+        self._update(ctxt, instance_uuid,
+                     {'vm_state': states.ERROR, 'task_state': None})
+
+    @wrap_instance_event('compute')
+    def terminate_instance(self, ctxt, instance_uuid):
+        self.driver.destroy(instance_uuid)
+
+    # -- os-start / os-stop (1.2) --------------------------------------------
+    @wrap_instance_event('compute')
+    @notify_action('power_on')
+    def start_instance(self, ctxt, instance_uuid):
+        self._set_power(ctxt, instance_uuid, states.POWERING_ON, 'running',
+                        'power_on', states.ACTIVE, states.POWER_RUNNING)
+
+    @wrap_instance_event('compute')
+    @notify_action('power_off')
+    def stop_instance(self, ctxt, instance_uuid):
+        self._set_power(ctxt, instance_uuid, states.POWERING_OFF, 'shutdown',
+                        'power_off', states.STOPPED, states.POWER_SHUTDOWN)
+
+    def _set_power(self, ctxt, instance_uuid, task_state, power, operation,
+                   vm_state, power_state):
+        """The API set ``task_state``; only that claim is finished here.
+        A failure gives the task_state back (the server stays as it was,
+        as Nova's reverts_task_state does) and re-raises for the event."""
+        try:
+            self.driver.set_power(instance_uuid, power, operation)
+        except Exception:
+            self._update(ctxt, instance_uuid, {'task_state': None},
+                         expected_task_state=[task_state])
+            raise
+        self._update(ctxt, instance_uuid,
+                     {'vm_state': vm_state, 'task_state': None,
+                      'power_state': power_state},
+                     expected_task_state=[task_state])
+
+    # -- pause, unpause, suspend, resume, reboot, rebuild (1.4) ------------
     def _simple(self, ctxt, instance_uuid, name):
         task_state, require, power, operation, vm_state, power_state = \
             _SIMPLE[name]
@@ -87,7 +142,7 @@ class LifecycleMixin:
             raise
         # None: someone took the server over meanwhile (a hard reboot, a
         # reset): the guest follows them, not this message.
-        self._lifecycle_cas(ctxt, instance_uuid, {
+        self._claim_cas(ctxt, instance_uuid, {
             'vm_state': vm_state, 'task_state': None,
             'power_state': power_state}, [task_state])
 
@@ -121,7 +176,7 @@ class LifecycleMixin:
         claimed = states.REBOOTING_HARD if hard else states.REBOOTING
         started = (states.REBOOT_STARTED_HARD if hard
                    else states.REBOOT_STARTED)
-        instance = self._lifecycle_cas(ctxt, instance_uuid,
+        instance = self._claim_cas(ctxt, instance_uuid,
                                        {'task_state': started}, [claimed])
         if instance is None:
             return
@@ -141,7 +196,7 @@ class LifecycleMixin:
         except Exception as exc:
             self._give_back(ctxt, instance_uuid, [started], exc)
             raise
-        self._lifecycle_cas(ctxt, instance_uuid, {
+        self._claim_cas(ctxt, instance_uuid, {
             'vm_state': states.ACTIVE, 'task_state': None,
             'power_state': states.POWER_RUNNING}, [started])
 
@@ -150,7 +205,7 @@ class LifecycleMixin:
     def rebuild_instance_same_host(self, ctxt, instance_uuid, image_ref):
         """rebuilding -> rebuild_spawning -> ACTIVE, or SHUTOFF when the
         server was stopped (Nova powers it off again)."""
-        instance = self._lifecycle_cas(
+        instance = self._claim_cas(
             ctxt, instance_uuid, {'task_state': states.REBUILD_SPAWNING},
             [states.REBUILDING])
         if instance is None:
@@ -168,12 +223,12 @@ class LifecycleMixin:
             # The guest may be gone: the server goes to ERROR, as Nova's
             # failed rebuild does, with the fault saying why.
             self._fault(ctxt, instance_uuid, exc)
-            self._lifecycle_cas(ctxt, instance_uuid, {
+            self._claim_cas(ctxt, instance_uuid, {
                 'vm_state': states.ERROR, 'task_state': None,
                 'power_state': self.driver.power_state(instance_uuid)},
                 [states.REBUILD_SPAWNING])
             raise
-        self._lifecycle_cas(ctxt, instance_uuid, {
+        self._claim_cas(ctxt, instance_uuid, {
             'vm_state': states.STOPPED if stopped else states.ACTIVE,
             'task_state': None,
             'power_state': (states.POWER_SHUTDOWN if stopped

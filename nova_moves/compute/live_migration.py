@@ -35,8 +35,11 @@ destination's take-over: 8 calls per live migration instead of 21."""
 import threading
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
+from nova_moves.compute import base
 from nova_moves.compute import live_steps
+from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves import conf
 from nova_moves import exception
 from nova_moves import instance_actions
@@ -59,26 +62,22 @@ LiveMigrationAborted = live_steps.LiveMigrationAborted
 _Control = live_steps.Control
 
 
-class LiveMigrationMixin(live_steps.LiveSteps):
-    # The compute manager sets its own (nova_moves/notifications.py).
-    notifier = notifications.OFF
+class LiveMigrationEndpoint(live_steps.LiveSteps):
+    """The live migration's steps and controls (its guarded writes and
+    transfer: compute/live_steps.py)."""
+    target = messaging.Target(version=compute_rpcapi.ComputeAPI.VERSION)
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._lm_setup()
-
-    def _lm_setup(self):
-        if getattr(self, '_lm_lock', None) is not None:
-            return
-        self._lm_lock = threading.Lock()
+    def __init__(self, deps):
+        super().__init__(deps)
+        self._lock = threading.Lock()
         limit = CONF.max_concurrent_live_migrations
-        self._lm_slots = threading.BoundedSemaphore(limit) if limit else None
+        self._slots = threading.BoundedSemaphore(limit) if limit else None
         # migration id and uuid -> the _Controls of its runs here (a
         # chained source knows only the uuid, the abort and force-complete
         # casts name the id; two deliveries of the cast run until the
         # destination's guard refuses one)
-        self._lm_controls = {}
-        self._lm_early_aborts = set()  # aborts that beat the transfer cast
+        self._controls = {}
+        self._early_aborts = set()  # aborts that beat the transfer cast
 
     # -- pre-checks -----------------------------------------------------------
     def check_can_live_migrate_destination(self, ctxt, instance_uuid,
@@ -101,9 +100,9 @@ class LiveMigrationMixin(live_steps.LiveSteps):
             return self.compute_rpcapi.check_can_live_migrate_source(
                 ctxt, instance['host'], instance_uuid, dest_check_data,
                 report_events=report_events)
-        return self._lm_checked(ctxt, instance_uuid,
-                                'compute_check_can_live_migrate_destination',
-                                report_events, check)
+        return self._checked(ctxt, instance_uuid,
+                             'compute_check_can_live_migrate_destination',
+                             report_events, check)
 
     def _check_free_memory(self, ctxt, instance, info, used=None):
         """Physical memory left on this host, without over-commit
@@ -123,7 +122,7 @@ class LiveMigrationMixin(live_steps.LiveSteps):
 
     def check_can_live_migrate_source(self, ctxt, instance_uuid,
                                       dest_check_data, report_events=False):
-        return self._lm_checked(
+        return self._checked(
             ctxt, instance_uuid, 'compute_check_can_live_migrate_source',
             report_events,
             lambda: self._check_source(instance_uuid, dest_check_data))
@@ -160,18 +159,18 @@ class LiveMigrationMixin(live_steps.LiveSteps):
             with instance_actions.event(self.event_backend, ctxt,
                                         instance_uuid, name, host=self.host,
                                         whole=True):
-                self._lm_guard(ctxt, migration_uuid, states.M_PREPARING,
-                               dest_compute=self.host)
+                self._guard(ctxt, migration_uuid, states.M_PREPARING,
+                            dest_compute=self.host)
                 self.driver.operate('pre_live_migration')
             return migrate_data
         started = timeutil.utcnow_iso()
         try:
             self.driver.operate('pre_live_migration')
         except Exception as exc:
-            self._lm_record_error(ctxt, instance_uuid, name, exc, started)
+            self._record_error(ctxt, instance_uuid, name, exc, started)
             raise
-        self._lm_chained_running(ctxt, migration_uuid, source, progress,
-                                 started)
+        self._chained_running(ctxt, migration_uuid, source, progress,
+                              started)
         return migrate_data
 
     @notify_action('live_migration_post_dest')
@@ -182,14 +181,14 @@ class LiveMigrationMixin(live_steps.LiveSteps):
         transfer (``transferred``: its final progress) and the end closes
         the source's event."""
         name = 'compute_post_live_migration_at_destination'
-        rows = self._lm_post_start(ctxt, migration_uuid, source, transferred)
+        rows = self._post_start(ctxt, migration_uuid, source, transferred)
         events = [live_steps.event(live_steps.SOURCE_EVENT, source,
                                    'Success')] if source else None
         try:
-            self._lm_take_over(ctxt, instance_uuid, migration_uuid, rows,
-                               events)
+            self._take_over(ctxt, instance_uuid, migration_uuid, rows,
+                            events)
         except Exception as exc:
-            self._lm_record_error(ctxt, instance_uuid, name, exc)
+            self._record_error(ctxt, instance_uuid, name, exc)
             raise
 
     @wrap_instance_event('compute', whole=True)
@@ -198,7 +197,7 @@ class LiveMigrationMixin(live_steps.LiveSteps):
                                                migration_uuid):
         # Drop whatever copy arrived -- never the one the server runs as
         # (a late or duplicate rollback after the destination won).
-        self._lm_drop_copy_unless_here(ctxt, instance_uuid)
+        self._drop_copy_unless_here(ctxt, instance_uuid)
 
     # -- source: the transfer -------------------------------------------------
     def live_migration(self, ctxt, instance_uuid, dest, migration_uuid,
@@ -207,13 +206,12 @@ class LiveMigrationMixin(live_steps.LiveSteps):
         destination writes this step's start and end; a stale or
         duplicate cast is refused by its guard, the conductor's cast
         carries the server's flavor for the transfer's totals)."""
-        self._lm_setup()
         chained = bool(chained and (migrate_data or {}).get('flavor') and
                        self.compute_rpcapi.can_chain_live_steps())
         if chained:
-            self._lm_source(ctxt, instance_uuid, dest,
-                            {'uuid': migration_uuid, 'id': None},
-                            migrate_data, None)
+            self._source(ctxt, instance_uuid, dest,
+                         {'uuid': migration_uuid, 'id': None},
+                         migrate_data, None)
             return
         with instance_actions.event(self.event_backend, ctxt, instance_uuid,
                                     live_steps.SOURCE_EVENT, host=self.host):
@@ -225,71 +223,69 @@ class LiveMigrationMixin(live_steps.LiveSteps):
                                                   'start'))
             if rows is None:
                 return
-            self._lm_source(ctxt, instance_uuid, dest, rows['migration'],
-                            migrate_data, rows)
+            self._source(ctxt, instance_uuid, dest, rows['migration'],
+                         migrate_data, rows)
 
-    def _lm_source(self, ctxt, instance_uuid, dest, migration, migrate_data,
-                   rows):
+    def _source(self, ctxt, instance_uuid, dest, migration, migrate_data,
+                rows):
         control = _Control()
         keys = {k for k in (migration['id'], migration['uuid'])
                 if k is not None}
-        with self._lm_lock:
+        with self._lock:
             for key in keys:
-                self._lm_controls.setdefault(key, []).append(control)
-            if keys & self._lm_early_aborts:
-                self._lm_early_aborts -= keys
+                self._controls.setdefault(key, []).append(control)
+            if keys & self._early_aborts:
+                self._early_aborts -= keys
                 control.abort.set()
         try:
-            if not self._lm_wait_for_slot(control):
-                self._lm_rollback(ctxt, instance_uuid, migration, dest,
-                                  None, states.M_CANCELLED,
-                                  dest_prepared=False,
-                                  event=None if rows else
-                                  live_steps.SOURCE_EVENT)
+            if not self._wait_for_slot(control):
+                self._rollback(ctxt, instance_uuid, migration, dest,
+                               None, states.M_CANCELLED,
+                               dest_prepared=False,
+                               event=None if rows else
+                               live_steps.SOURCE_EVENT)
                 return
             try:
-                self._lm_run(ctxt, instance_uuid, migration, dest,
-                             migrate_data, control, rows)
+                self._run(ctxt, instance_uuid, migration, dest,
+                          migrate_data, control, rows)
             finally:
-                if self._lm_slots is not None:
-                    self._lm_slots.release()
+                if self._slots is not None:
+                    self._slots.release()
         finally:
-            with self._lm_lock:
+            with self._lock:
                 for key in keys:
-                    runs = self._lm_controls.get(key, [])
+                    runs = self._controls.get(key, [])
                     if control in runs:
                         runs.remove(control)
                     if not runs:
-                        self._lm_controls.pop(key, None)
+                        self._controls.pop(key, None)
 
     # -- abort and force-complete (casts from the API) ------------------------
     @notify_action('live_migration_abort')
     def live_migration_abort(self, ctxt, instance_uuid, migration_id):
-        self._lm_setup()
-        migration = self._lm_control_step(ctxt, 'live_migration_abort',
-                                          migration_id)
+        migration = self._control_step(ctxt, 'live_migration_abort',
+                                       migration_id)
         if migration is None:
             return
         # Under the lock live_migration() registers its control with, so
         # the abort is either seen by a running transfer or left for the
         # transfer cast that has not been handled yet.
-        with self._lm_lock:
-            controls = self._lm_runs(migration)
+        with self._lock:
+            controls = self._runs(migration)
             for control in controls:
                 control.abort.set()
             if not controls:
-                self._lm_early_aborts.update(
+                self._early_aborts.update(
                     k for k in (migration['id'], migration['uuid'])
                     if k is not None)
 
     @notify_action('live_migration_force_complete')
     def live_migration_force_complete(self, ctxt, instance_uuid,
                                       migration_id):
-        self._lm_setup()
-        migration = self._lm_control_step(
+        migration = self._control_step(
             ctxt, 'live_migration_force_complete', migration_id)
-        with self._lm_lock:
-            controls = self._lm_runs(migration) if migration else []
+        with self._lock:
+            controls = self._runs(migration) if migration else []
             for control in controls:
                 control.force_complete.set()
         if not controls:
@@ -300,17 +296,23 @@ class LiveMigrationMixin(live_steps.LiveSteps):
     def live_migration_status(self, ctxt, migration_uuid):
         """True while this host runs (or queues) the live migration (its
         control is known by uuid: no conductor call)."""
-        self._lm_setup()
-        with self._lm_lock:
-            return migration_uuid in self._lm_controls
+        with self._lock:
+            return migration_uuid in self._controls
 
-    # -- start-up -------------------------------------------------------------
-    def _init_host_live_migration(self, ctxt):
+class LiveRecovery(base.Steps):
+    """At start-up (not an RPC endpoint): what this host's live
+    migrations left when it stopped, undone through the endpoint's
+    rollback (``steps``, given explicitly)."""
+
+    def __init__(self, deps, steps):
+        super().__init__(deps)
+        self.steps = steps  # the LiveMigrationEndpoint of this host
+
+    def run(self, ctxt):
         """A live migration this host was running when it stopped cannot
         go on: roll it back, it ends ``failed`` with a fault, and the
         source's event of it is closed as Error. Then no copy of a server
         that lives elsewhere stays here."""
-        self._lm_setup()
         for migration in self.conductor.migration_get_all(
                 ctxt, source_compute=self.host,
                 migration_type=states.LIVE_MIGRATION,
@@ -323,13 +325,13 @@ class LiveMigrationMixin(live_steps.LiveSteps):
                 migration=migration['uuid'])
             # The event the dead handler opened, on the move's action
             # (this context has no request id of its own).
-            self._lm_rollback(ctxt, migration['instance_uuid'], migration,
-                              migration['dest_compute'], exc,
-                              states.M_FAILED, dest_prepared=True,
-                              event=live_steps.SOURCE_EVENT, newest=True)
-        self._lm_remove_leftovers(ctxt)
+            self.steps._rollback(ctxt, migration['instance_uuid'], migration,
+                                 migration['dest_compute'], exc,
+                                 states.M_FAILED, dest_prepared=True,
+                                 event=live_steps.SOURCE_EVENT, newest=True)
+        self._remove_leftovers(ctxt)
 
-    def _lm_remove_leftovers(self, ctxt):
+    def _remove_leftovers(self, ctxt):
         """Copies of servers that live elsewhere now, left by a live
         migration that settled while this host was down: the source of a
         completed one, the destination of one rolled back."""
@@ -349,4 +351,4 @@ class LiveMigrationMixin(live_steps.LiveSteps):
                     self.host not in (
                         newest['source_compute'], newest['dest_compute']):
                 continue  # another kind of move owns this copy
-            self._lm_drop_copy_unless_here(ctxt, instance_uuid)
+            self.steps._drop_copy_unless_here(ctxt, instance_uuid)

@@ -20,6 +20,7 @@ import time
 
 from oslo_log import log as logging
 
+from nova_moves.compute import base
 from nova_moves import conf
 from nova_moves import exception
 from nova_moves import faultinfo
@@ -81,12 +82,13 @@ def totals(flavor, migrate_data, memory_mb_override=0):
     return memory_mb * MIB, disk_gb * GIB
 
 
-class LiveSteps:
-    """Private helpers of LiveMigrationMixin (no handlers here: every
-    public method of the mixin is a step or a control of moves/live.py)."""
+class LiveSteps(base.Steps):
+    """Private helpers of LiveMigrationEndpoint (no handlers here: every
+    public method of the endpoint is a step or a control of
+    moves/live.py)."""
 
-    def _lm_record_error(self, ctxt, instance_uuid, name, exc,
-                         started=None):
+    def _record_error(self, ctxt, instance_uuid, name, exc,
+                      started=None):
         """A chained step that failed records its own Error event (its
         success would have been a value of the next transaction)."""
         instance_actions._safe(
@@ -96,7 +98,7 @@ class LiveSteps:
             details=faultinfo.message(exc), host=self.host,
             start_time=started)
 
-    def _lm_checked(self, ctxt, instance_uuid, name, report_events, check):
+    def _checked(self, ctxt, instance_uuid, name, report_events, check):
         """Run a pre-check; its event recorded whole (a call), or with
         ``report_events`` returned under '_events' in its answer for the
         conductor to record with its next step. A failed check records
@@ -110,14 +112,14 @@ class LiveSteps:
         try:
             answer = dict(check())
         except Exception as exc:
-            self._lm_record_error(ctxt, instance_uuid, name, exc, started)
+            self._record_error(ctxt, instance_uuid, name, exc, started)
             raise
         answer['_events'] = list(answer.get('_events') or ()) + [
             event(name, self.host, 'Success', started)]
         return answer
 
-    def _lm_chained_running(self, ctxt, migration_uuid, source, values,
-                            started):
+    def _chained_running(self, ctxt, migration_uuid, source, values,
+                         started):
         """The end of a chained pre_live_migration: queued -> running in
         one transaction (the 'preparing' phase since ``started``, the
         transfer's totals, the source's event opened, this step's
@@ -144,7 +146,7 @@ class LiveSteps:
         self.notifier.saw(ctxt, rows)
         return rows
 
-    def _lm_post_start(self, ctxt, migration_uuid, source, transferred):
+    def _post_start(self, ctxt, migration_uuid, source, transferred):
         """The guard of post_live_migration_at_destination, its event
         opened; chained (``source``), the transfer's end with it."""
         kwargs = moves.guard_of(live, 'post_live_migration_at_destination',
@@ -159,7 +161,7 @@ class LiveSteps:
         self.notifier.saw(ctxt, rows)
         return rows
 
-    def _lm_control_step(self, ctxt, name, migration_id):
+    def _control_step(self, ctxt, name, migration_id):
         """A control's guarded check (moves/live.py CONTROL_GUARDS), its
         event recorded whole in it: the migration as it is, or None when
         the cast is stale (the migration is not where the control
@@ -177,7 +179,7 @@ class LiveSteps:
             return None
         return rows['migration']
 
-    def _lm_guard(self, ctxt, migration_uuid, status, **expected_values):
+    def _guard(self, ctxt, migration_uuid, status, **expected_values):
         """A call from the source for a migration that has moved on (a
         rollback, a duplicate) is refused: MoveConflict to the caller."""
         rows = self.conductor.move_advance(
@@ -186,8 +188,8 @@ class LiveSteps:
         self.notifier.saw(ctxt, rows)
         return rows
 
-    def _lm_take_over(self, ctxt, instance_uuid, migration_uuid, rows,
-                      events):
+    def _take_over(self, ctxt, instance_uuid, migration_uuid, rows,
+                   events):
         # A paused server stays paused on the destination (Nova).
         paused = rows['instance']['vm_state'] == states.PAUSED
         self.driver.spawn(instance_uuid, rows['instance']['flavor'],
@@ -212,10 +214,10 @@ class LiveSteps:
             # Rolled back meanwhile (the source restarted, the sweep) or a
             # duplicate: the copy just started goes unless the server
             # already runs here.
-            self._lm_drop_copy_unless_here(ctxt, instance_uuid)
+            self._drop_copy_unless_here(ctxt, instance_uuid)
             raise
 
-    def _lm_drop_copy_unless_here(self, ctxt, instance_uuid):
+    def _drop_copy_unless_here(self, ctxt, instance_uuid):
         """Remove this host's copy of a server recorded elsewhere."""
         try:
             host = self._instance(ctxt, instance_uuid)['host']
@@ -229,28 +231,28 @@ class LiveSteps:
             return True
         return False
 
-    def _lm_wait_for_slot(self, control):
+    def _wait_for_slot(self, control):
         """Queue behind max_concurrent_live_migrations; False if aborted
         while waiting."""
-        if self._lm_slots is None:
+        if self._slots is None:
             return not control.abort.is_set()
         while not control.abort.is_set():
-            if self._lm_slots.acquire(timeout=POLL_INTERVAL):
+            if self._slots.acquire(timeout=POLL_INTERVAL):
                 if control.abort.is_set():
-                    self._lm_slots.release()
+                    self._slots.release()
                     return False
                 return True
         return False
 
-    def _lm_set_status(self, ctxt, migration, status, expected, **values):
+    def _set_status(self, ctxt, migration, status, expected, **values):
         """A guarded step: MoveConflict (the run stops) when the migration
         or the server moved on."""
         return self.conductor.move_advance(
             ctxt, migration['uuid'], status=[expected, status],
             task_state=[states.MIGRATING], values=values)
 
-    def _lm_start(self, ctxt, instance_uuid, migration, dest, migrate_data,
-                  rows):
+    def _start(self, ctxt, instance_uuid, migration, dest, migrate_data,
+               rows):
         """Up to the transfer: 'preparing', the destination's
         pre_live_migration, 'running'. Returns the transfer's totals, or
         None when another delivery of the cast runs the migration (or
@@ -272,8 +274,8 @@ class LiveSteps:
                 return None
             return sizes
         try:
-            rows = self._lm_set_status(ctxt, migration, states.M_PREPARING,
-                                       states.M_QUEUED)
+            rows = self._set_status(ctxt, migration, states.M_PREPARING,
+                                    states.M_QUEUED)
         except exception.MoveConflict:
             # Another delivery of this cast won the first step and runs
             # the migration: a rollback here would undo its move.
@@ -284,22 +286,22 @@ class LiveSteps:
             ctxt, dest, instance_uuid, migration['uuid'], migrate_data)
         # The server as the guarded step above returned it (its flavor
         # does not change while it migrates).
-        sizes = self._lm_totals(rows['instance'], migrate_data)
-        self._lm_set_status(ctxt, migration, states.M_RUNNING,
-                            states.M_PREPARING,
-                            **progress(sizes, 0.0))
+        sizes = self._totals(rows['instance'], migrate_data)
+        self._set_status(ctxt, migration, states.M_RUNNING,
+                         states.M_PREPARING,
+                         **progress(sizes, 0.0))
         return sizes
 
-    def _lm_run(self, ctxt, instance_uuid, migration, dest, migrate_data,
-                control, rows):
+    def _run(self, ctxt, instance_uuid, migration, dest, migrate_data,
+             control, rows):
         chained = rows is None
         # From the call to pre_live_migration on, the destination may
         # hold something to clean up, even when it fails half-way.
         dest_prepared = True
         event = SOURCE_EVENT if chained else None
         try:
-            sizes = self._lm_start(ctxt, instance_uuid, migration, dest,
-                                   migrate_data, rows)
+            sizes = self._start(ctxt, instance_uuid, migration, dest,
+                                migrate_data, rows)
             if sizes is None:
                 return
             if control.abort.is_set():
@@ -310,9 +312,9 @@ class LiveSteps:
                 post = dict(source=self.host, transferred=done)
             else:
                 # The transfer's final progress goes with the status.
-                self._lm_set_status(ctxt, migration,
-                                    states.M_POST_MIGRATING,
-                                    states.M_RUNNING, **done)
+                self._set_status(ctxt, migration,
+                                 states.M_POST_MIGRATING,
+                                 states.M_RUNNING, **done)
                 post = {}
             # Nova's instance.live_migration_post.* come from the source.
             self.notifier.run(
@@ -322,14 +324,14 @@ class LiveSteps:
         except LiveMigrationAborted:
             LOG.info('Live migration %s of %s aborted', migration['uuid'],
                      instance_uuid)
-            self._lm_rollback(ctxt, instance_uuid, migration, dest, None,
-                              states.M_CANCELLED, dest_prepared, event=event)
+            self._rollback(ctxt, instance_uuid, migration, dest, None,
+                           states.M_CANCELLED, dest_prepared, event=event)
             return
         except Exception as exc:
             LOG.warning('Live migration %s of %s to %s failed: %s',
                         migration['uuid'], instance_uuid, dest, exc)
-            if self._lm_rollback(ctxt, instance_uuid, migration, dest, exc,
-                                 states.M_ERROR, dest_prepared, event=event):
+            if self._rollback(ctxt, instance_uuid, migration, dest, exc,
+                              states.M_ERROR, dest_prepared, event=event):
                 raise
             # Settled otherwise first: the destination won (its reply was
             # lost, or ours came too late) and our copy went with the
@@ -343,10 +345,12 @@ class LiveSteps:
             LOG.exception('Could not remove the source copy of %s',
                           instance_uuid)
 
-    def _lm_totals(self, instance, migrate_data):
+    def _totals(self, instance, migrate_data):
         return totals(instance['flavor'], migrate_data,
                                  CONF.compute.live_migration_memory_mb)
 
+    # Named as its step in nova_moves/moves/live.py ('_lm_transfer': a
+    # step no message starts, so private to oslo.messaging).
     def _lm_transfer(self, ctxt, migration, sizes, control, instance_uuid):
         """Copy memory (and disks for a block migration) over the
         simulated duration; force-complete finishes now, abort stops.
@@ -377,8 +381,8 @@ class LiveSteps:
                 operation='live_migration', host=self.host)
         return progress(sizes, 1.0)
 
-    def _lm_rollback(self, ctxt, instance_uuid, migration, dest, exc,
-                     status, dest_prepared, event=None, newest=False):
+    def _rollback(self, ctxt, instance_uuid, migration, dest, exc,
+                  status, dest_prepared, event=None, newest=False):
         """move_failed: the server stays on this host, its allocation
         back (the destination claim dropped), task_state cleared,
         migration ``status``; then the destination cleans up. True when
@@ -388,11 +392,11 @@ class LiveSteps:
         transaction (chained, or a restart: ``newest``)."""
         return self.notifier.run(
             ctxt, instance_uuid, 'live_migration_rollback',
-            lambda: self._lm_roll_back(ctxt, instance_uuid, migration, dest,
+            lambda: self._undo(ctxt, instance_uuid, migration, dest,
                                        exc, status, dest_prepared, event,
                                        newest))
 
-    def _lm_roll_back(self, ctxt, instance_uuid, migration, dest, exc,
+    def _undo(self, ctxt, instance_uuid, migration, dest, exc,
                       status, dest_prepared, event, newest):
         failed = self._move_failed(
             ctxt, migration['uuid'], exc,
@@ -401,7 +405,7 @@ class LiveSteps:
             expected_values={'source_compute': self.host}, event=event,
             newest_action=newest)
         if failed is None:
-            self._lm_drop_copy_unless_here(ctxt, instance_uuid)
+            self._drop_copy_unless_here(ctxt, instance_uuid)
             return False
         if dest_prepared and dest:
             try:
@@ -412,11 +416,11 @@ class LiveSteps:
                               instance_uuid)
         return True
 
-    def _lm_runs(self, migration):
-        """The controls of ``migration``'s runs here (under _lm_lock)."""
+    def _runs(self, migration):
+        """The controls of ``migration``'s runs here (under _lock)."""
         runs = []
         for key in (migration['id'], migration['uuid']):
-            for control in self._lm_controls.get(key, ()):
+            for control in self._controls.get(key, ()):
                 if control not in runs:
                     runs.append(control)
         return runs

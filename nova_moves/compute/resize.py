@@ -20,9 +20,11 @@ migrate_disk_and_power_off, finish_migration, confirm_migration,
 revert_migration, finish_revert_migration, power_on, power_off.
 """
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
+from nova_moves.compute import base
 from nova_moves.compute import inflight
-from nova_moves.compute import resize_recovery
+from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves import conf
 from nova_moves import faultinfo
 from nova_moves import moves
@@ -56,9 +58,28 @@ def _dest_part(source, dest):
     return None if source == dest else dest
 
 
-class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
-    # The compute manager sets its own (nova_moves/notifications.py).
-    notifier = notifications.OFF
+def same_host(migration):
+    return migration['source_compute'] == migration['dest_compute']
+
+
+def power_on_quietly(driver, instance_uuid):
+    try:
+        driver.set_power(instance_uuid, 'running', 'power_on')
+    except Exception:
+        LOG.exception('Could not power %s back on', instance_uuid)
+
+
+def destroy_quietly(driver, instance_uuid):
+    try:
+        driver.destroy(instance_uuid, operation='destroy')
+    except Exception:
+        LOG.exception('Could not destroy the new copy of %s', instance_uuid)
+
+
+class ResizeEndpoint(base.Steps):
+    """The steps of a cold move (its restart recovery and auto-confirm:
+    compute/resize_recovery.py, which drives these handlers)."""
+    target = messaging.Target(version=compute_rpcapi.ComputeAPI.VERSION)
 
     # Every handler starts with a guarded step (move_advance through the
     # conductor) that checks the migration and the server are still where
@@ -183,7 +204,7 @@ class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
             self.driver.set_power(instance_uuid, 'shutdown',
                                   'migrate_disk_and_power_off')
         except Exception as exc:
-            self._power_on_quietly(instance_uuid)
+            power_on_quietly(self.driver, instance_uuid)
             self._resize_failed(ctxt, migration, exc, name)
             return
         if self._chained():
@@ -203,7 +224,7 @@ class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
             # delivery of this step won: it moved the server on).
             if rows['instance']['vm_state'] != states.STOPPED and \
                     self._rolled_back(ctxt, migration_uuid):
-                self._power_on_quietly(instance_uuid)
+                power_on_quietly(self.driver, instance_uuid)
             return
         self.compute_rpcapi.finish_resize(
             ctxt, migration['dest_compute'], instance_uuid, migration_uuid)
@@ -242,8 +263,8 @@ class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
             if stopped:
                 self.driver.set_power(instance_uuid, 'shutdown', 'power_off')
         except Exception as exc:
-            if spawned and not self._same_host(migration):
-                self._destroy_quietly(instance_uuid)
+            if spawned and not same_host(migration):
+                destroy_quietly(self.driver, instance_uuid)
             self._finish_failed(ctxt, migration, exc, name, stopped)
             return
         if self._advance(
@@ -255,21 +276,21 @@ class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
                     'vm_state': states.RESIZED,
                     'power_state': states.POWER_SHUTDOWN if stopped
                     else states.POWER_RUNNING}) is None:
-            if not self._same_host(migration) and \
+            if not same_host(migration) and \
                     self._rolled_back(ctxt, migration_uuid):
-                self._destroy_quietly(instance_uuid)
+                destroy_quietly(self.driver, instance_uuid)
 
     def _finish_failed(self, ctxt, migration, exc, event, stopped):
         if self._resize_failed(ctxt, migration, exc, event) is None:
             return  # settled by another path meanwhile
-        if not self._same_host(migration):
+        if not same_host(migration):
             # The old copy was powered off by the source; it powers it
             # back on (finish_revert_resize of an 'error' migration).
             self.compute_rpcapi.finish_revert_resize(
                 ctxt, migration['source_compute'], migration['instance_uuid'],
                 migration['uuid'])
         elif not stopped:
-            self._power_on_quietly(migration['instance_uuid'])
+            power_on_quietly(self.driver, migration['instance_uuid'])
 
     def _resize_failed(self, ctxt, migration, exc, event=None):
         """move_failed: the server back on its source as before the move
@@ -294,7 +315,7 @@ class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
         end = _guard('confirm_resize')
         result, fault = 'Success', None
         try:
-            if self._same_host(migration):
+            if same_host(migration):
                 self.driver.operate('confirm_migration')
             elif self.driver.has_guest(instance_uuid):  # not re-sent twice
                 self.driver.destroy(instance_uuid,
@@ -324,7 +345,7 @@ class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
         if rows is None:
             return
         migration = rows['migration']
-        if not self._same_host(migration):
+        if not same_host(migration):
             if self.driver.has_guest(instance_uuid):
                 self.driver.destroy(instance_uuid,
                                     operation='revert_migration')
@@ -408,10 +429,6 @@ class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
         return self.conductor.migration_get(ctxt, migration_uuid)[
             'status'] in (states.M_ERROR, states.M_FAILED)
 
-    @staticmethod
-    def _same_host(migration):
-        return migration['source_compute'] == migration['dest_compute']
-
     def _restore_power(self, ctxt, instance):
         if instance['vm_state'] == states.STOPPED:
             return
@@ -422,16 +439,3 @@ class ResizeMixin(resize_recovery.ResizeRecoveryMixin):
         except Exception as exc:
             self._fault(ctxt, instance['uuid'], exc)
             self._update(ctxt, instance['uuid'], {'vm_state': states.ERROR})
-
-    def _power_on_quietly(self, instance_uuid):
-        try:
-            self.driver.set_power(instance_uuid, 'running', 'power_on')
-        except Exception:
-            LOG.exception('Could not power %s back on', instance_uuid)
-
-    def _destroy_quietly(self, instance_uuid):
-        try:
-            self.driver.destroy(instance_uuid, operation='destroy')
-        except Exception:
-            LOG.exception('Could not destroy the new copy of %s',
-                          instance_uuid)

@@ -1,14 +1,16 @@
 """Compute side of resize and cold migrate, after a restart and over
 time: restart recovery (what a restart does with each step is its row's
 ``restart`` in nova_moves/moves/cold.py) and the auto-confirm of
-[DEFAULT] resize_confirm_window. A mixin of the compute manager beside
-compute/resize.py, whose handlers and helpers it calls through ``self``
-(it imports nothing of it: no cycle)."""
+[DEFAULT] resize_confirm_window. Not an RPC endpoint: the manager runs it
+at start-up; it drives the cold move's endpoint (compute/resize.py),
+given explicitly, whose handlers it re-runs and whose undo it shares."""
 import datetime
 import threading
 
 from oslo_log import log as logging
 
+from nova_moves.compute import base
+from nova_moves.compute import resize
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import exception
@@ -20,14 +22,19 @@ CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 
 
-class ResizeRecoveryMixin:
-    def _init_host_resize(self, ctxt):
+class ResizeRecovery(base.Steps):
+
+    def __init__(self, deps, steps):
+        super().__init__(deps)
+        self.steps = steps  # the ResizeEndpoint of this host
+        self._auto_confirm_stop = threading.Event()
+
+    def run(self, ctxt):
         """Finish or roll back the resize steps this host was running
         when it stopped, then start the auto-confirm thread when [DEFAULT]
         resize_confirm_window is set."""
         self._recover_resizes(ctxt)
         if CONF.resize_confirm_window > 0:
-            self._auto_confirm_stop = threading.Event()
             thread = threading.Thread(target=self._auto_confirm_loop,
                                       name='resize-auto-confirm',
                                       daemon=True)
@@ -62,7 +69,7 @@ class ResizeRecoveryMixin:
         roles = {role for role, host in (
             (moves.SOURCE, migration['source_compute']),
             (moves.DEST, migration['dest_compute'])) if host == self.host}
-        same_host = self._same_host(migration)
+        same_host = resize.same_host(migration)
 
         def done(name):
             if name == 'conductor':
@@ -79,7 +86,7 @@ class ResizeRecoveryMixin:
         if row.restart == moves.RESTART_REDO:
             LOG.info('Redoing %s of migration %s of %s after a restart',
                      row.name, migration['uuid'], instance_uuid)
-            getattr(self, row.name)(ctxt, instance_uuid=instance_uuid,
+            getattr(self.steps, row.name)(ctxt, instance_uuid=instance_uuid,
                                     migration_uuid=migration['uuid'])
             return
         LOG.warning('Rolling back migration %s of %s: this host died in %s',
@@ -87,12 +94,12 @@ class ResizeRecoveryMixin:
         exc = self._interrupted(migration, row.name)
         if row.name == 'resize_instance':
             if instance['vm_state'] != states.STOPPED:
-                self._power_on_quietly(instance_uuid)
-            self._resize_failed(ctxt, migration, exc)
+                resize.power_on_quietly(self.driver, instance_uuid)
+            self.steps._resize_failed(ctxt, migration, exc)
         else:  # finish_resize: the new copy goes, the old one runs again
             if not same_host:
-                self._destroy_quietly(instance_uuid)
-            self._finish_failed(ctxt, migration, exc, None,
+                resize.destroy_quietly(self.driver, instance_uuid)
+            self.steps._finish_failed(ctxt, migration, exc, None,
                                 instance['vm_state'] == states.STOPPED)
 
     def _interrupted(self, migration, step):
@@ -128,5 +135,5 @@ class ResizeRecoveryMixin:
                 continue  # the user confirmed or reverted meanwhile
             LOG.info('Auto-confirming migration %s of %s',
                      migration['uuid'], migration['instance_uuid'])
-            self.confirm_resize(ctxt, instance_uuid=migration[
+            self.steps.confirm_resize(ctxt, instance_uuid=migration[
                 'instance_uuid'], migration_uuid=migration['uuid'])

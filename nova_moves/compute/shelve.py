@@ -14,6 +14,10 @@ puts it back to SHELVED_OFFLOADED with no host, with a fault.
 Every write goes through the conductor, guarded by the task_state the
 API (or the conductor's UnshelveTask) set.
 """
+import oslo_messaging as messaging
+
+from nova_moves.compute import base
+from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves import conf
 from nova_moves import instance_actions
 from nova_moves import notifications
@@ -24,7 +28,8 @@ wrap_instance_event = instance_actions.wrap_instance_event
 notify_action = notifications.notify_action
 
 
-class ShelveMixin:
+class ShelveEndpoint(base.Steps):
+    target = messaging.Target(version=compute_rpcapi.ComputeAPI.VERSION)
 
     @wrap_instance_event('compute')
     @notify_action('shelve')
@@ -37,7 +42,7 @@ class ShelveMixin:
             self._give_back(ctxt, instance_uuid, [states.SHELVING], exc)
             raise
         offload = CONF.compute.shelved_offload_time == 0
-        if self._lifecycle_cas(ctxt, instance_uuid, {
+        if self._claim_cas(ctxt, instance_uuid, {
                 'vm_state': states.SHELVED,
                 'task_state': states.SHELVING_OFFLOADING if offload
                 else None,
@@ -62,7 +67,7 @@ class ShelveMixin:
             raise
         self.conductor.allocations_delete(ctxt, instance_uuid,
                                           root_host=self.host)
-        self._lifecycle_cas(ctxt, instance_uuid, {
+        self._claim_cas(ctxt, instance_uuid, {
             'vm_state': states.SHELVED_OFFLOADED, 'task_state': None,
             'host': None, 'node': None,
             'power_state': states.POWER_SHUTDOWN},
@@ -87,13 +92,13 @@ class ShelveMixin:
                 self._fault(ctxt, instance_uuid, exc)
                 self.conductor.allocations_delete(ctxt, instance_uuid,
                                                   root_host=self.host)
-                self._lifecycle_cas(ctxt, instance_uuid, {
+                self._claim_cas(ctxt, instance_uuid, {
                     'task_state': None, 'host': None, 'node': None},
                     [states.UNSHELVING])
             else:
                 self._give_back(ctxt, instance_uuid, [states.UNSHELVING],
                                 exc)
             raise
-        self._lifecycle_cas(ctxt, instance_uuid, {
+        self._claim_cas(ctxt, instance_uuid, {
             'vm_state': states.ACTIVE, 'task_state': None,
             'power_state': states.POWER_RUNNING}, [states.UNSHELVING])

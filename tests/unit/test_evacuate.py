@@ -243,20 +243,15 @@ class ReturningSourceTest(testtools.TestCase):
                         group='compute')
 
     def _source(self, instances, migrations):
+        from nova_moves.compute import base
         from nova_moves.compute import driver
         from nova_moves.compute import evacuate
 
-        from nova_moves.compute import manager
-
-        class Source(evacuate.EvacuateMixin):
-            host = 'h1'
-            _advance = manager.ComputeManager._advance
-        source = Source()
-        source.driver = driver.FakeDriver('h1')
+        fake = driver.FakeDriver('h1')
         for uuid in ('moved', 'own', 'deleted', 'running', 'back'):
-            source.driver.spawn(uuid, {'name': 'small'})
-        source.conductor = _Conductor(instances, migrations)
-        return source
+            fake.spawn(uuid, {'name': 'small'})
+        return evacuate.EvacuationCleanup(base.Deps(
+            'h1', fake, _Conductor(instances, migrations)))
 
     @staticmethod
     def _mig(n, uuid, status):
@@ -279,7 +274,7 @@ class ReturningSourceTest(testtools.TestCase):
         source = self._source(instances, migrations)
         source._watch_evacuations = lambda ctxt, waiting: \
             setattr(source, 'waiting', waiting)
-        source._init_host_evacuate(None)
+        source.run(None)
         guests = source.driver.guests()
         self.assertEqual({'own', 'running', 'back'}, set(guests))
         status = {m['instance_uuid']: m['status']

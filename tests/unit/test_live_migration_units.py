@@ -3,7 +3,6 @@ conductor task's destination choice and rollback, and the source's
 transfer loop (progress, force-complete, abort, queue)."""
 import threading
 import time
-import types
 from unittest import mock
 
 import testtools
@@ -11,8 +10,8 @@ import testtools
 from nova_moves.api import live_migrate as api
 from nova_moves.api import microversion
 from nova_moves.api import validation
+from nova_moves.compute import base as compute_base
 from nova_moves.compute import live_migration as compute_lm
-from nova_moves.compute import manager as compute_manager
 from nova_moves.conductor.tasks import live_migrate as task_mod
 from nova_moves import conf
 from nova_moves import exception
@@ -298,16 +297,9 @@ class FakeDriver:
 class TransferTest(testtools.TestCase):
 
     def manager(self, seconds, failing=()):
-        manager = compute_lm.LiveMigrationMixin()
-        # The guarded-step helpers every compute manager has.
-        manager._advance = types.MethodType(
-            compute_manager.ComputeManager._advance, manager)
-        manager._move_failed = types.MethodType(
-            compute_manager.ComputeManager._move_failed, manager)
-        manager.host = 'src'
-        manager.conductor = FakeConductor()
-        manager.driver = FakeDriver(seconds, failing)
-        manager.compute_rpcapi = mock.Mock()
+        manager = compute_lm.LiveMigrationEndpoint(compute_base.Deps(
+            'src', FakeDriver(seconds, failing), FakeConductor(),
+            compute_rpcapi=mock.Mock()))
         manager._instance = lambda ctxt, uuid: {
             'uuid': uuid, 'flavor': {'memory_mb': 1, 'root_gb': 1}}
         manager._update = mock.Mock()
@@ -394,14 +386,11 @@ class TransferTest(testtools.TestCase):
 class SourceCheckTest(testtools.TestCase):
 
     def manager(self, **info):
-        manager = compute_lm.LiveMigrationMixin()
-        manager.host = 'src'
-        manager.event_backend = mock.Mock()
         node = {'hypervisor_type': 'QEMU', 'cpu_model': 'Haswell'}
         node.update(info)
-        manager.driver = mock.Mock(node_info=lambda: node,
-                                   has_guest=lambda uuid: True)
-        return manager
+        return compute_lm.LiveMigrationEndpoint(compute_base.Deps(
+            'src', mock.Mock(node_info=lambda: node,
+                             has_guest=lambda uuid: True), mock.Mock()))
 
     def check(self, manager, **dest):
         data = {'dest_host': 'dst', 'hypervisor_type': 'QEMU',

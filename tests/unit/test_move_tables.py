@@ -10,6 +10,7 @@ from nova_moves.compute import evacuate
 from nova_moves.compute import live_migration
 from nova_moves.compute import manager as compute_manager
 from nova_moves.compute import resize
+from nova_moves.compute import resize_recovery
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import manager as conductor_manager
 from nova_moves.conductor import steps as conductor_steps
@@ -19,10 +20,14 @@ from nova_moves.moves import evacuate as evac_table
 from nova_moves.moves import live
 from nova_moves import states
 
-# The mixin of each move kind, whose public methods are its handlers.
-MIXINS = ((cold, resize.ResizeMixin),
-          (live, live_migration.LiveMigrationMixin),
-          (evac_table, evacuate.EvacuateMixin))
+# The endpoint of each move kind, whose public methods are its handlers,
+# and the class that runs its steps no message starts (start-up
+# recovery).
+ENDPOINTS = ((cold, resize.ResizeEndpoint, resize_recovery.ResizeRecovery),
+             (live, live_migration.LiveMigrationEndpoint,
+              live_migration.LiveRecovery),
+             (evac_table, evacuate.EvacuateEndpoint,
+              evacuate.EvacuationCleanup))
 
 ALL_STATUSES = {v for k, v in vars(states).items() if k.startswith('M_')}
 ALL_TASKS = {v for k, v in vars(states).items()
@@ -44,19 +49,32 @@ class MoveTablesTest(testtools.TestCase):
                     self.assertTrue(
                         hasattr(conductor_manager.ConductorManager, name),
                         step.name)
-                else:
-                    self.assertTrue(
-                        callable(getattr(compute_manager.ComputeManager,
-                                         step.name, None)), step.name)
+                    continue
+                # A step a message starts is served by its kind's
+                # endpoint; one no message starts ('_' names) runs there
+                # or in its kind's start-up class.
+                endpoint, local = [(e, r) for k, e, r in ENDPOINTS
+                                   if k is kind][0]
+                owners = (endpoint,) if not step.name.startswith('_') \
+                    else (endpoint, local)
+                self.assertTrue(any(
+                    callable(getattr(owner, step.name, None))
+                    for owner in owners), step.name)
+
+    def test_every_kind_has_its_endpoint(self):
+        served = {type(e) for e in compute_manager.ComputeManager(
+            'h1').endpoints()}
+        self.assertLessEqual({e for _, e, _ in ENDPOINTS}, served)
+        self.assertEqual(len(moves.KINDS), len(ENDPOINTS))
 
     def test_every_handler_has_a_step(self):
-        for kind, mixin in MIXINS:
+        for kind, endpoint, _ in ENDPOINTS:
             names = {s.name for s in kind.STEPS} | set(kind.CONTROLS)
-            self.assertEqual(set(), _public_methods(mixin) - names,
+            self.assertEqual(set(), _public_methods(endpoint) - names,
                              kind.__name__)
             # Controls are real handlers too.
             self.assertEqual(set(), set(kind.CONTROLS) - _public_methods(
-                mixin), kind.__name__)
+                endpoint), kind.__name__)
 
     def test_every_resent_step_can_be_resent(self):
         for kind in moves.KINDS:

@@ -9,6 +9,7 @@ from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import states
 from tests.unit.compute import test_build_fake_transport as fake_transport
+from tests.unit.compute import served
 from tests.unit.compute import test_prep_resize_step as prep_test
 from tests.unit import fixtures as nm_fixtures
 
@@ -77,9 +78,9 @@ class ChainedStepsTest(testtools.TestCase):
     def _stack(self, chain, chain_revert=None):
         router = Router(chain, chain_revert)
         for host in ('h1', 'h2'):
-            compute = prep_test.compute_manager.ComputeManager(host)
-            compute.conductor = ChainingConductor(chain)
-            compute.compute_rpcapi = router
+            compute = served.Served(prep_test.compute_manager.ComputeManager(
+                host, conductor=ChainingConductor(chain),
+                compute_api=router))
             router.computes[host] = compute
         router.computes['h1'].driver.spawn(self.server, self.flavor)
         return router

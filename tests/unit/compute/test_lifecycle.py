@@ -12,6 +12,7 @@ from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import states
 from tests.fixtures import rpc as fake_rpc
+from tests.unit.compute import served
 from tests.unit import fixtures as nm_fixtures
 
 
@@ -31,9 +32,8 @@ class ComputeLifecycleTest(testtools.TestCase):
         self.useFixture(nm_fixtures.FakeHosts())
         self.useFixture(fake_rpc.FakeTransport())
         nm_fixtures.compute('h1')
-        self.compute = compute_manager.ComputeManager('h1')
-        self.compute.conductor = self.compute.event_backend = \
-            _DirectConductor()
+        self.compute = served.Served(compute_manager.ComputeManager(
+            'h1', conductor=_DirectConductor()))
         self.ctxt = nm_context.get_admin_context()
         self.flavor = nm_fixtures.flavor()
 

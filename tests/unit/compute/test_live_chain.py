@@ -15,6 +15,7 @@ from nova_moves.db import api as db_api
 from nova_moves.db import phases
 from nova_moves import exception
 from nova_moves import states
+from tests.unit.compute import served
 from tests.unit import fixtures as nm_fixtures
 
 
@@ -110,10 +111,9 @@ class LiveChainTest(testtools.TestCase):
     def _stack(self, chain=True):
         router = Router()
         for host in ('h1', 'h2'):
-            compute = compute_manager.ComputeManager(host)
-            compute.conductor = CountingConductor(chain)
-            compute.event_backend = compute.conductor
-            compute.compute_rpcapi = router
+            compute = served.Served(compute_manager.ComputeManager(
+                host, conductor=CountingConductor(chain),
+                compute_api=router))
             router.computes[host] = compute
         router.computes['h1'].driver.spawn(self.server, self.flavor)
         return router

@@ -10,6 +10,7 @@ from nova_moves.conductor import db_proxy
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import states
+from tests.unit.compute import served
 from tests.unit import fixtures as nm_fixtures
 
 
@@ -67,10 +68,9 @@ class PrepResizeStepTest(testtools.TestCase):
         self.flavor = flavor
 
     def _compute(self, whole_steps):
-        compute = compute_manager.ComputeManager('h2')
-        compute.conductor = RecordingConductor(whole_steps)
-        compute.compute_rpcapi = RecordingCasts()
-        return compute
+        return served.Served(compute_manager.ComputeManager(
+            'h2', conductor=RecordingConductor(whole_steps),
+            compute_api=RecordingCasts()))
 
     def _prep(self, compute):
         compute.prep_resize(self.ctxt, self.server, self.migration['uuid'],
