@@ -134,3 +134,9 @@ ALLOW_UNSHELVE = (SHELVED, SHELVED_OFFLOADED)
 ALLOW_RESIZE = (ACTIVE, STOPPED)
 ALLOW_LIVE_MIGRATE = (ACTIVE, PAUSED)
 ALLOW_EVACUATE = (ACTIVE, STOPPED, ERROR)
+
+
+def vm_state_after_resize(power_state):
+    """A resized server remembers whether it was stopped through its
+    power state (kept off through the move when it was)."""
+    return STOPPED if power_state == POWER_SHUTDOWN else ACTIVE

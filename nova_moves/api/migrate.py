@@ -167,6 +167,13 @@ def _finished_migration(instance):
     return migrations[0]
 
 
+def confirm_facts(migration, instance):
+    """What the source confirms with in one call (compute RPC 1.8)."""
+    return {'dest': migration['dest_compute'],
+            'vm_state': states.vm_state_after_resize(
+                instance['power_state'])}
+
+
 @validation.schema(CONFIRM_SCHEMA)
 def confirm_resize(server_id, value):
     instance = common.get_instance(server_id,
@@ -181,7 +188,7 @@ def confirm_resize(server_id, value):
     try:
         api_req.services().compute.confirm_resize(
             api_req.context(), migration['source_compute'], instance['uuid'],
-            migration['uuid'])
+            migration['uuid'], confirm=confirm_facts(migration, instance))
     except Exception:
         _restore_migration(migration, states.M_CONFIRMING)
         raise

@@ -75,7 +75,7 @@ class Steps:
         name = event
         event = event and dict({'name': event, 'host': self.host,
                                 'result': result},
-                               **({'start_time': start_time}
+                               **({'start_time': start_time, 'whole': True}
                                   if start_time else {}))
         try:
             rows = self.conductor.move_advance(ctxt, migration_uuid,

@@ -117,8 +117,11 @@ class FakeDriver:
         server live-migrated in)."""
         self.operate(operation)
         with self._lock:
+            # left_by None: no move's old copy (a guest written before
+            # the mark existed has no key: unknown).
             self._guests[instance_uuid] = {'power': power,
-                                           'flavor': flavor['name']}
+                                           'flavor': flavor['name'],
+                                           'left_by': None}
             self._save()
 
     def power_state(self, instance_uuid):
@@ -129,10 +132,13 @@ class FakeDriver:
         return POWER_STATES.get((guest or {}).get('power'),
                                 states.POWER_NOSTATE)
 
-    def set_power(self, instance_uuid, power, operation, require=None):
+    def set_power(self, instance_uuid, power, operation, require=None,
+                  left_by=None):
         """``require``: the powers the guest may be in (else it is left
         as it is and GuestInvalidPower raises: nothing to resume on a
-        guest that is not suspended)."""
+        guest that is not suspended). ``left_by``: the migration this
+        copy stays behind for (its source's copy, kept until the move is
+        confirmed or reverted: see destroy_left)."""
         self.operate(operation)
         with self._lock:
             guest = self._guests.get(instance_uuid)
@@ -147,7 +153,36 @@ class FakeDriver:
                     instance_uuid=instance_uuid, host=self.host,
                     power=guest['power'], operation=operation)
             guest['power'] = power
+            if left_by:
+                guest['left_by'] = left_by
             self._save()
+
+    def left_by(self, instance_uuid):
+        """The migration the guest here stays behind for; None when it is
+        no move's old copy, or when there is no guest here ('' for a
+        guest of a release before the mark: unknown)."""
+        with self._lock:
+            guest = self._guests.get(instance_uuid)
+        if guest is None:
+            return None
+        return guest.get('left_by', '')
+
+    def destroy_left(self, instance_uuid, migration_uuid,
+                     operation='destroy'):
+        """Destroy the copy ``migration_uuid`` left here, and only that
+        one: a late or repeated confirm of a move must not destroy a
+        server that came back to this host since (its guest is a later
+        move's). False when there is no such copy here."""
+        if self.left_by(instance_uuid) != migration_uuid:
+            return False
+        self.operate(operation)
+        with self._lock:
+            guest = self._guests.get(instance_uuid)
+            if guest is None or guest.get('left_by') != migration_uuid:
+                return False
+            del self._guests[instance_uuid]
+            self._save()
+        return True
 
     def destroy(self, instance_uuid, operation='destroy'):
         self.operate(operation)

@@ -45,10 +45,7 @@ def _guard(step, phase='end'):
 
 
 def _vm_state_before(instance):
-    """A resized server remembers whether it was stopped through its
-    power state (kept off through the move when it was)."""
-    return states.STOPPED if instance['power_state'] == states.POWER_SHUTDOWN \
-        else states.ACTIVE
+    return states.vm_state_after_resize(instance['power_state'])
 
 
 def _dest_part(source, dest):
@@ -201,8 +198,10 @@ class ResizeEndpoint(base.Steps):
             return
         migration = rows['migration']
         try:
+            # Marked as this move's copy: only its confirm destroys it.
             self.driver.set_power(instance_uuid, 'shutdown',
-                                  'migrate_disk_and_power_off')
+                                  'migrate_disk_and_power_off',
+                                  left_by=migration_uuid)
         except Exception as exc:
             power_on_quietly(self.driver, instance_uuid)
             self._resize_failed(ctxt, migration, exc, name)
@@ -304,7 +303,18 @@ class ResizeEndpoint(base.Steps):
     # -- source: confirm_resize --------------------------------------------
     @inflight.tracked
     @notify_action('resize_confirm')
-    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
+    def confirm_resize(self, ctxt, instance_uuid, migration_uuid,
+                       confirm=None):
+        """``confirm`` (1.8: {dest, vm_state}, read by the caller that set
+        the migration confirming): one conductor call. The guard before
+        the old copy goes is then the hypervisor's: only the copy this
+        move left here is destroyed (a late or repeated confirm finds
+        none, or a later move's guest, and destroys nothing), and the
+        end's compare-and-swap refuses a stale confirm."""
+        if confirm and self._chained() and \
+                self.driver.left_by(instance_uuid) != '':
+            return self._confirm_in_one(ctxt, instance_uuid, migration_uuid,
+                                        confirm)
         name = 'compute_confirm_resize'
         rows = self._advance(ctxt, migration_uuid, name,
                              expected_values={'source_compute': self.host},
@@ -312,11 +322,25 @@ class ResizeEndpoint(base.Steps):
         if rows is None:
             return  # confirmed already (restart recovery, a duplicate)
         migration, instance = rows['migration'], rows['instance']
+        self._confirm_end(ctxt, instance_uuid, migration_uuid,
+                          same_host(migration), _vm_state_before(instance))
+
+    def _confirm_in_one(self, ctxt, instance_uuid, migration_uuid, confirm):
+        self._confirm_end(ctxt, instance_uuid, migration_uuid,
+                          confirm['dest'] == self.host, confirm['vm_state'],
+                          started=timeutil.utcnow_iso(), left=True)
+
+    def _confirm_end(self, ctxt, instance_uuid, migration_uuid, on_one_host,
+                     vm_state, started=None, left=False):
+        name = 'compute_confirm_resize'
         end = _guard('confirm_resize')
         result, fault = 'Success', None
         try:
-            if same_host(migration):
+            if on_one_host:
                 self.driver.operate('confirm_migration')
+            elif left:
+                self.driver.destroy_left(instance_uuid, migration_uuid,
+                                         operation='confirm_migration')
             elif self.driver.has_guest(instance_uuid):  # not re-sent twice
                 self.driver.destroy(instance_uuid,
                                     operation='confirm_migration')
@@ -327,11 +351,11 @@ class ResizeEndpoint(base.Steps):
                         instance_uuid, self.host, exc)
             end['status'][1], result = states.M_ERROR, 'Error'
             fault = faultinfo.from_exc(exc, self.host)
-        self._advance(ctxt, migration_uuid, name, result,
+        self._advance(ctxt, migration_uuid, name, result, start_time=started,
+                      expected_values={'source_compute': self.host},
                       instance_values={
-                          'vm_state': _vm_state_before(instance),
-                          'task_state': None, 'old_flavor': None,
-                          'new_flavor': None},
+                          'vm_state': vm_state, 'task_state': None,
+                          'old_flavor': None, 'new_flavor': None},
                       fault=fault, **end)
 
     # -- destination: revert_resize ----------------------------------------

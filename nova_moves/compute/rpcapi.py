@@ -36,13 +36,17 @@ class ComputeAPI:
     1.7 - finish_revert_resize takes ``reverted``: the revert chains like
           the forward steps, the source writing revert_resize's end (its
           event, the destination claim dropped) in its step's first call
+    1.8 - confirm_resize takes ``confirm`` ({dest, vm_state}: what the
+          caller read when it set the migration confirming): the source
+          destroys only the copy the move left behind (the hypervisor's
+          mark, not a conductor call) and confirms in one call
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.7'
+    VERSION = '1.8'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -121,10 +125,15 @@ class ComputeAPI:
         self._step(ctxt, host, 'finish_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid, **extra)
 
-    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
-        """To the source: drop the old copy and the migration's claim."""
+    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid,
+                       confirm=None):
+        """To the source: drop the old copy and the migration's claim.
+        1.8: ``confirm`` ({dest, vm_state}) lets it do so in one
+        conductor call."""
+        extra = ({'version': '1.8', 'confirm': confirm}
+                 if confirm and self.client.can_send_version('1.8') else {})
         self._step(ctxt, host, 'confirm_resize', instance_uuid=instance_uuid,
-                   migration_uuid=migration_uuid)
+                   migration_uuid=migration_uuid, **extra)
 
     def revert_resize(self, ctxt, host, instance_uuid, migration_uuid):
         """To the destination: drop the new copy, then hand back."""

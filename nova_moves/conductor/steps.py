@@ -36,7 +36,9 @@ _RESEND = {
     'finish_resize': lambda api, ctxt, host, m, i: api.finish_resize(
         ctxt, host, m['instance_uuid'], m['uuid']),
     'confirm_resize': lambda api, ctxt, host, m, i: api.confirm_resize(
-        ctxt, host, m['instance_uuid'], m['uuid']),
+        ctxt, host, m['instance_uuid'], m['uuid'], confirm={
+            'dest': m['dest_compute'],
+            'vm_state': states.vm_state_after_resize(i['power_state'])}),
     'revert_resize': lambda api, ctxt, host, m, i: api.revert_resize(
         ctxt, host, m['instance_uuid'], m['uuid']),
     'finish_revert_resize': lambda api, ctxt, host, m, i:
