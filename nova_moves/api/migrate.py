@@ -174,6 +174,15 @@ def confirm_facts(migration, instance):
                 instance['power_state'])}
 
 
+def revert_facts(migration, instance):
+    """What the revert runs with in one call (compute RPC 1.8)."""
+    return {'source': migration['source_compute'],
+            'source_node': migration['source_node'],
+            'flavor': instance['old_flavor'] or instance['flavor'],
+            'vm_state': states.vm_state_after_resize(
+                instance['power_state'])}
+
+
 @validation.schema(CONFIRM_SCHEMA)
 def confirm_resize(server_id, value):
     instance = common.get_instance(server_id,
@@ -216,7 +225,7 @@ def revert_resize(server_id, value):
         common.record_action(instance, 'revertResize')
         api_req.services().compute.revert_resize(
             api_req.context(), migration['dest_compute'], instance['uuid'],
-            migration['uuid'])
+            migration['uuid'], revert=revert_facts(migration, instance))
     except Exception:
         _restore_migration(migration, states.M_REVERTING)
         common.release_task_state(instance['uuid'],

@@ -112,16 +112,18 @@ class FakeDriver:
             return instance_uuid in self._guests
 
     def spawn(self, instance_uuid, flavor, operation='spawn',
-              power='running'):
+              power='running', arrived_by=None):
         """``power``: what the guest is once here ('paused' for a paused
-        server live-migrated in)."""
+        server live-migrated in). ``arrived_by``: the migration this new
+        copy is for (a resize's destination: see destroy_left)."""
         self.operate(operation)
         with self._lock:
             # left_by None: no move's old copy (a guest written before
             # the mark existed has no key: unknown).
             self._guests[instance_uuid] = {'power': power,
                                            'flavor': flavor['name'],
-                                           'left_by': None}
+                                           'left_by': None,
+                                           'arrived_by': arrived_by}
             self._save()
 
     def power_state(self, instance_uuid):
@@ -157,28 +159,30 @@ class FakeDriver:
                 guest['left_by'] = left_by
             self._save()
 
-    def left_by(self, instance_uuid):
-        """The migration the guest here stays behind for; None when it is
-        no move's old copy, or when there is no guest here ('' for a
-        guest of a release before the mark: unknown)."""
+    def left_by(self, instance_uuid, mark='left_by'):
+        """The migration the guest here stays behind for (``mark``
+        'arrived_by': the one it was spawned for); None when it is no
+        move's copy, or when there is no guest here ('' for a guest of a
+        release before the marks: unknown)."""
         with self._lock:
             guest = self._guests.get(instance_uuid)
         if guest is None:
             return None
-        return guest.get('left_by', '')
+        return guest.get(mark, '')
 
     def destroy_left(self, instance_uuid, migration_uuid,
-                     operation='destroy'):
-        """Destroy the copy ``migration_uuid`` left here, and only that
-        one: a late or repeated confirm of a move must not destroy a
-        server that came back to this host since (its guest is a later
-        move's). False when there is no such copy here."""
-        if self.left_by(instance_uuid) != migration_uuid:
+                     operation='destroy', mark='left_by'):
+        """Destroy the copy ``migration_uuid`` left here (``mark``
+        'arrived_by': spawned here for), and only that one: a late or
+        repeated confirm or revert of a move must not destroy a server
+        that came back to this host since (its guest is a later move's).
+        False when there is no such copy here."""
+        if self.left_by(instance_uuid, mark) != migration_uuid:
             return False
         self.operate(operation)
         with self._lock:
             guest = self._guests.get(instance_uuid)
-            if guest is None or guest.get('left_by') != migration_uuid:
+            if guest is None or guest.get(mark) != migration_uuid:
                 return False
             del self._guests[instance_uuid]
             self._save()

@@ -15,6 +15,7 @@ from nova_moves.compute import evacuate
 from nova_moves.compute import lifecycle
 from nova_moves.compute import live_migration
 from nova_moves.compute import resize
+from nova_moves.compute import resize_settle
 from nova_moves.compute import resize_recovery
 from nova_moves.compute import shelve
 from nova_moves.compute import rpcapi as compute_rpcapi
@@ -84,12 +85,13 @@ class ComputeManager:
             notifier=self.notifier)
         self.lifecycle = lifecycle.LifecycleEndpoint(deps)
         self.resize = resize.ResizeEndpoint(deps)
+        self.resize_settle = resize_settle.ResizeSettleEndpoint(deps)
         self.live = live_migration.LiveMigrationEndpoint(deps)
         self.shelve = shelve.ShelveEndpoint(deps)
         self.host_endpoint = HostEndpoint(deps, self.live)
         # Start-up recovery of each kind (not served over RPC).
-        self.resize_recovery = resize_recovery.ResizeRecovery(deps,
-                                                              self.resize)
+        self.resize_recovery = resize_recovery.ResizeRecovery(
+            deps, self.resize, self.resize_settle)
         self.live_recovery = live_migration.LiveRecovery(deps, self.live)
         self.evacuation_cleanup = evacuate.EvacuationCleanup(deps)
         self.evacuate = evacuate.EvacuateEndpoint(deps,
@@ -99,8 +101,8 @@ class ComputeManager:
     def endpoints(self):
         """Every public method of these is the compute's RPC surface
         (compute/rpcapi.py); no name is served by two of them."""
-        return [self.lifecycle, self.resize, self.live, self.evacuate,
-                self.shelve, self.host_endpoint]
+        return [self.lifecycle, self.resize, self.resize_settle, self.live,
+                self.evacuate, self.shelve, self.host_endpoint]
 
     def init_host(self):
         """Report the node and its providers, then let each move kind

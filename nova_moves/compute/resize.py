@@ -1,6 +1,7 @@
-"""Compute side of resize and cold migrate. Every hop is a cast; each
-handler writes its state (task_state, migration status, allocations)
-before it casts the next hop.
+"""Compute side of resize and cold migrate (the confirm and the revert:
+compute/resize_settle.py). Every hop is a cast; each handler writes its
+state (task_state, migration status, allocations) before it casts the
+next hop.
 
     dest   prep_resize           migration pre-migrating
     source resize_instance       task resize_migrating, migration migrating,
@@ -26,7 +27,6 @@ from nova_moves.compute import base
 from nova_moves.compute import inflight
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves import conf
-from nova_moves import faultinfo
 from nova_moves import moves
 from nova_moves.moves import cold
 from nova_moves import notifications
@@ -100,10 +100,6 @@ class ResizeEndpoint(base.Steps):
 
     def _chained(self):
         return (self.compute_rpcapi.can_chain_steps() and
-                self.conductor.can_chain_steps())
-
-    def _chained_revert(self):
-        return (self.compute_rpcapi.can_chain_revert() and
                 self.conductor.can_chain_steps())
 
     # -- destination: prep_resize ------------------------------------------
@@ -257,7 +253,8 @@ class ResizeEndpoint(base.Steps):
         spawned = False
         try:
             self.driver.spawn(instance_uuid, instance['new_flavor'],
-                              operation='finish_migration')
+                              operation='finish_migration',
+                              arrived_by=migration_uuid)
             spawned = True
             if stopped:
                 self.driver.set_power(instance_uuid, 'shutdown', 'power_off')
@@ -300,166 +297,7 @@ class ResizeEndpoint(base.Steps):
                     exc)
         return self._move_failed(ctxt, migration['uuid'], exc, event)
 
-    # -- source: confirm_resize --------------------------------------------
-    @inflight.tracked
-    @notify_action('resize_confirm')
-    def confirm_resize(self, ctxt, instance_uuid, migration_uuid,
-                       confirm=None):
-        """``confirm`` (1.8: {dest, vm_state}, read by the caller that set
-        the migration confirming): one conductor call. The guard before
-        the old copy goes is then the hypervisor's: only the copy this
-        move left here is destroyed (a late or repeated confirm finds
-        none, or a later move's guest, and destroys nothing), and the
-        end's compare-and-swap refuses a stale confirm."""
-        if confirm and self._chained() and \
-                self.driver.left_by(instance_uuid) != '':
-            return self._confirm_in_one(ctxt, instance_uuid, migration_uuid,
-                                        confirm)
-        name = 'compute_confirm_resize'
-        rows = self._advance(ctxt, migration_uuid, name,
-                             expected_values={'source_compute': self.host},
-                             **_guard('confirm_resize', 'start'))
-        if rows is None:
-            return  # confirmed already (restart recovery, a duplicate)
-        migration, instance = rows['migration'], rows['instance']
-        self._confirm_end(ctxt, instance_uuid, migration_uuid,
-                          same_host(migration), _vm_state_before(instance))
-
-    def _confirm_in_one(self, ctxt, instance_uuid, migration_uuid, confirm):
-        self._confirm_end(ctxt, instance_uuid, migration_uuid,
-                          confirm['dest'] == self.host, confirm['vm_state'],
-                          started=timeutil.utcnow_iso(), left=True)
-
-    def _confirm_end(self, ctxt, instance_uuid, migration_uuid, on_one_host,
-                     vm_state, started=None, left=False):
-        name = 'compute_confirm_resize'
-        end = _guard('confirm_resize')
-        result, fault = 'Success', None
-        try:
-            if on_one_host:
-                self.driver.operate('confirm_migration')
-            elif left:
-                self.driver.destroy_left(instance_uuid, migration_uuid,
-                                         operation='confirm_migration')
-            elif self.driver.has_guest(instance_uuid):  # not re-sent twice
-                self.driver.destroy(instance_uuid,
-                                    operation='confirm_migration')
-        except Exception as exc:
-            # The server runs fine on the destination; only the old copy
-            # may linger. Finish the confirm, record the fault.
-            LOG.warning('Could not destroy the old copy of %s on %s: %s',
-                        instance_uuid, self.host, exc)
-            end['status'][1], result = states.M_ERROR, 'Error'
-            fault = faultinfo.from_exc(exc, self.host)
-        self._advance(ctxt, migration_uuid, name, result, start_time=started,
-                      expected_values={'source_compute': self.host},
-                      instance_values={
-                          'vm_state': vm_state, 'task_state': None,
-                          'old_flavor': None, 'new_flavor': None},
-                      fault=fault, **end)
-
-    # -- destination: revert_resize ----------------------------------------
-    @inflight.tracked
-    @notify_action('resize_revert', end=False)
-    def revert_resize(self, ctxt, instance_uuid, migration_uuid):
-        name = 'compute_revert_resize'
-        here = {'dest_compute': self.host}
-        rows = self._advance(ctxt, migration_uuid, name, expected_values=here,
-                             **_guard('revert_resize', 'start'))
-        if rows is None:
-            return
-        migration = rows['migration']
-        if not same_host(migration):
-            if self.driver.has_guest(instance_uuid):
-                self.driver.destroy(instance_uuid,
-                                    operation='revert_migration')
-        else:
-            self.driver.operate('revert_migration')
-        # The server's claim here goes; the source re-takes the
-        # migration's allocation in finish_revert_resize. Only this
-        # host's part: if this runs twice (restart recovery and a queued
-        # cast), the second must not drop what the source took back.
-        if self._chained_revert():
-            # The source writes this step's end with its start.
-            self.compute_rpcapi.finish_revert_resize(
-                ctxt, migration['source_compute'], instance_uuid,
-                migration_uuid, reverted={'dest': self.host})
-            return
-        end = _guard('revert_resize')
-        end['allocations']['host'] = _dest_part(migration['source_compute'],
-                                                self.host)
-        if self._advance(ctxt, migration_uuid, name, 'Success',
-                         expected_values=here, **end) is None:
-            return
-        self.compute_rpcapi.finish_revert_resize(
-            ctxt, migration['source_compute'], instance_uuid, migration_uuid)
-
-    # -- source: finish_revert_resize --------------------------------------
-    @inflight.tracked
-    @notify_action('resize_revert', start=False)
-    def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid,
-                             reverted=None):
-        name = 'compute_finish_revert_resize'
-        here, chained = {'source_compute': self.host}, {}
-        if reverted:  # the destination's step ends here (RPC 1.7)
-            chained = {'events': [{'name': 'compute_revert_resize',
-                                   'result': 'Success',
-                                   'host': reverted['dest']}],
-                       'allocations': {'op': 'drop_dest',
-                                       'host': _dest_part(
-                                           self.host, reverted['dest'])}}
-            here = dict(here, dest_compute=reverted['dest'])
-        rows = self._advance(ctxt, migration_uuid, name, expected_values=here,
-                             **_guard('finish_revert_resize', 'start'),
-                             **chained)
-        if rows is None:
-            migration = self.conductor.migration_get(ctxt, migration_uuid)
-            if migration['status'] == states.M_ERROR and \
-                    migration['source_compute'] == self.host:
-                # A failed finish_resize: the database is already put
-                # back; only the old copy has to run again.
-                self._restore_power(ctxt, self._instance(ctxt,
-                                                         instance_uuid))
-            return
-        migration, instance = rows['migration'], rows['instance']
-        old_flavor = instance['old_flavor'] or instance['flavor']
-        vm_state = _vm_state_before(instance)
-        try:
-            self.driver.spawn(instance_uuid, old_flavor,
-                              operation='finish_revert_migration')
-            if vm_state == states.STOPPED:
-                self.driver.set_power(instance_uuid, 'shutdown',
-                                      'power_off')
-        except Exception as exc:
-            self._move_failed(ctxt, migration_uuid, exc, name,
-                              expected_status=[states.M_REVERTING],
-                              instance_values={'vm_state': states.ERROR})
-            return
-        self._advance(
-            ctxt, migration_uuid, name, 'Success',
-            expected_values={'source_compute': self.host},
-            **_guard('finish_revert_resize'),
-            instance_values={
-                'host': migration['source_compute'],
-                'node': migration['source_node'],
-                'flavor': old_flavor, 'old_flavor': None,
-                'new_flavor': None, 'vm_state': vm_state,
-                'power_state': (states.POWER_SHUTDOWN
-                                if vm_state == states.STOPPED
-                                else states.POWER_RUNNING)})
-
     # -- helpers -------------------------------------------------------------
     def _rolled_back(self, ctxt, migration_uuid):
         return self.conductor.migration_get(ctxt, migration_uuid)[
             'status'] in (states.M_ERROR, states.M_FAILED)
-
-    def _restore_power(self, ctxt, instance):
-        if instance['vm_state'] == states.STOPPED:
-            return
-        try:
-            self.driver.set_power(instance['uuid'], 'running', 'power_on')
-            self._update(ctxt, instance['uuid'],
-                         {'power_state': states.POWER_RUNNING})
-        except Exception as exc:
-            self._fault(ctxt, instance['uuid'], exc)
-            self._update(ctxt, instance['uuid'], {'vm_state': states.ERROR})

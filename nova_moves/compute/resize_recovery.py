@@ -24,9 +24,10 @@ LOG = logging.getLogger(__name__)
 
 class ResizeRecovery(base.Steps):
 
-    def __init__(self, deps, steps):
+    def __init__(self, deps, steps, settle):
         super().__init__(deps)
         self.steps = steps  # the ResizeEndpoint of this host
+        self.settle = settle  # its ResizeSettleEndpoint (confirm, revert)
         self._auto_confirm_stop = threading.Event()
 
     def run(self, ctxt):
@@ -86,8 +87,10 @@ class ResizeRecovery(base.Steps):
         if row.restart == moves.RESTART_REDO:
             LOG.info('Redoing %s of migration %s of %s after a restart',
                      row.name, migration['uuid'], instance_uuid)
-            getattr(self.steps, row.name)(ctxt, instance_uuid=instance_uuid,
-                                    migration_uuid=migration['uuid'])
+            handler = getattr(self.settle, row.name, None) or \
+                getattr(self.steps, row.name)
+            handler(ctxt, instance_uuid=instance_uuid,
+                    migration_uuid=migration['uuid'])
             return
         LOG.warning('Rolling back migration %s of %s: this host died in %s',
                     migration['uuid'], instance_uuid, row.name)
@@ -135,5 +138,5 @@ class ResizeRecovery(base.Steps):
                 continue  # the user confirmed or reverted meanwhile
             LOG.info('Auto-confirming migration %s of %s',
                      migration['uuid'], migration['instance_uuid'])
-            self.steps.confirm_resize(ctxt, instance_uuid=migration[
+            self.settle.confirm_resize(ctxt, instance_uuid=migration[
                 'instance_uuid'], migration_uuid=migration['uuid'])

@@ -39,7 +39,12 @@ class ComputeAPI:
     1.8 - confirm_resize takes ``confirm`` ({dest, vm_state}: what the
           caller read when it set the migration confirming): the source
           destroys only the copy the move left behind (the hypervisor's
-          mark, not a conductor call) and confirms in one call
+          mark, not a conductor call) and confirms in one call;
+          revert_resize takes ``revert`` ({source, source_node, flavor,
+          vm_state}): the destination destroys only the copy spawned for
+          the move and makes no call, and finish_revert_resize (its
+          ``reverted`` carrying ``revert``) writes both steps' ends in
+          its one call
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
@@ -135,17 +140,22 @@ class ComputeAPI:
         self._step(ctxt, host, 'confirm_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid, **extra)
 
-    def revert_resize(self, ctxt, host, instance_uuid, migration_uuid):
-        """To the destination: drop the new copy, then hand back."""
+    def revert_resize(self, ctxt, host, instance_uuid, migration_uuid,
+                      revert=None):
+        """To the destination: drop the new copy, then hand back. 1.8:
+        ``revert`` lets the revert make one conductor call in all."""
+        extra = ({'version': '1.8', 'revert': revert}
+                 if revert and self.client.can_send_version('1.8') else {})
         self._step(ctxt, host, 'revert_resize', instance_uuid=instance_uuid,
-                   migration_uuid=migration_uuid)
+                   migration_uuid=migration_uuid, **extra)
 
     def finish_revert_resize(self, ctxt, host, instance_uuid,
                              migration_uuid, reverted=None):
         """To the source: restart the old copy with the old flavor. 1.7:
         ``reverted`` ({dest}): the destination did not write
         its step's end; the source writes it in its step's first call."""
-        extra = {'version': '1.7', 'reverted': reverted} if reverted else {}
+        extra = {'version': '1.8' if 'revert' in reverted else '1.7',
+                 'reverted': reverted} if reverted else {}
         self._step(ctxt, host, 'finish_revert_resize',
                    instance_uuid=instance_uuid, migration_uuid=migration_uuid,
                    **extra)

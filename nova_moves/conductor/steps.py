@@ -40,7 +40,10 @@ _RESEND = {
             'dest': m['dest_compute'],
             'vm_state': states.vm_state_after_resize(i['power_state'])}),
     'revert_resize': lambda api, ctxt, host, m, i: api.revert_resize(
-        ctxt, host, m['instance_uuid'], m['uuid']),
+        ctxt, host, m['instance_uuid'], m['uuid'], revert={
+            'source': m['source_compute'], 'source_node': m['source_node'],
+            'flavor': i['old_flavor'] or i['flavor'],
+            'vm_state': states.vm_state_after_resize(i['power_state'])}),
     'finish_revert_resize': lambda api, ctxt, host, m, i:
         api.finish_revert_resize(ctxt, host, m['instance_uuid'], m['uuid']),
     'rebuild_instance': lambda api, ctxt, host, m, i: api.rebuild_instance(

@@ -11,6 +11,7 @@ from nova_moves.compute import live_migration
 from nova_moves.compute import manager as compute_manager
 from nova_moves.compute import resize
 from nova_moves.compute import resize_recovery
+from nova_moves.compute import resize_settle
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import manager as conductor_manager
 from nova_moves.conductor import steps as conductor_steps
@@ -20,13 +21,15 @@ from nova_moves.moves import evacuate as evac_table
 from nova_moves.moves import live
 from nova_moves import states
 
-# The endpoint of each move kind, whose public methods are its handlers,
-# and the class that runs its steps no message starts (start-up
+# The endpoints of each move kind, whose public methods are its
+# handlers, and the class that runs its steps no message starts (start-up
 # recovery).
-ENDPOINTS = ((cold, resize.ResizeEndpoint, resize_recovery.ResizeRecovery),
-             (live, live_migration.LiveMigrationEndpoint,
+ENDPOINTS = ((cold, (resize.ResizeEndpoint,
+                     resize_settle.ResizeSettleEndpoint),
+              resize_recovery.ResizeRecovery),
+             (live, (live_migration.LiveMigrationEndpoint,),
               live_migration.LiveRecovery),
-             (evac_table, evacuate.EvacuateEndpoint,
+             (evac_table, (evacuate.EvacuateEndpoint,),
               evacuate.EvacuationCleanup))
 
 ALL_STATUSES = {v for k, v in vars(states).items() if k.startswith('M_')}
@@ -34,8 +37,9 @@ ALL_TASKS = {v for k, v in vars(states).items()
              if isinstance(v, str) and not k.startswith('M_')}
 
 
-def _public_methods(cls):
-    return {name for name, _ in inspect.getmembers(cls, inspect.isfunction)
+def _public_methods(classes):
+    return {name for cls in classes
+            for name, _ in inspect.getmembers(cls, inspect.isfunction)
             if not name.startswith('_') and name in vars(cls)}
 
 
@@ -53,10 +57,10 @@ class MoveTablesTest(testtools.TestCase):
                 # A step a message starts is served by its kind's
                 # endpoint; one no message starts ('_' names) runs there
                 # or in its kind's start-up class.
-                endpoint, local = [(e, r) for k, e, r in ENDPOINTS
-                                   if k is kind][0]
-                owners = (endpoint,) if not step.name.startswith('_') \
-                    else (endpoint, local)
+                endpoints, local = [(e, r) for k, e, r in ENDPOINTS
+                                    if k is kind][0]
+                owners = endpoints if not step.name.startswith('_') \
+                    else endpoints + (local,)
                 self.assertTrue(any(
                     callable(getattr(owner, step.name, None))
                     for owner in owners), step.name)
@@ -64,7 +68,8 @@ class MoveTablesTest(testtools.TestCase):
     def test_every_kind_has_its_endpoint(self):
         served = {type(e) for e in compute_manager.ComputeManager(
             'h1').endpoints()}
-        self.assertLessEqual({e for _, e, _ in ENDPOINTS}, served)
+        self.assertLessEqual({e for _, es, _ in ENDPOINTS for e in es},
+                             served)
         self.assertEqual(len(moves.KINDS), len(ENDPOINTS))
 
     def test_every_handler_has_a_step(self):
