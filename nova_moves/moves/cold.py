@@ -42,6 +42,11 @@ STEPS = (
          end=guard(S.M_POST_MIGRATING, S.M_FINISHED, S.RESIZE_FINISH, None),
          event='compute_finish_resize', sweep=RESEND,
          restart=RESTART_UNDO),
+    # From compute RPC 1.8 confirm_resize, revert_resize and
+    # finish_revert_resize make no start call when the cast carries what
+    # they need (the hypervisor's mark of the move guards the guest), so
+    # confirm is one call and the revert one in all; their start guards
+    # remain for a guest without the mark.
     step('confirm_resize', SOURCE,
          start=guard(S.M_CONFIRMING, vm_state=S.RESIZED),
          end=guard(S.M_CONFIRMING, S.M_CONFIRMED, vm_state=S.RESIZED),
