@@ -44,6 +44,17 @@ class ResizeMixinTest:
         migrations = self.admin.migrations(instance_uuid=server['id'])
         return migrations[0]['status'] if migrations else None
 
+    def assert_rolled_back(self, server, source, before):
+        """The server's move ended in error: the server ACTIVE on
+        ``source`` again, placement as it was ``before``; the server."""
+        self.admin.wait_for(
+            lambda: self.migration_status(server) == 'error',
+            what='migration error')
+        back = self.wait(server, 'ACTIVE')
+        self.assertEqual(source, back['OS-EXT-SRV-ATTR:host'])
+        self.assertEqual(before, self.admin.placement()['allocations'])
+        return back
+
     def confirm(self, server):
         resp = self.admin.action(server['id'], {'confirmResize': None})
         self.assertEqual(204, resp.status_code, resp.text)

@@ -296,12 +296,7 @@ class ResizeTest(resize_base.ResizeMixinTest, base.StackTestCase):
         before = self.admin.placement()['allocations']
         resp = self.migrate(server, None)
         request_id = resp.headers['x-openstack-request-id']
-        self.admin.wait_for(
-            lambda: self.migration_status(server) == 'error',
-            what='migration error')
-        back = self.wait(server, 'ACTIVE')
-        self.assertEqual(source, back['OS-EXT-SRV-ATTR:host'])
-        self.assertEqual(before, self.admin.placement()['allocations'])
+        self.assert_rolled_back(server, source, before)
         events = resize_base.events_of(self.admin, server['id'], request_id)
         self.assertIn(('compute_prep_resize', 'Error'), events)
         self.assertEqual(('conductor_migrate_server', 'Error'), events[-1])
@@ -314,12 +309,7 @@ class ResizeTest(resize_base.ResizeMixinTest, base.StackTestCase):
         before = self.admin.placement()['allocations']
         resp = self.migrate(server, None)
         request_id = resp.headers['x-openstack-request-id']
-        self.admin.wait_for(
-            lambda: self.migration_status(server) == 'error',
-            what='migration error')
-        back = self.wait(server, 'ACTIVE')
-        self.assertEqual(source, back['OS-EXT-SRV-ATTR:host'])
-        self.assertEqual(before, self.admin.placement()['allocations'])
+        self.assert_rolled_back(server, source, before)
         self.assert_error_event(server, request_id, 'compute_resize_instance')
 
     def test_destination_finish_failure_puts_server_back(self):
@@ -332,13 +322,8 @@ class ResizeTest(resize_base.ResizeMixinTest, base.StackTestCase):
         before = self.admin.placement()['allocations']
         resp = self.resize(server, medium)
         request_id = resp.headers['x-openstack-request-id']
-        self.admin.wait_for(
-            lambda: self.migration_status(server) == 'error',
-            what='migration error')
-        back = self.wait(server, 'ACTIVE')
-        self.assertEqual(source, back['OS-EXT-SRV-ATTR:host'])
+        back = self.assert_rolled_back(server, source, before)
         self.assertEqual(1, back['flavor']['vcpus'])
-        self.assertEqual(before, self.admin.placement()['allocations'])
         self.assert_error_event(server, request_id, 'compute_finish_resize')
 
 

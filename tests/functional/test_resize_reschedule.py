@@ -39,12 +39,7 @@ class RescheduleTest(resize_base.ResizeMixinTest, base.StackTestCase):
         before = self.admin.placement()['allocations']
         resp = self.migrate(server, None)
         request_id = resp.headers['x-openstack-request-id']
-        self.admin.wait_for(
-            lambda: self.migration_status(server) == 'error',
-            what='migration error')
-        back = self.wait(server, 'ACTIVE')
-        self.assertEqual('compute1', back['OS-EXT-SRV-ATTR:host'])
-        self.assertEqual(before, self.admin.placement()['allocations'])
+        self.assert_rolled_back(server, 'compute1', before)
         detail = self.admin.action_detail(server['id'], request_id)
         conductor = [e for e in detail['events']
                      if e['event'] == 'conductor_migrate_server']
