@@ -63,6 +63,17 @@ class ResizeMixinTest:
     def other_host(self, host):
         return [h for h in self.stack.compute_hosts() if h != host][0]
 
+    def disable_host(self, host):
+        """``host``'s compute service disabled until the test's clean-up
+        (the scheduler's ComputeFilter then refuses it)."""
+        svc = [s for s in self.admin.services('nova-moves-compute')
+               if s['host'] == host][0]
+        self.admin.put('/os-services/%s' % svc['id'],
+                       {'status': 'disabled', 'disabled_reason': 'test'},
+                       version='2.53', expect=200)
+        self.addCleanup(self.admin.put, '/os-services/%s' % svc['id'],
+                        {'status': 'enabled'}, version='2.53')
+
     def assert_error_event(self, server, request_id, event):
         def finished():
             detail = self.admin.action_detail(server['id'], request_id)

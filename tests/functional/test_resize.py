@@ -148,13 +148,7 @@ class ResizeTest(resize_base.ResizeMixinTest, base.StackTestCase):
         target = self.other_host(server['OS-EXT-SRV-ATTR:host'])
         # A disabled host is refused by the scheduler but a forced move
         # bypasses it (Nova spec "Enable cold migration with target host").
-        svc = [s for s in self.admin.services('nova-moves-compute')
-               if s['host'] == target][0]
-        self.admin.put('/os-services/%s' % svc['id'],
-                       {'status': 'disabled', 'disabled_reason': 'test'},
-                       version='2.53', expect=200)
-        self.addCleanup(self.admin.put, '/os-services/%s' % svc['id'],
-                        {'status': 'enabled'}, version='2.53')
+        self.disable_host(target)
         self.migrate(server, {'host': target, 'force': True})
         migrated = self.wait(server, 'VERIFY_RESIZE')
         self.assertEqual(target, migrated['OS-EXT-SRV-ATTR:host'])
@@ -163,13 +157,7 @@ class ResizeTest(resize_base.ResizeMixinTest, base.StackTestCase):
         # disabled host.
         source = target
         target = self.other_host(source)
-        svc2 = [s for s in self.admin.services('nova-moves-compute')
-                if s['host'] == target][0]
-        self.admin.put('/os-services/%s' % svc2['id'],
-                       {'status': 'disabled', 'disabled_reason': 'test'},
-                       version='2.53', expect=200)
-        self.addCleanup(self.admin.put, '/os-services/%s' % svc2['id'],
-                        {'status': 'enabled'}, version='2.53')
+        self.disable_host(target)
         # force null is no force ("Enable cold migration with target
         # host"): the destination is checked.
         resp = self.migrate(server, {'host': target, 'force': None})
@@ -228,13 +216,7 @@ class ResizeTest(resize_base.ResizeMixinTest, base.StackTestCase):
         self.assertTrue(any('MEMORY_MB' in r for r in verdict['reasons']),
                         verdict)
         # Disable the host: the reason names the filter.
-        svc = [s for s in self.admin.services('nova-moves-compute')
-               if s['host'] == target][0]
-        self.admin.put('/os-services/%s' % svc['id'],
-                       {'status': 'disabled', 'disabled_reason': 'test'},
-                       version='2.53', expect=200)
-        self.addCleanup(self.admin.put, '/os-services/%s' % svc['id'],
-                        {'status': 'enabled'}, version='2.53')
+        self.disable_host(target)
         verdict = self.migrate(server, {'host': target, 'check': 'true'},
                                expect=200).json()
         self.assertTrue(any('ComputeFilter' in r
