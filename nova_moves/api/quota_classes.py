@@ -57,8 +57,7 @@ def show(class_name):
 
 
 def _schema(version):
-    value = {'type': ['integer', 'string'], 'pattern': '^-?[0-9]{1,10}$',
-             'minimum': -1, 'maximum': quota_rules.MAX_INT}
+    value = quota_rules.LIMIT_SCHEMA
     return {'type': 'object', 'required': ['quota_class_set'],
             'additionalProperties': False,
             'properties': {'quota_class_set': {
@@ -76,14 +75,7 @@ def update(class_name):
     class_name = _class_name(class_name)
     version = api_req.version()
     body = validation.body()['quota_class_set']
-    values = {}
-    for name, value in body.items():
-        value = int(value)
-        if not -1 <= value <= quota_rules.MAX_INT:
-            raise exception.ValidationError(
-                detail="Invalid input for field '%s'. It must be between -1 "
-                       "and %d." % (name, quota_rules.MAX_INT))
-        values[name] = value
+    values = quota_rules.limit_values(body)
     db_api.quota_class_set(class_name, values)
     # Nova's update answer carries no id.
     return flask.jsonify({'quota_class_set': _values(class_name, version)})

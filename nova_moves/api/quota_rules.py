@@ -25,6 +25,10 @@ BEFORE_2_36 = {'fixed_ips': -1, 'floating_ips': 10, 'security_groups': 10,
                'security_group_rules': 20}
 MAX_INT = 2 ** 31 - 1
 DEFAULT_CLASS = 'default'
+# One limit in an os-quota-sets or os-quota-class-sets PUT body: Nova
+# takes an integer or its digits as a string.
+LIMIT_SCHEMA = {'type': ['integer', 'string'], 'pattern': '^-?[0-9]{1,10}$',
+                'minimum': -1, 'maximum': MAX_INT}
 
 
 class QuotaExceeded(exception.NovaMovesException):
@@ -110,3 +114,17 @@ def project(project_id):
         raise exception.NotFound('Project %s could not be found.'
                                  % project_id[:64])
     return project_id
+
+
+def limit_values(body):
+    """{field: int} of a validated PUT body (LIMIT_SCHEMA's strings
+    allow more digits than an Integer column holds: refused here)."""
+    values = {}
+    for name, value in body.items():
+        value = int(value)
+        if not -1 <= value <= MAX_INT:
+            raise exception.ValidationError(
+                detail="Invalid input for field '%s'. It must be between -1 "
+                       "and %d." % (name, MAX_INT))
+        values[name] = value
+    return values

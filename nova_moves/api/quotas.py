@@ -49,8 +49,7 @@ def _field_names(version):
 
 
 def _update_schema(version):
-    value = {'type': ['integer', 'string'], 'pattern': '^-?[0-9]{1,10}$',
-             'minimum': -1, 'maximum': quota_rules.MAX_INT}
+    value = quota_rules.LIMIT_SCHEMA
     props = {name: value for name in _field_names(
         microversion.APIVersion(version))}
     props['force'] = validation.BOOLEAN
@@ -71,14 +70,7 @@ def update(project_id):
     version = api_req.version()
     body = validation.body()['quota_set']
     force = validation.to_bool(body.pop('force', False))
-    values = {}
-    for name, value in body.items():
-        value = int(value)
-        if not -1 <= value <= quota_rules.MAX_INT:
-            raise exception.ValidationError(
-                detail="Invalid input for field '%s'. It must be between -1 "
-                       "and %d." % (name, quota_rules.MAX_INT))
-        values[name] = value
+    values = quota_rules.limit_values(body)
     used = db_api.quota_usage(project_id)
     for name, value in values.items():
         if not force and 0 <= value < used.get(name, 0):

@@ -7,9 +7,10 @@ as SQLite enforces no foreign keys here)."""
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
+from nova_moves.db import key_rows
 from nova_moves.db import models
 from nova_moves import exception
-from nova_moves.db.session import _session, utcnow
+from nova_moves.db.session import _session
 
 __all__ = ['flavor_extra_specs_get', 'flavor_extra_specs_get_many',
            'flavor_extra_specs_update', 'flavor_extra_spec_delete',
@@ -60,18 +61,10 @@ def flavor_extra_specs_update(flavorid, specs):
         row_id = _flavor_row_id(session, flavorid)
         current = {r.key: r for r in session.scalars(
             sa.select(_SPEC).where(_SPEC.flavor_id == row_id))}
-        for key, value in specs.items():
-            if key in current:
-                current[key].value = value
-                current[key].updated_at = utcnow()
-            else:
-                session.add(_SPEC(flavor_id=row_id, key=key, value=value))
-        try:
-            session.flush()
-        except _DUPLICATE:
-            raise exception.Conflict(
-                reason='extra spec keys must differ by more than letter '
-                       'case or trailing spaces')
+        key_rows.upsert(
+            session, current, specs,
+            lambda key, value: _SPEC(flavor_id=row_id, key=key, value=value),
+            _DUPLICATE, 'extra spec keys')
         return specs
 
 
@@ -143,36 +136,16 @@ def instance_tags_get_many(instance_uuids):
         return result
 
 
-def _lock_instance(session, instance_uuid):
-    query = sa.select(models.Instance.id).where(
-        models.Instance.uuid == instance_uuid, models.Instance.deleted == 0)
-    if session.bind.dialect.name != 'sqlite':
-        query = query.with_for_update()
-    if session.execute(query).first() is None:
-        raise exception.InstanceNotFound(instance_id=instance_uuid)
-
-
 def instance_tags_set(instance_uuid, tags):
     """Replace the server's tags (``[]``: delete them all)."""
     with _session() as session:
-        _lock_instance(session, instance_uuid)
+        key_rows.lock_instance(session, instance_uuid)
         session.execute(sa.delete(_TAG).where(
             _TAG.resource_id == instance_uuid))
         for tag in sorted(set(tags)):
             session.add(_TAG(resource_id=instance_uuid, tag=tag))
-        _flush_tags(session)
+        key_rows.flush_unique(session, _DUPLICATE, 'tags')
     return sorted(set(tags))
-
-
-def _flush_tags(session):
-    try:
-        session.flush()
-    except _DUPLICATE:
-        # MySQL's collation compares tags without case or trailing
-        # spaces: two such tags are one there.
-        raise exception.Conflict(
-            reason='tags must differ by more than letter case or trailing '
-                   'spaces')
 
 
 def instance_tag_add(instance_uuid, tag, limit):
@@ -180,7 +153,7 @@ def instance_tag_add(instance_uuid, tag, limit):
     ValidationError, nothing added (the count is taken under the
     server's row lock)."""
     with _session() as session:
-        _lock_instance(session, instance_uuid)
+        key_rows.lock_instance(session, instance_uuid)
         tags = set(session.scalars(sa.select(_TAG.tag).where(
             _TAG.resource_id == instance_uuid)))
         if tag in tags:
@@ -190,13 +163,13 @@ def instance_tag_add(instance_uuid, tag, limit):
                 detail='The number of tags exceeded the per-server limit '
                        '%d' % limit)
         session.add(_TAG(resource_id=instance_uuid, tag=tag))
-        _flush_tags(session)
+        key_rows.flush_unique(session, _DUPLICATE, 'tags')
         return True
 
 
 def instance_tag_delete(instance_uuid, tag):
     with _session() as session:
-        _lock_instance(session, instance_uuid)
+        key_rows.lock_instance(session, instance_uuid)
         deleted = session.execute(sa.delete(_TAG).where(
             _TAG.resource_id == instance_uuid, _TAG.tag == tag)).rowcount
     if not deleted:

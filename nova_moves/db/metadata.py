@@ -7,6 +7,7 @@ pass [quota] metadata_items."""
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
+from nova_moves.db import key_rows
 from nova_moves.db import models
 from nova_moves import exception
 from nova_moves.db.session import _retry_on_deadlock, _session, utcnow
@@ -36,44 +37,24 @@ def instance_metadata_get_many(instance_uuids):
         return result
 
 
-def _lock_instance(session, instance_uuid):
-    query = sa.select(models.Instance.id).where(
-        models.Instance.uuid == instance_uuid, models.Instance.deleted == 0)
-    if session.bind.dialect.name != 'sqlite':
-        query = query.with_for_update()
-    if session.execute(query).first() is None:
-        raise exception.InstanceNotFound(instance_id=instance_uuid)
-
-
 @_retry_on_deadlock
 def instance_metadata_update(instance_uuid, items, replace=False,
                              check=None):
     """Set ``items`` (all of them with ``replace``), then ``check(count)``
     (which raises to refuse, undoing the write); returns the metadata."""
     with _session() as session:
-        _lock_instance(session, instance_uuid)
+        key_rows.lock_instance(session, instance_uuid)
         current = {r.key: r for r in session.scalars(
             sa.select(_META).where(_META.instance_uuid == instance_uuid))}
         for key, row in list(current.items()):
             if replace and key not in items:
                 session.delete(row)
                 del current[key]
-        for key, value in items.items():
-            if key in current:
-                current[key].value = value
-                current[key].updated_at = utcnow()
-            else:
-                current[key] = _META(instance_uuid=instance_uuid, key=key,
-                                     value=value)
-                session.add(current[key])
-        try:
-            session.flush()
-        except db_exc.DBDuplicateEntry:
-            # MySQL's collation compares keys without case or trailing
-            # spaces: two such keys are one there.
-            raise exception.Conflict(
-                reason='metadata keys must differ by more than letter case '
-                       'or trailing spaces')
+        key_rows.upsert(
+            session, current, items,
+            lambda key, value: _META(instance_uuid=instance_uuid, key=key,
+                                     value=value),
+            db_exc.DBDuplicateEntry, 'metadata keys')
         if check is not None:
             check(len(current))
         return {key: row.value for key, row in current.items()}
@@ -81,7 +62,7 @@ def instance_metadata_update(instance_uuid, items, replace=False,
 
 def instance_metadata_delete(instance_uuid, key):
     with _session() as session:
-        _lock_instance(session, instance_uuid)
+        key_rows.lock_instance(session, instance_uuid)
         deleted = session.execute(sa.delete(_META).where(
             _META.instance_uuid == instance_uuid,
             _META.key == key)).rowcount

@@ -16,3 +16,11 @@ def stack_database(stack):
     finally:
         db_api.dispose_engines()
         conf.CONF.clear_override('connection', group='database')
+
+
+def use_stack_database(test):
+    """stack_database(test.stack) for the rest of ``test``: its db_api
+    calls reach the stack's database until the test's clean-up."""
+    opened = stack_database(test.stack)
+    opened.__enter__()
+    test.addCleanup(opened.__exit__, None, None, None)

@@ -8,14 +8,13 @@ published is lost with the node. Every move must still end (finished,
 or rolled back by the stuck-move sweep) within the sweep's timeout, none
 may stay in a task_state or a live migration status, and nothing may
 leak (the invariant checks after the test)."""
-from concurrent import futures
 import os
 import time
 
 import testtools.content as content
 
-from nova_moves.harness import invariants
 from tests.functional import base
+from tests.functional import moves_in_flight
 from tests.functional import private_broker
 
 MOVES = int(os.environ.get('NOVA_MOVES_BROKER_FAULT_MOVES', '30'))
@@ -24,7 +23,8 @@ STUCK_MOVE_TIMEOUT = 20
 KINDS = ('migrate', 'resize', 'live')
 
 
-class BrokerFaultTest(private_broker.OnPrivateBroker, base.StackTestCase):
+class BrokerFaultTest(private_broker.OnPrivateBroker,
+                      moves_in_flight.MovesMixin, base.StackTestCase):
     COMPUTES = 3
     # Every fake operation takes half a second, so that most moves are
     # between two steps when the broker goes.
@@ -43,68 +43,18 @@ class BrokerFaultTest(private_broker.OnPrivateBroker, base.StackTestCase):
         # one with it.
         self.addCleanup(self.broker.start)
 
-    # -- the load ---------------------------------------------------------
-    def boot_many(self, count):
-        small = self.flavor('bf-small', 1, 256, 1)
-        hosts = self.stack.compute_hosts()
-        ids = [self.admin.boot('bf-%d' % i, small['id'],
-                               host=hosts[i % len(hosts)], wait=False)['id']
-               for i in range(count)]
-        # Gone after the test (and before the invariants are checked), so
-        # the next test has the hosts to itself.
-        self.addCleanup(self.delete_all, ids)
-        for server_id in ids:
-            self.admin.wait_for_status(server_id, 'ACTIVE', timeout=120)
-        return ids
-
-    def delete_all(self, ids):
-        for server_id in ids:
-            self.admin.delete('/servers/%s' % server_id)
-        self.admin.wait_for(
-            lambda: not set(ids) & {s['id'] for s in self.admin.get(
-                '/servers', params={'all_tenants': '1'},
-                expect=200).json()['servers']},
-            timeout=120, interval=0.5, what='servers deleted')
-
+    # -- the load: MOVES servers, a third of each kind of move ----------
     def start_moves(self, ids):
         big = self.flavor('bf-big', 2, 256, 1)
         bodies = {'migrate': ({'migrate': None}, '2.56'),
                   'resize': ({'resize': {'flavorRef': big['id']}}, '2.56'),
                   'live': ({'os-migrateLive': {
                       'host': None, 'block_migration': 'auto'}}, '2.34')}
-
-        def move(i):
-            body, version = bodies[KINDS[i % len(KINDS)]]
-            self.stack.client().action(ids[i], body, version=version,
-                                       expect=202)
-        # A few at a time, so that many are in flight when the fault hits.
-        with futures.ThreadPoolExecutor(8) as pool:
-            list(pool.map(move, range(len(ids))))
-
-    # -- what "over" means ------------------------------------------------
-    def unsettled(self, ids):
-        """server id -> why it is not over yet."""
-        wanted = set(ids)
-        pending = {}
-        for server in self.admin.get(
-                '/servers/detail', params={'all_tenants': '1'},
-                expect=200).json()['servers']:
-            if server['id'] not in wanted:
-                continue
-            if server['OS-EXT-STS:task_state'] is not None or \
-                    server['status'] not in invariants.SERVER_SETTLED:
-                pending[server['id']] = '%s/%s' % (
-                    server['status'], server['OS-EXT-STS:task_state'])
-        settled = invariants.MIGRATION_TERMINAL | invariants.MIGRATION_PARKED
-        for mig in self.admin.migrations():
-            if mig['instance_uuid'] in wanted and \
-                    mig['status'] not in settled:
-                pending.setdefault(mig['instance_uuid'], 'migration %s'
-                                   % mig['status'])
-        return pending
+        self.move_all([(server_id,) + bodies[KINDS[i % len(KINDS)]]
+                       for i, server_id in enumerate(ids)], at_once=8)
 
     def run_through(self, fault):
-        ids = self.boot_many(MOVES)
+        ids = self.boot_on(self.stack.compute_hosts(), MOVES, 'bf')
         started = time.monotonic()
         self.start_moves(ids)
         issued = time.monotonic()
@@ -125,10 +75,7 @@ class BrokerFaultTest(private_broker.OnPrivateBroker, base.StackTestCase):
             pending = self.unsettled(ids)
         for server_id in set(ids) - set(pending) - set(settled_at):
             settled_at[server_id] = time.monotonic() - back
-        outcomes = {}
-        for mig in self.admin.migrations():
-            if mig['instance_uuid'] in ids:
-                outcomes[mig['status']] = outcomes.get(mig['status'], 0) + 1
+        outcomes = self.outcomes(ids)
         times = sorted(settled_at.values())
         report = ('moves=%d in_flight_at_fault=%d terminal=%d stuck=%d '
                   'moves_issued_in=%.1fs outage_and_restart=%.1fs '

@@ -11,15 +11,14 @@ import uuid
 import testtools
 import yaml
 
-from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.harness import report as nm_report
 from nova_moves.harness import runner as nm_runner
 from nova_moves.harness import scenario as nm_scenario
 from nova_moves.harness import stack as nm_stack
 from tests.functional import base
+from tests.functional import stack_db
 
-CONF = conf.CONF
 STATS_DIR = tempfile.mkdtemp(prefix='harness-rpc-stats-')
 
 
@@ -162,10 +161,7 @@ class HarnessOnStackTest(base.StackTestCase):
     def _plant_leak(self):
         """A leaked allocation written straight into the stack's database,
         as a buggy flow would leave it."""
-        url = 'sqlite:///%s/state/nova_moves.sqlite' % self.stack.workdir
-        CONF.set_override('connection', url, group='database')
-        self.addCleanup(CONF.clear_override, 'connection', group='database')
-        self.addCleanup(db_api.dispose_engines)
+        stack_db.use_stack_database(self)
         provider = self.admin.placement()['resource_providers']['compute2']
         consumer = str(uuid.uuid4())
         db_api.allocations_replace(consumer, {provider['uuid']: {'VCPU': 1}})

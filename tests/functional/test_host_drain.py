@@ -10,13 +10,12 @@ import subprocess
 import sys
 import time
 
-from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.harness.drain_phase import max_overlap
 from nova_moves import states
 from tests.functional import base
+from tests.functional import stack_db
 
-CONF = conf.CONF
 CLUSTER_LIMIT = 3
 HOST_LIMIT = 2
 
@@ -37,10 +36,7 @@ class HostDrainTest(base.StackTestCase):
 
     def setUp(self):
         super().setUp()
-        url = 'sqlite:///%s/state/nova_moves.sqlite' % self.stack.workdir
-        CONF.set_override('connection', url, group='database')
-        self.addCleanup(CONF.clear_override, 'connection', group='database')
-        self.addCleanup(db_api.dispose_engines)
+        stack_db.use_stack_database(self)
 
     def _boot_many(self, count, host, prefix):
         flavor = self.flavor('drain', ram=256)

@@ -12,7 +12,6 @@ signalled: it runs on, with its guests, only its broker is out of reach.
   it is fenced (cut, or healed but not yet reported).
 - A conductor cut with moves in flight: every move ends (finished, or
   rolled back by the sweep), none stuck, nothing leaked."""
-from concurrent import futures
 import datetime
 import os
 import threading
@@ -22,6 +21,7 @@ import testtools.content as content
 
 from nova_moves.harness import invariants
 from tests.functional import base
+from tests.functional import moves_in_flight
 from tests.functional import tcp_proxy_fixture
 from tests.functional import test_evacuate
 
@@ -37,83 +37,9 @@ def _parse(stamp):
     return datetime.datetime.fromisoformat(stamp.rstrip('Z'))
 
 
-class MovesMixin:
-    """Boot, move and wait: what both partition classes drive."""
-
-    def boot_on(self, hosts, count, prefix):
-        flavor = self.flavor('pp-small', 1, 256, 1)
-        ids = [self.admin.boot('%s-%d' % (prefix, i), flavor['id'],
-                               host=hosts[i % len(hosts)], wait=False)['id']
-               for i in range(count)]
-        self.addCleanup(self.delete_all, ids)
-        for server_id in ids:
-            self.admin.wait_for_status(server_id, 'ACTIVE', timeout=120)
-        return ids
-
-    def delete_all(self, ids):
-        for server_id in ids:
-            self.admin.delete('/servers/%s' % server_id)
-        self.admin.wait_for(
-            lambda: not set(ids) & {s['id'] for s in self.admin.get(
-                '/servers', params={'all_tenants': '1'},
-                expect=200).json()['servers']},
-            timeout=120, interval=0.5, what='servers deleted')
-
-    def move_all(self, moves):
-        """moves: [(server id, body, microversion)], a few at a time."""
-        def move(entry):
-            server_id, body, version = entry
-            self.stack.client().action(server_id, body, version=version,
-                                       expect=202)
-        with futures.ThreadPoolExecutor(6) as pool:
-            list(pool.map(move, moves))
-
-    def unsettled(self, ids):
-        wanted, pending = set(ids), {}
-        for server in self.admin.get(
-                '/servers/detail', params={'all_tenants': '1'},
-                expect=200).json()['servers']:
-            if server['id'] in wanted and (
-                    server['OS-EXT-STS:task_state'] is not None or
-                    server['status'] not in invariants.SERVER_SETTLED):
-                pending[server['id']] = '%s/%s' % (
-                    server['status'], server['OS-EXT-STS:task_state'])
-        settled = invariants.MIGRATION_TERMINAL | invariants.MIGRATION_PARKED
-        for mig in self.admin.migrations():
-            if mig['instance_uuid'] in wanted and \
-                    mig['status'] not in settled:
-                pending.setdefault(mig['instance_uuid'],
-                                   'migration %s' % mig['status'])
-        return pending
-
-    def wait_settled(self, ids, timeout):
-        deadline = time.monotonic() + timeout
-        pending = self.unsettled(ids)
-        while pending and time.monotonic() < deadline:
-            time.sleep(0.5)
-            pending = self.unsettled(ids)
-        return pending
-
-    def outcomes(self, ids):
-        counted = {}
-        for mig in self.admin.migrations():
-            if mig['instance_uuid'] in ids:
-                counted[mig['status']] = counted.get(mig['status'], 0) + 1
-        return counted
-
-    def confirm_finished(self, ids):
-        for server_id in ids:
-            if self.admin.server(server_id)['status'] == 'VERIFY_RESIZE':
-                self.admin.action(server_id, {'confirmResize': None},
-                                  expect=204)
-        for server_id in ids:
-            self.admin.wait_for(
-                lambda: self.admin.server(server_id)['status'] ==
-                'ACTIVE', timeout=60, what='%s confirmed' % server_id)
-
-
-class ComputePartitionTest(tcp_proxy_fixture.OnBrokerProxy, MovesMixin,
-                            test_evacuate.EvacuateBase):
+class ComputePartitionTest(tcp_proxy_fixture.OnBrokerProxy,
+                           moves_in_flight.MovesMixin,
+                           test_evacuate.EvacuateBase):
     """compute2 reaches the broker through the proxy; compute1 and
     compute3 directly."""
     COMPUTES = 3
@@ -288,7 +214,8 @@ class ComputePartitionTest(tcp_proxy_fixture.OnBrokerProxy, MovesMixin,
         self.admin.delete('/servers/%s' % server['id'], expect=204)
 
 
-class ConductorPartitionTest(tcp_proxy_fixture.OnBrokerProxy, MovesMixin,
+class ConductorPartitionTest(tcp_proxy_fixture.OnBrokerProxy,
+                             moves_in_flight.MovesMixin,
                              base.StackTestCase):
     """Two conductors; conductor2 reaches the broker through the proxy
     and is cut while cold migrations run through both."""

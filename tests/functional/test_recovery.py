@@ -8,11 +8,9 @@ conductor's sweep to put the server back."""
 import time
 import uuid
 
-from nova_moves import conf
 from nova_moves.db import api as db_api
 from tests.functional import base
-
-CONF = conf.CONF
+from tests.functional import stack_db
 
 
 class InterruptedMoveRecoveryTest(base.StackTestCase):
@@ -24,10 +22,7 @@ class InterruptedMoveRecoveryTest(base.StackTestCase):
 
     def setUp(self):
         super().setUp()
-        url = 'sqlite:///%s/state/nova_moves.sqlite' % self.stack.workdir
-        CONF.set_override('connection', url, group='database')
-        self.addCleanup(CONF.clear_override, 'connection', group='database')
-        self.addCleanup(db_api.dispose_engines)
+        stack_db.use_stack_database(self)
 
     def _interrupt(self, server, task_state, migration_type, status,
                    move_allocation=True):

@@ -17,6 +17,20 @@ from tests.functional import stack_db
 SLOW = 10  # seconds, beyond the 3 s step timeout
 
 
+def _finished_and_confirmed(test, server, timeout):
+    """The server's move to compute2 finished, not rolled back (that
+    leaves it ACTIVE, or ERROR, with no task_state), then confirmed."""
+    moved = test.admin.wait_for_status(
+        server['id'], ['VERIFY_RESIZE', 'ERROR', 'ACTIVE'], timeout=timeout)
+    test.assertEqual('VERIFY_RESIZE', moved['status'])
+    test.assertEqual('compute2', moved['OS-EXT-SRV-ATTR:host'])
+    [migration] = test.admin.migrations(instance_uuid=server['id'])
+    test.assertEqual('finished', migration['status'])
+    test.admin.action(server['id'], {'confirmResize': None}, expect=204)
+    done = test.admin.wait_for_status(server['id'], 'ACTIVE')
+    test.assertEqual('compute2', done['OS-EXT-SRV-ATTR:host'])
+
+
 class SlowStepTest(base.StackTestCase):
     COMPUTES = 2
     EXTRA_CONF = {'DEFAULT': {'stuck_move_timeout': 3}}
@@ -29,18 +43,7 @@ class SlowStepTest(base.StackTestCase):
         server = self.boot(name, host='compute1')
         self.admin.action(server['id'], {'migrate': None}, version='2.56',
                           expect=202)
-        # ACTIVE with no task_state: rolled back.
-        moved = self.admin.wait_for_status(
-            server['id'], ['VERIFY_RESIZE', 'ERROR', 'ACTIVE'],
-            timeout=SLOW * 4)
-        self.assertEqual('VERIFY_RESIZE', moved['status'])
-        self.assertEqual('compute2', moved['OS-EXT-SRV-ATTR:host'])
-        [migration] = self.admin.migrations(instance_uuid=server['id'])
-        self.assertEqual('finished', migration['status'])
-        self.admin.action(server['id'], {'confirmResize': None},
-                          expect=204)
-        done = self.admin.wait_for_status(server['id'], 'ACTIVE')
-        self.assertEqual('compute2', done['OS-EXT-SRV-ATTR:host'])
+        _finished_and_confirmed(self, server, timeout=SLOW * 4)
         self.assertNotIn(server['id'], self.local_guests('compute1'))
 
     def test_slow_prep_resize_completes(self):
@@ -114,16 +117,7 @@ class SettledIsFinalTest(base.StackTestCase):
         proc.stopped_on_purpose = False
 
     def _completes_unharmed(self, server, action):
-        moved = self.admin.wait_for_status(
-            server['id'], ['VERIFY_RESIZE', 'ERROR', 'ACTIVE'],
-            timeout=self.SLOW_FINISH * 6)
-        self.assertEqual('VERIFY_RESIZE', moved['status'])
-        [migration] = self.admin.migrations(instance_uuid=server['id'])
-        self.assertEqual('finished', migration['status'])
-        self.admin.action(server['id'], {'confirmResize': None},
-                          expect=204)
-        done = self.admin.wait_for_status(server['id'], 'ACTIVE')
-        self.assertEqual('compute2', done['OS-EXT-SRV-ATTR:host'])
+        _finished_and_confirmed(self, server, timeout=self.SLOW_FINISH * 6)
         [migration] = self.admin.migrations(instance_uuid=server['id'])
         self.assertEqual('confirmed', migration['status'])
         # Exactly one conductor acted on the stalled step, once.

@@ -6,10 +6,13 @@ import shutil
 import tempfile
 
 import fixtures
+import testtools
 
 from nova_moves import conf
+from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves.db import migration
+from nova_moves import states
 from tests.fixtures import rpc as fake_rpc
 
 CONF = conf.CONF
@@ -137,3 +140,72 @@ def flavor(vcpus=1, memory_mb=512, root_gb=1, name=None):
         'vcpus': vcpus, 'memory_mb': memory_mb, 'root_gb': root_gb,
         'ephemeral_gb': 0, 'swap': 0, 'rxtx_factor': 1.0,
         'is_public': True})
+
+
+SMALL = {'flavorid': 's', 'name': 'small', 'vcpus': 1, 'memory_mb': 512,
+         'root_gb': 1}
+
+
+class TwoHostsTestCase(testtools.TestCase):
+    """A fresh database with compute nodes h1 and h2 (``self.rps``: their
+    providers), an admin context, and SMALL servers on h1 to move to h2
+    (the conductor's sweep and undo tests)."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(Database())
+        node('h1')
+        node('h2')
+        self.rps = providers()
+        self.ctxt = nm_context.get_admin_context()
+
+    def boot_on_h1(self, task_state):
+        """An ACTIVE server on h1 holding its VCPU there; its uuid."""
+        server = db_api.instance_create({
+            'display_name': 'vm', 'project_id': 'p', 'user_id': 'u',
+            'host': 'h1', 'node': 'h1', 'flavor': SMALL,
+            'vm_state': states.ACTIVE, 'power_state': 1,
+            'task_state': task_state})
+        db_api.allocations_replace(server['uuid'],
+                                   {self.rps['h1']: {'VCPU': 1}})
+        return server['uuid']
+
+    def migrate_to_h2(self, uuid):
+        """A cold migration of ``uuid`` to h2, pre-migrating."""
+        return db_api.migration_start(uuid, {
+            'instance_uuid': uuid, 'migration_type': states.MIGRATION,
+            'status': states.M_PRE_MIGRATING, 'source_compute': 'h1',
+            'source_node': 'h1', 'dest_compute': 'h2', 'dest_node': 'h2',
+            'old_flavor_id': 's', 'new_flavor_id': 's'}, SMALL, SMALL)
+
+    def source_done(self, migration):
+        """The server on h2 and its migration post-migrating, as the
+        source's resize_instance leaves them."""
+        db_api.move_advance(
+            migration['uuid'],
+            status=[states.M_PRE_MIGRATING, states.M_POST_MIGRATING],
+            task_state=[states.RESIZE_PREP, states.RESIZE_MIGRATED],
+            instance_values={'host': 'h2', 'node': 'h2'})
+
+
+class RecordingCompute:
+    """A compute rpcapi that sends nothing: it records (method, host)
+    and answers the status calls with ``running``."""
+
+    def __init__(self, running=False):
+        self.sent = []
+        self.running = running
+
+    def __getattr__(self, name):
+        def record(ctxt, host, *args, **kwargs):
+            self.sent.append((name, host))
+        return record
+
+    def live_migration_status(self, ctxt, host, migration_uuid,
+                              timeout=None):
+        self.sent.append(('live_migration_status', host))
+        return self.running
+
+    def move_step_status(self, ctxt, host, migration_uuid, timeout=None):
+        self.sent.append(('move_step_status', host))
+        return self.running

@@ -1,7 +1,7 @@
 """The API worker's pieces that need no socket: the WSGI call made in a
 thread, the environ built from a buffered request, the open-files limit.
 The server itself is tested for real in tests/functional/test_api_server.py
-(slow clients, drain, SIGHUP, IPv6)."""
+(drain, SIGHUP, IPv6) and test_api_http.py (idle and slow clients)."""
 import resource
 from unittest import mock
 

@@ -3,57 +3,13 @@ re-sent once, then rolled back with move_failed; a live migration still
 running on its source is left alone."""
 import time
 
-import testtools
-
-from nova_moves import context as nm_context
 from nova_moves.conductor import recovery
 from nova_moves.db import api as db_api
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
 
-SMALL = {'flavorid': 's', 'name': 'small', 'vcpus': 1, 'memory_mb': 512,
-         'root_gb': 1}
 
-
-class RecordingCompute:
-    def __init__(self, running=False):
-        self.sent = []
-        self.running = running
-
-    def __getattr__(self, name):
-        def record(ctxt, host, *args, **kwargs):
-            self.sent.append((name, host))
-        return record
-
-    def live_migration_status(self, ctxt, host, migration_uuid,
-                              timeout=None):
-        self.sent.append(('live_migration_status', host))
-        return self.running
-
-    def move_step_status(self, ctxt, host, migration_uuid, timeout=None):
-        self.sent.append(('move_step_status', host))
-        return self.running
-
-
-class SweepTest(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.useFixture(nm_fixtures.Database())
-        nm_fixtures.node('h1')
-        nm_fixtures.node('h2')
-        self.rps = nm_fixtures.providers()
-        self.ctxt = nm_context.get_admin_context()
-
-    def _server(self, task_state):
-        server = db_api.instance_create({
-            'display_name': 'vm', 'project_id': 'p', 'user_id': 'u',
-            'host': 'h1', 'node': 'h1', 'flavor': SMALL,
-            'vm_state': states.ACTIVE, 'power_state': 1,
-            'task_state': task_state})
-        db_api.allocations_replace(server['uuid'],
-                                   {self.rps['h1']: {'VCPU': 1}})
-        return server['uuid']
+class SweepTest(nm_fixtures.TwoHostsTestCase):
 
     def _sweep(self, compute):
         time.sleep(0.01)
@@ -61,25 +17,17 @@ class SweepTest(testtools.TestCase):
             timeout=0, compute_rpcapi=compute, ctxt=self.ctxt)
 
     def _finish_lost(self):
-        uuid = self._server(states.RESIZE_PREP)
-        migration = db_api.migration_start(uuid, {
-            'instance_uuid': uuid, 'migration_type': states.MIGRATION,
-            'status': states.M_PRE_MIGRATING, 'source_compute': 'h1',
-            'source_node': 'h1', 'dest_compute': 'h2', 'dest_node': 'h2',
-            'old_flavor_id': 's', 'new_flavor_id': 's'}, SMALL, SMALL)
+        uuid = self.boot_on_h1(states.RESIZE_PREP)
+        migration = self.migrate_to_h2(uuid)
         db_api.allocations_replace(uuid, {self.rps['h2']: {'VCPU': 1}})
         # The source finished resize_instance; its finish_resize cast was
         # lost with the broker's queues.
-        db_api.move_advance(
-            migration['uuid'],
-            status=[states.M_PRE_MIGRATING, states.M_POST_MIGRATING],
-            task_state=[states.RESIZE_PREP, states.RESIZE_MIGRATED],
-            instance_values={'host': 'h2', 'node': 'h2'})
+        self.source_done(migration)
         return uuid, migration
 
     def test_lost_finish_resize_is_resent_then_rolled_back(self):
         uuid, migration = self._finish_lost()
-        compute = RecordingCompute()
+        compute = nm_fixtures.RecordingCompute()
         self.assertEqual([uuid], self._sweep(compute))
         # The destination, asked first, does not run it.
         self.assertEqual([('move_step_status', 'h2'), ('finish_resize', 'h2')],
@@ -98,7 +46,7 @@ class SweepTest(testtools.TestCase):
                          db_api.allocations_all())
 
     def _live(self, status):
-        uuid = self._server(states.MIGRATING)
+        uuid = self.boot_on_h1(states.MIGRATING)
         migration = db_api.migration_create({
             'instance_uuid': uuid, 'migration_type': states.LIVE_MIGRATION,
             'status': states.M_ACCEPTED, 'source_compute': 'h1',
@@ -110,7 +58,7 @@ class SweepTest(testtools.TestCase):
 
     def test_running_live_migration_is_asked_and_left_alone(self):
         uuid, migration = self._live(states.M_RUNNING)
-        compute = RecordingCompute(running=True)
+        compute = nm_fixtures.RecordingCompute(running=True)
         self.assertEqual([], self._sweep(compute))
         self.assertEqual([('live_migration_status', 'h1')], compute.sent)
         self.assertEqual(states.M_RUNNING,
@@ -118,7 +66,7 @@ class SweepTest(testtools.TestCase):
 
     def test_live_migration_its_source_does_not_know_is_rolled_back(self):
         uuid, migration = self._live(states.M_RUNNING)
-        compute = RecordingCompute(running=None)  # no answer
+        compute = nm_fixtures.RecordingCompute(running=None)  # no answer
         self.assertEqual([uuid], self._sweep(compute))
         self.assertEqual(states.M_ERROR,
                          db_api.migration_get(migration['uuid'])['status'])
@@ -130,7 +78,7 @@ class SweepTest(testtools.TestCase):
 
     def test_slow_cold_step_is_asked_and_left_alone(self):
         uuid, migration = self._finish_lost()
-        compute = RecordingCompute(running=True)
+        compute = nm_fixtures.RecordingCompute(running=True)
         for _ in range(3):
             self.assertEqual([], self._sweep(compute))
         self.assertEqual([('move_step_status', 'h2')] * 3, compute.sent)
@@ -141,7 +89,7 @@ class SweepTest(testtools.TestCase):
     def test_unreachable_host_is_asked_once_per_sweep(self):
         first, _ = self._finish_lost()
         second, _ = self._finish_lost()
-        compute = RecordingCompute(running=None)
+        compute = nm_fixtures.RecordingCompute(running=None)
         # Both re-sent (the host runs them when it is back); one question.
         self.assertEqual({first, second}, set(self._sweep(compute)))
         self.assertEqual(1, compute.sent.count(('move_step_status', 'h2')))
@@ -149,7 +97,7 @@ class SweepTest(testtools.TestCase):
     def test_every_live_status_is_recoverable(self):
         for status in states.LIVE_MIGRATION_IN_FLIGHT:
             uuid, migration = self._live(status)
-            compute = RecordingCompute(running=False)
+            compute = nm_fixtures.RecordingCompute(running=False)
             self._sweep(compute)
             if status == states.M_QUEUED:
                 # Its cast may have been lost: re-sent once, first.

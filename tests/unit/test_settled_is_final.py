@@ -4,53 +4,25 @@ step is acted on by exactly one of several sweeping conductors."""
 import datetime
 import time
 
-import testtools
-
-from nova_moves import context as nm_context
 from nova_moves.conductor import recovery
 from nova_moves.conductor import steps
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
-from tests.unit import test_move_sweep
-
-SMALL = test_move_sweep.SMALL
 
 
-class SettledIsFinalTest(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.useFixture(nm_fixtures.Database())
-        nm_fixtures.node('h1')
-        nm_fixtures.node('h2')
-        self.rps = nm_fixtures.providers()
-        self.ctxt = nm_context.get_admin_context()
+class SettledIsFinalTest(nm_fixtures.TwoHostsTestCase):
 
     def _server(self, task_state=states.RESIZE_PREP):
-        server = db_api.instance_create({
-            'display_name': 'vm', 'project_id': 'p', 'user_id': 'u',
-            'host': 'h1', 'node': 'h1', 'flavor': SMALL,
-            'vm_state': states.ACTIVE, 'power_state': 1,
-            'task_state': task_state})
-        db_api.allocations_replace(server['uuid'],
-                                   {self.rps['h1']: {'VCPU': 1}})
-        db_api.action_start(server['uuid'], 'migrate', 'req-1', 'u', 'p')
-        return server['uuid']
+        uuid = self.boot_on_h1(task_state)
+        db_api.action_start(uuid, 'migrate', 'req-1', 'u', 'p')
+        return uuid
 
     def _post_migrating(self):
         uuid = self._server()
-        migration = db_api.migration_start(uuid, {
-            'instance_uuid': uuid, 'migration_type': states.MIGRATION,
-            'status': states.M_PRE_MIGRATING, 'source_compute': 'h1',
-            'source_node': 'h1', 'dest_compute': 'h2', 'dest_node': 'h2',
-            'old_flavor_id': 's', 'new_flavor_id': 's'}, SMALL, SMALL)
-        db_api.move_advance(
-            migration['uuid'],
-            status=[states.M_PRE_MIGRATING, states.M_POST_MIGRATING],
-            task_state=[states.RESIZE_PREP, states.RESIZE_MIGRATED],
-            instance_values={'host': 'h2', 'node': 'h2'})
+        migration = self.migrate_to_h2(uuid)
+        self.source_done(migration)
         return uuid, db_api.migration_get(migration['uuid'])
 
     def _nothing_recorded(self, uuid):
@@ -65,8 +37,8 @@ class SettledIsFinalTest(testtools.TestCase):
         # Both conductors read the same stalled migration in their sweep.
         [seen_by_a] = db_api.migrations_unsettled()
         [seen_by_b] = db_api.migrations_unsettled()
-        a = test_move_sweep.RecordingCompute()
-        b = test_move_sweep.RecordingCompute()
+        a = nm_fixtures.RecordingCompute()
+        b = nm_fixtures.RecordingCompute()
         acted = [steps.redrive_or_fail(self.ctxt, seen_by_a, a),
                  steps.redrive_or_fail(self.ctxt, seen_by_b, b)]
         self.assertEqual([True, False], acted)

@@ -4,17 +4,17 @@ makes no conductor call and resize_instance one; a stale chained message
 is still refused by the next host's guard before it touches a guest."""
 import testtools
 
+from nova_moves.compute import manager as compute_manager
 from nova_moves.compute import rpcapi as compute_rpcapi
-from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import states
 from tests.unit.compute import test_build_fake_transport as fake_transport
 from tests.unit.compute import served
-from tests.unit.compute import test_prep_resize_step as prep_test
+from tests.unit.compute import steps_base
 from tests.unit import fixtures as nm_fixtures
 
 
-class ChainingConductor(prep_test.RecordingConductor):
+class ChainingConductor(steps_base.RecordingConductor):
 
     def __init__(self, chain):
         super().__init__(whole_steps=True)
@@ -49,36 +49,12 @@ class Router:
         return cast
 
 
-class ChainedStepsTest(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.useFixture(nm_fixtures.Database())
-        self.useFixture(nm_fixtures.FakeHosts())
-        self.ctxt = nm_context.RequestContext(user_id='u', project_id='p')
-        self.flavor = nm_fixtures.flavor()
-        self.server = db_api.instance_create({
-            'display_name': 'vm', 'project_id': 'p', 'user_id': 'u',
-            'host': 'h1', 'node': 'h1', 'flavor': self.flavor,
-            'vm_state': states.ACTIVE, 'power_state': 1,
-            'task_state': states.RESIZE_PREP})['uuid']
-        self.action = db_api.action_start(self.server, 'migrate',
-                                          self.ctxt.request_id, 'u', 'p')
-        self.migration = db_api.migration_start(self.server, {
-            'instance_uuid': self.server, 'migration_type': 'migration',
-            'status': states.M_PRE_MIGRATING, 'source_compute': 'h1',
-            'source_node': 'h1', 'dest_compute': 'h2', 'dest_node': 'h2',
-            'old_flavor_id': '1', 'new_flavor_id': '1'}, self.flavor,
-            self.flavor)
-
-    def _events(self):
-        return [(e['event'], e['result'], e['host'])
-                for e in db_api.action_events_get(self.action['id'])]
+class ChainedStepsTest(steps_base.ColdStepTestCase):
 
     def _stack(self, chain, chain_revert=None):
         router = Router(chain, chain_revert)
         for host in ('h1', 'h2'):
-            compute = served.Served(prep_test.compute_manager.ComputeManager(
+            compute = served.Served(compute_manager.ComputeManager(
                 host, conductor=ChainingConductor(chain),
                 compute_api=router))
             router.computes[host] = compute

@@ -6,17 +6,15 @@ in post_live_migration_at_destination; the statuses, phases and events
 are those of the unchained path; a duplicate of the source's cast is
 refused by the destination's guard and changes nothing."""
 import oslo_messaging as messaging
-import testtools
 
 from nova_moves.compute import manager as compute_manager
 from nova_moves.conductor import db_proxy
-from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves.db import phases
 from nova_moves import exception
 from nova_moves import states
 from tests.unit.compute import served
-from tests.unit import fixtures as nm_fixtures
+from tests.unit.compute import steps_base
 
 
 class CountingConductor:
@@ -86,18 +84,10 @@ class Router:
         return send
 
 
-class LiveChainTest(testtools.TestCase):
+class LiveChainTest(steps_base.StepTestCase):
 
     def setUp(self):
         super().setUp()
-        self.useFixture(nm_fixtures.Database())
-        self.useFixture(nm_fixtures.FakeHosts())
-        self.ctxt = nm_context.RequestContext(user_id='u', project_id='p')
-        self.flavor = nm_fixtures.flavor()
-        self.server = db_api.instance_create({
-            'display_name': 'vm', 'project_id': 'p', 'user_id': 'u',
-            'host': 'h1', 'node': 'h1', 'flavor': self.flavor,
-            'vm_state': states.ACTIVE, 'power_state': 1})['uuid']
         rows = db_api.move_start(
             self.server, states.MIGRATING, [states.ACTIVE],
             'live-migration', self.ctxt.request_id, 'u', 'p',

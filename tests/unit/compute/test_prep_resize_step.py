@@ -2,39 +2,11 @@
 conductor's compute_db endpoint object: from conductor RPC 1.3 one call
 at its end (guard + whole event), below it a start and an end call; a
 stale message writes nothing and casts nothing."""
-import oslo_messaging as messaging
-import testtools
-
 from nova_moves.compute import manager as compute_manager
-from nova_moves.conductor import db_proxy
-from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import states
 from tests.unit.compute import served
-from tests.unit import fixtures as nm_fixtures
-
-
-class RecordingConductor:
-    """The conductor's endpoint object, capped at RPC 1.3 or below it."""
-
-    def __init__(self, whole_steps):
-        self.proxy = db_proxy.ComputeDBProxy()
-        self.whole_steps = whole_steps
-        self.advances = []
-
-    def can_record_whole_steps(self):
-        return self.whole_steps
-
-    def move_advance(self, ctxt, migration_id, **kwargs):
-        self.advances.append(kwargs.get('event'))
-        try:
-            return self.proxy.move_advance(ctxt, migration_id, **kwargs)
-        except messaging.ExpectedException as exc:
-            # What the RPC layer would raise at the caller.
-            raise exc.exc_info[1]
-
-    def __getattr__(self, name):
-        return getattr(self.proxy, name)
+from tests.unit.compute import steps_base
 
 
 class RecordingCasts:
@@ -45,40 +17,16 @@ class RecordingCasts:
         self.sent.append(('resize_instance', host, migration_uuid))
 
 
-class PrepResizeStepTest(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.useFixture(nm_fixtures.Database())
-        self.useFixture(nm_fixtures.FakeHosts())
-        self.ctxt = nm_context.RequestContext(user_id='u', project_id='p')
-        flavor = nm_fixtures.flavor()
-        self.server = db_api.instance_create({
-            'display_name': 'vm', 'project_id': 'p', 'user_id': 'u',
-            'host': 'h1', 'node': 'h1', 'flavor': flavor,
-            'vm_state': states.ACTIVE, 'power_state': 1,
-            'task_state': states.RESIZE_PREP})['uuid']
-        self.action = db_api.action_start(self.server, 'migrate',
-                                          self.ctxt.request_id, 'u', 'p')
-        self.migration = db_api.migration_start(self.server, {
-            'instance_uuid': self.server, 'migration_type': 'migration',
-            'status': states.M_PRE_MIGRATING, 'source_compute': 'h1',
-            'source_node': 'h1', 'dest_compute': 'h2', 'dest_node': 'h2',
-            'old_flavor_id': '1', 'new_flavor_id': '1'}, flavor, flavor)
-        self.flavor = flavor
+class PrepResizeStepTest(steps_base.ColdStepTestCase):
 
     def _compute(self, whole_steps):
         return served.Served(compute_manager.ComputeManager(
-            'h2', conductor=RecordingConductor(whole_steps),
+            'h2', conductor=steps_base.RecordingConductor(whole_steps),
             compute_api=RecordingCasts()))
 
     def _prep(self, compute):
         compute.prep_resize(self.ctxt, self.server, self.migration['uuid'],
                             self.flavor, {}, [])
-
-    def _events(self):
-        return [(e['event'], e['result'], e['host'])
-                for e in db_api.action_events_get(self.action['id'])]
 
     def test_rpc_13_one_call_at_the_end_with_the_whole_event(self):
         compute = self._compute(whole_steps=True)
