@@ -49,7 +49,8 @@ class Router:
         return cast
 
 
-class ChainedStepsTest(steps_base.ColdStepTestCase):
+class ChainedStack(steps_base.ColdStepTestCase):
+    """Two in-process computes whose casts run at once (no tests)."""
 
     def _stack(self, chain, chain_revert=None):
         router = Router(chain, chain_revert)
@@ -71,6 +72,9 @@ class ChainedStepsTest(steps_base.ColdStepTestCase):
     def _calls(self, router):
         return {h: len(c.conductor.advances)
                 for h, c in router.computes.items()}
+
+
+class ChainedStepsTest(ChainedStack):
 
     def test_chained_one_call_per_step(self):
         router = self._migrate(chain=True)

@@ -10,7 +10,7 @@ from tests.unit.compute import test_chained_steps as chained
 CONFIRM = {'dest': 'h2', 'vm_state': states.ACTIVE}
 
 
-class ConfirmInOneTest(chained.ChainedStepsTest):
+class ConfirmInOneTest(chained.ChainedStack):
 
     def _migrated(self):
         router = self._migrate(chain=True)
@@ -65,7 +65,7 @@ class ConfirmInOneTest(chained.ChainedStepsTest):
             self.migration['uuid'])['status'])
 
 
-class RevertInOneTest(chained.ChainedStepsTest):
+class RevertInOneTest(chained.ChainedStack):
     """revert_resize makes no call and finish_revert_resize one: both
     steps' ends in one transaction."""
 
