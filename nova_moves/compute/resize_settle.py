@@ -28,6 +28,14 @@ _dest_part = resize._dest_part
 same_host = resize.same_host
 
 
+def _reverted(host, node, flavor, vm_state):
+    """The server as a revert leaves it: back on its source."""
+    return {'host': host, 'node': node, 'flavor': flavor,
+            'old_flavor': None, 'new_flavor': None, 'vm_state': vm_state,
+            'power_state': (states.POWER_SHUTDOWN if vm_state == states.STOPPED
+                            else states.POWER_RUNNING)}
+
+
 class ResizeSettleEndpoint(base.Steps):
     """Confirm and revert of a cold move (one endpoint class; the cold
     move's forward steps are resize.ResizeEndpoint's)."""
@@ -189,29 +197,34 @@ class ResizeSettleEndpoint(base.Steps):
         migration, instance = rows['migration'], rows['instance']
         old_flavor = instance['old_flavor'] or instance['flavor']
         vm_state = _vm_state_before(instance)
-        try:
-            self.driver.spawn(instance_uuid, old_flavor,
-                              operation='finish_revert_migration')
-            if vm_state == states.STOPPED:
-                self.driver.set_power(instance_uuid, 'shutdown',
-                                      'power_off')
-        except Exception as exc:
-            self._move_failed(ctxt, migration_uuid, exc, name,
-                              expected_status=[states.M_REVERTING],
-                              instance_values={'vm_state': states.ERROR})
+        if not self._restart_old_copy(ctxt, instance_uuid, migration_uuid,
+                                      old_flavor, vm_state):
             return
         self._advance(
             ctxt, migration_uuid, name, 'Success',
             expected_values={'source_compute': self.host},
             **_guard('finish_revert_resize'),
-            instance_values={
-                'host': migration['source_compute'],
-                'node': migration['source_node'],
-                'flavor': old_flavor, 'old_flavor': None,
-                'new_flavor': None, 'vm_state': vm_state,
-                'power_state': (states.POWER_SHUTDOWN
-                                if vm_state == states.STOPPED
-                                else states.POWER_RUNNING)})
+            instance_values=_reverted(migration['source_compute'],
+                                      migration['source_node'], old_flavor,
+                                      vm_state))
+
+    def _restart_old_copy(self, ctxt, instance_uuid, migration_uuid, flavor,
+                          vm_state):
+        """The old copy runs again (stopped when the server was); False
+        when it could not, and the move was undone."""
+        try:
+            self.driver.spawn(instance_uuid, flavor,
+                              operation='finish_revert_migration')
+            if vm_state == states.STOPPED:
+                self.driver.set_power(instance_uuid, 'shutdown',
+                                      'power_off')
+        except Exception as exc:
+            self._move_failed(ctxt, migration_uuid, exc,
+                              'compute_finish_revert_resize',
+                              expected_status=[states.M_REVERTING],
+                              instance_values={'vm_state': states.ERROR})
+            return False
+        return True
 
     def _finish_revert_in_one(self, ctxt, instance_uuid, migration_uuid,
                               reverted):
@@ -223,19 +236,12 @@ class ResizeSettleEndpoint(base.Steps):
         revert, started = reverted['revert'], timeutil.utcnow_iso()
         vm_state = revert['vm_state']
         on_one_host = reverted['dest'] == self.host
-        try:
-            if self.driver.left_by(instance_uuid) == migration_uuid or (
-                    on_one_host and self.driver.left_by(
-                        instance_uuid, 'arrived_by') == migration_uuid):
-                self.driver.spawn(instance_uuid, revert['flavor'],
-                                  operation='finish_revert_migration')
-                if vm_state == states.STOPPED:
-                    self.driver.set_power(instance_uuid, 'shutdown',
-                                          'power_off')
-        except Exception as exc:
-            self._move_failed(ctxt, migration_uuid, exc, name,
-                              expected_status=[states.M_REVERTING],
-                              instance_values={'vm_state': states.ERROR})
+        if (self.driver.left_by(instance_uuid) == migration_uuid or (
+                on_one_host and self.driver.left_by(
+                    instance_uuid, 'arrived_by') == migration_uuid)) and \
+                not self._restart_old_copy(ctxt, instance_uuid,
+                                           migration_uuid, revert['flavor'],
+                                           vm_state):
             return
         self._advance(
             ctxt, migration_uuid, name, 'Success', start_time=started,
@@ -245,13 +251,8 @@ class ResizeSettleEndpoint(base.Steps):
                      'host': reverted['dest'], 'whole': True,
                      'start_time': reverted['start_time']}],
             **_guard('finish_revert_resize'),
-            instance_values={
-                'host': self.host, 'node': revert['source_node'],
-                'flavor': revert['flavor'], 'old_flavor': None,
-                'new_flavor': None, 'vm_state': vm_state,
-                'power_state': (states.POWER_SHUTDOWN
-                                if vm_state == states.STOPPED
-                                else states.POWER_RUNNING)})
+            instance_values=_reverted(self.host, revert['source_node'],
+                                      revert['flavor'], vm_state))
 
     # -- helpers -------------------------------------------------------------
     def _restore_power(self, ctxt, instance):
