@@ -157,16 +157,6 @@ def migrate(server_id, value):
                        host=host, force=force)
 
 
-def _finished_migration(instance):
-    migrations = db_api.migration_get_all(instance_uuid=instance['uuid'],
-                                          status=states.M_FINISHED)
-    migrations = [m for m in migrations
-                  if m['migration_type'] in states.COLD_MIGRATION_TYPES]
-    if not migrations:
-        raise exception.Invalid(reason='Instance has not been resized.')
-    return migrations[0]
-
-
 def confirm_facts(migration, instance):
     """What the source confirms with in one call (compute RPC 1.8)."""
     return {'dest': migration['dest_compute'],
@@ -210,19 +200,13 @@ def revert_resize(server_id, value):
                                    'os_compute_api:servers:revert_resize')
     _validated('revertResize')
     common.check_state(instance, 'revertResize', [states.RESIZED])
-    migration = _finished_migration(instance)
-    common.claim_task_state(instance, 'revertResize',
-                            states.RESIZE_REVERTING, [states.RESIZED])
+    # One transaction, as confirm's: the migration finished -> reverting,
+    # the server's task_state None -> resize_reverting, the action.
+    migration = db_api.migration_finished_to(
+        instance['uuid'], states.M_REVERTING,
+        common.action_of(instance, 'revertResize'),
+        task_state=states.RESIZE_REVERTING)
     try:
-        db_api.migration_update(migration['id'],
-                                {'status': states.M_REVERTING},
-                                expected_status=[states.M_FINISHED])
-    except exception.Conflict:
-        common.release_task_state(instance['uuid'],
-                                  states.RESIZE_REVERTING)
-        raise
-    try:
-        common.record_action(instance, 'revertResize')
         api_req.services().compute.revert_resize(
             api_req.context(), migration['dest_compute'], instance['uuid'],
             migration['uuid'], revert=revert_facts(migration, instance))

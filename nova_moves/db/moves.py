@@ -58,6 +58,12 @@ _FLAVORS_ON_START = _INSTANCES.update().where(
         _MIGRATIONS.c.status.notin_(
             list(states.MIGRATION_TERMINAL_STATUSES)))).values(
     old_flavor=_bp('old_flavor'), new_flavor=_bp('new_flavor'))
+# A revert's server half: task_state None -> the revert's, while resized.
+_TASK_ON_RESIZED = _INSTANCES.update().where(
+    _INSTANCES.c.uuid == _bp('b_uuid'), _INSTANCES.c.deleted == 0,
+    _INSTANCES.c.task_state.is_(None),
+    _INSTANCES.c.vm_state == states.RESIZED).values(
+    task_state=_bp('v_task'), updated_at=_bp('v_now'))
 _FINISHED_TO = _MIGRATIONS.update().where(
     _MIGRATIONS.c.id == _bp('b_id'),
     _MIGRATIONS.c.status == states.M_FINISHED).values(
@@ -128,12 +134,13 @@ def migration_update(migration_id, values, expected_status=None):
 
 
 @_retry_on_deadlock
-def migration_finished_to(instance_uuid, status, action):
+def migration_finished_to(instance_uuid, status, action, task_state=None):
     """The server's newest finished resize or cold migration moves to
-    ``status`` by compare-and-swap, and ``action`` (action_start's
-    arguments) is recorded, in one transaction. Returns the migration as
-    it was; Invalid when the server has none (it was not resized),
-    Conflict when another request moved it on first."""
+    ``status`` by compare-and-swap, the server to ``task_state`` when
+    given (None -> it, while still resized: a revert's), and ``action``
+    (action_start's arguments) is recorded, in one transaction. Returns
+    the migration as it was; Invalid when the server has none (it was
+    not resized), Conflict when another request moved either on first."""
     with _tx() as session:
         row = session.execute(_NEWEST_FINISHED,
                               {'b_uuid': instance_uuid}).first()
@@ -147,6 +154,17 @@ def migration_finished_to(instance_uuid, status, action):
             raise exception.Conflict(
                 reason='migration %s is no longer %s'
                 % (row.id, states.M_FINISHED))
+        if task_state is not None and session.execute(_TASK_ON_RESIZED, {
+                'b_uuid': instance_uuid, 'v_task': task_state,
+                'v_now': now}).rowcount != 1:
+            current = _instance_row(session, instance_uuid, live_only=True)
+            if current is None:
+                raise exception.InstanceNotFound(instance_id=instance_uuid)
+            busy = current.vm_state == states.RESIZED
+            raise exception.InstanceInvalidState(
+                method=action['action'], instance_uuid=instance_uuid,
+                attr='task_state' if busy else 'vm_state',
+                state=current.task_state if busy else current.vm_state)
         _action_start_in(session, **action)
         return _row_dict(row)
 

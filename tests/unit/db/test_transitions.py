@@ -179,3 +179,39 @@ class TransitionsTest(testtools.TestCase):
         db_api.allocations_delete(self.uuid)
         seen.append(db_api.consumer_generation_get(self.uuid))
         self.assertEqual(sorted(set(seen)), seen)
+
+    def _finished(self):
+        migration = self._start_resize()
+        db_api.migration_update(migration['uuid'],
+                                {'status': states.M_FINISHED})
+        db_api.instance_update(self.uuid, {'vm_state': states.RESIZED,
+                                           'task_state': None})
+        return migration
+
+    def _revert_start(self):
+        return db_api.migration_finished_to(
+            self.uuid, states.M_REVERTING,
+            {'instance_uuid': self.uuid, 'action': 'revertResize',
+             'request_id': 'req-revert', 'user_id': 'u', 'project_id': 'p'},
+            task_state=states.RESIZE_REVERTING)
+
+    def test_a_revert_starts_in_one_transaction(self):
+        migration = self._finished()
+        self.assertEqual(migration['uuid'], self._revert_start()['uuid'])
+        self.assertEqual(states.M_REVERTING, db_api.migration_get(
+            migration['uuid'])['status'])
+        self.assertEqual(states.RESIZE_REVERTING,
+                         db_api.instance_get(self.uuid)['task_state'])
+        self.assertIsNotNone(db_api.action_get_by_request_id(
+            self.uuid, 'req-revert'))
+
+    def test_a_revert_of_a_busy_server_writes_nothing(self):
+        migration = self._finished()
+        db_api.instance_update(self.uuid, {'task_state': 'powering-off'})
+        error = self.assertRaises(exception.InstanceInvalidState,
+                                  self._revert_start)
+        self.assertIn('powering-off', str(error))
+        self.assertEqual(states.M_FINISHED, db_api.migration_get(
+            migration['uuid'])['status'])
+        self.assertIsNone(db_api.action_get_by_request_id(
+            self.uuid, 'req-revert'))
