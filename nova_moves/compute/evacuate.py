@@ -33,6 +33,9 @@ EVENT = 'compute_rebuild_instance'
 # How long a returning host watches evacuations still in flight.
 WATCH_SECONDS = 600
 WATCH_INTERVAL = 1.0
+# Guards each host's watch list and thread (several hosts may share a
+# process; the critical sections are a few list operations).
+_WATCH_LOCK = threading.Lock()
 
 
 class EvacuateEndpoint(base.Steps):
@@ -44,11 +47,12 @@ class EvacuateEndpoint(base.Steps):
         self.cleanup = cleanup  # the EvacuationCleanup of this host
 
     # -- source, back from a partition (no restart) ------------------------
-    def before_reporting_up(self, ctxt):
+    def before_reporting_up(self, ctxt, evacuations=None):
         """The heartbeat's hook (a control of moves/evacuate.py; served
         as before the endpoints were split): the source's clean-up
-        (EvacuationCleanup.run) before this host reports up."""
-        self.cleanup.run(ctxt)
+        (EvacuationCleanup.run) before this host reports up, of the
+        ``evacuations`` the conductor's answer listed (else asked for)."""
+        self.cleanup.run(ctxt, evacuations)
 
     # -- destination ------------------------------------------------------
     # Its event (compute_rebuild_instance) is a value of its two guarded
@@ -117,34 +121,67 @@ class EvacuationCleanup(base.Steps):
     start-up (init_host) and before reporting up after a partition."""
 
     # -- source, when it comes back ---------------------------------------
-    def run(self, ctxt):
+    def run(self, ctxt, migrations=None):
         """Called at start-up, and by the heartbeat when this host was
         silent longer than service_down_time while running (a network
         partition, a frozen process): its servers may have been
         evacuated meanwhile, so their copies go BEFORE it reports up
         again, as at a restart (Nova only cleans up at a restart).
-        Raises while the conductors are still out of reach: then no
-        report is sent."""
-        migrations = self.conductor.migration_get_all(
-            ctxt, source_compute=self.host, migration_type=states.EVACUATION,
-            status=[states.M_DONE] + list(states.EVACUATION_IN_FLIGHT))
+        ``migrations``: the evacuations away from this host the
+        conductor's answer listed (else asked for here). Raises while the
+        conductors are still out of reach: then no report is sent."""
+        if migrations is None:
+            migrations = self.conductor.migration_get_all(
+                ctxt, source_compute=self.host,
+                migration_type=states.EVACUATION,
+                status=[states.M_DONE] + list(states.EVACUATION_IN_FLIGHT))
+        with _WATCH_LOCK:
+            watched = set(self.__dict__.get('_watching') or ())
         waiting = []
         for migration in migrations:
+            if migration['uuid'] in watched:
+                continue  # the watch thread has it
             if not self._clean_evacuated(ctxt, migration):
                 waiting.append(migration['uuid'])
         if waiting:
+            self._watch(ctxt, waiting)
+
+    def _watch(self, ctxt, uuids):
+        """Watch these evacuations in the one watch thread of this host:
+        a host shown down settles at every heartbeat and finds the same
+        evacuations still in flight each time."""
+        with _WATCH_LOCK:
+            watching = self.__dict__.setdefault('_watching', [])
+            new = [u for u in uuids if u not in watching]
+            watching.extend(new)
+            thread = self.__dict__.get('_watch_thread')
+            if thread is not None and thread.is_alive():
+                if new:
+                    LOG.info('Evacuations from %s still running: %s; '
+                             'watching them too', self.host, new)
+                return
             LOG.info('Evacuations from %s still running: %s; watching',
-                     self.host, waiting)
-            threading.Thread(target=self._watch_evacuations,
-                             args=(ctxt, waiting), daemon=True,
-                             name='evacuate-watch').start()
+                     self.host, list(watching))
+            thread = threading.Thread(target=self._watch_evacuations,
+                                      args=(ctxt, watching), daemon=True,
+                                      name='evacuate-watch')
+            self._watch_thread = thread
+            thread.start()
 
     def _watch_evacuations(self, ctxt, waiting, timeout=WATCH_SECONDS):
         """Clean up evacuations that were still running when this host
         came back, once they land ('done'); ones that failed leave the
-        server here, which is then this host's own again."""
+        server here, which is then this host's own again. ``waiting`` is
+        shared with _watch, which adds to it while this runs."""
         deadline = time.monotonic() + timeout
-        while waiting and time.monotonic() < deadline:
+        while True:
+            with _WATCH_LOCK:
+                # Over in the same lock _watch adds under: an evacuation
+                # added after this finds no thread and starts one.
+                if not waiting or time.monotonic() >= deadline:
+                    self.__dict__.pop('_watch_thread', None)
+                    left = list(waiting)
+                    break
             time.sleep(WATCH_INTERVAL)
             for uuid in list(waiting):
                 try:
@@ -154,13 +191,15 @@ class EvacuationCleanup(base.Steps):
                         continue
                     if migration['status'] == states.M_DONE:
                         self._clean_evacuated(ctxt, migration)
-                    waiting.remove(uuid)
+                    with _WATCH_LOCK:
+                        waiting.remove(uuid)
                 except Exception:
                     LOG.exception('Watching evacuation %s failed', uuid)
-        if waiting:
+        if left:
+            # Still in the list: a later settle watches them again.
             LOG.warning('Evacuations %s from %s did not settle in %ss; '
                         'they are cleaned up on the next restart',
-                        waiting, self.host, timeout)
+                        left, self.host, timeout)
 
     def _clean_evacuated(self, ctxt, migration):
         """Clean one evacuation away from this host; False when it is

@@ -122,11 +122,12 @@ class ComputeManager:
                 LOG.exception('init_host recovery of %s failed on %s',
                               kind, self.host)
 
-    def before_reporting_up(self, ctxt):
+    def before_reporting_up(self, ctxt, evacuations=None):
         """Called by the heartbeat (nova_moves.service) when this host was
         silent longer than service_down_time: evacuations away from it
-        are settled before it reports up (compute/evacuate.py)."""
-        self.evacuate.before_reporting_up(ctxt)
+        (``evacuations``, or asked for) are settled before it reports up
+        (compute/evacuate.py)."""
+        self.evacuate.before_reporting_up(ctxt, evacuations)
 
     def report(self, ctxt, host, binary, topic):
         """The heartbeat: a call to the conductors' shared topic. One
@@ -160,8 +161,10 @@ class ComputeManager:
                 # Shown down (a partition that outlived service_down_time
                 # even if this process never noticed, or forced down):
                 # servers evacuated meanwhile lose their copy here before
-                # this host reports up.
-                self._settle_before_reporting(ctxt, host)
+                # this host reports up (the answer lists them; a conductor
+                # before that does not).
+                self._settle_before_reporting(ctxt, host,
+                                              answer.get('evacuations'))
                 settled = True
                 continue
             if isinstance(answer, dict) and answer.get('conductors'):
@@ -169,11 +172,14 @@ class ComputeManager:
             self.__dict__['_shown_down'] = False
             return answer
 
-    def _settle_before_reporting(self, ctxt, host):
+    def _settle_before_reporting(self, ctxt, host, evacuations=None):
         if not self.__dict__.get('_shown_down'):
             # Once per episode: a forced-down host is asked every report.
             LOG.warning('%s is shown down (silent for over %ss, or forced '
                         'down); settling what happened meanwhile before '
                         'reporting up', host, CONF.service_down_time)
         self.__dict__['_shown_down'] = True
-        self.before_reporting_up(ctxt)
+        if evacuations is None:
+            self.before_reporting_up(ctxt)
+        else:
+            self.before_reporting_up(ctxt, evacuations)

@@ -33,15 +33,25 @@ class ComputeDBProxy:
 
         ``settled`` False (1.5): the compute has not settled anything
         since its last report. If it is shown down meanwhile (silent, or
-        forced down: its servers may have been evacuated), nothing is
-        recorded and the answer is {'settle_first': True}: the compute
-        removes evacuated copies, then reports with ``settled`` True. The
-        compute cannot tell this itself: a report it sent before a
-        partition may reach the broker only after the partition heals."""
+        forced down: its servers may have been evacuated) and evacuations
+        away from it are not cleaned up yet, nothing is recorded and the
+        answer is {'settle_first': True, 'evacuations': [those
+        migrations]}: the compute removes the evacuated copies, then
+        reports with ``settled`` True. The compute cannot tell this
+        itself: a report it sent before a partition may reach the broker
+        only after the partition heals. With nothing to clean the report
+        is recorded at once: a host forced down for long sends one call
+        per heartbeat, not three."""
         if settled is False:
             service = db_api.service_get_by_host_and_binary(host, binary)
             if service is not None and not db_api.service_is_up(service):
-                return {'settle_first': True}
+                evacuations = db_api.migration_get_all(
+                    source_compute=host, migration_type=states.EVACUATION,
+                    status=[states.M_DONE] +
+                    list(states.EVACUATION_IN_FLIGHT))
+                if evacuations:
+                    return {'settle_first': True,
+                            'evacuations': evacuations}
         db_api.service_report(host, binary, topic, availability_zone)
         return {'conductors': [
             s['host'] for s in db_api.service_get_all(binary=CONDUCTOR)
