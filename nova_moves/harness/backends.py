@@ -1,6 +1,8 @@
 """Private backends a harness topology asks for: ``broker: cluster-3``
 (a 3-node RabbitMQ cluster on loopback, quorum queues, its nodes exposed
-as processes rabbit1..3 for faults), ``database: postgresql`` (a private
+as processes rabbit1..3 for faults), ``broker: private`` (one node of
+its own, process rabbit1, run with the product's RabbitMQ defaults: what
+a single-broker deployment gets), ``database: postgresql`` (a private
 PostgreSQL cluster) and ``coordination: redis`` (the machine's redis in
 a namespace of the run's own). Started before the stack, stopped after."""
 import uuid
@@ -35,6 +37,12 @@ class Backends:
                 options.update(broker_url=self.rabbit.url,
                                broker_ctl=self.rabbit.ctl)
                 conf['oslo_messaging_rabbit'] = dict(CLUSTER_CONF)
+            elif self.broker == 'private':
+                # No CLUSTER_CONF: a lone node is measured as shipped
+                # (nova_moves.rpc.RABBIT_DEFAULTS), not tuned for failover.
+                self.rabbit = rabbit_cluster.RabbitCluster(1).start()
+                options.update(broker_url=self.rabbit.url,
+                               broker_ctl=self.rabbit.ctl)
             if self.database == 'postgresql':
                 self.postgres = pg_cluster.PostgresCluster().start()
                 options['database_url'] = self.postgres.create_database(

@@ -15,6 +15,10 @@ from nova_moves.harness import tcp_proxy
 # was lost (conductor/steps.py EVENT; the harness does not import the
 # product's conductor).
 RECOVERY_EVENT = 'conductor_recover_interrupted_move'
+# A memory alarm: a high watermark no node stays under; then RabbitMQ's
+# default back.
+ALARM_WATERMARK = '0.00001'
+NORMAL_WATERMARK = '0.4'
 
 
 class FaultsMixin:
@@ -121,6 +125,23 @@ class FaultsMixin:
                         timer.daemon = True
                         timer.start()
                         self._timers.append(timer)
+            elif action in ('memory-alarm', 'memory-ok'):
+                # vm_memory_high_watermark on that node alone: the node
+                # blocks every publishing connection (casts, replies,
+                # heartbeats) until it is set back.
+                node = self.stack.processes[fault['process']].node
+                node.ctl('set_vm_memory_high_watermark',
+                         ALARM_WATERMARK if action == 'memory-alarm'
+                         else NORMAL_WATERMARK)
+                if action == 'memory-alarm' and \
+                        fault.get('lift_after') is not None:
+                    timer = threading.Timer(
+                        fault['lift_after'], self.apply_fault,
+                        [{'action': 'memory-ok', 'at': 0,
+                          'process': fault['process']}])
+                    timer.daemon = True
+                    timer.start()
+                    self._timers.append(timer)
             elif action in ('force-down', 'force-up'):
                 self.client().put(
                     '/os-services/%s' % self._service_uuid(fault['host']),
@@ -136,7 +157,8 @@ class FaultsMixin:
             entry['t'], entry['action'], entry['target'], entry['result']))
         self.faults.append(entry)
 
-    PROCESS_FAULTS = ('kill', 'terminate', 'restart', 'cut', 'heal')
+    PROCESS_FAULTS = ('kill', 'terminate', 'restart', 'cut', 'heal',
+                      'memory-alarm')
 
     def attach_problems(self):
         """Why this scenario must not run against the given endpoint: a

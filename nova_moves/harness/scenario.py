@@ -11,7 +11,7 @@ SCENARIO_DIR = os.path.join(os.path.dirname(__file__), 'scenarios')
 OPERATIONS = ('resize', 'confirm', 'revert', 'migrate', 'live-migrate',
               'evacuate', 'abort', 'delete', 'wait', 'drain')
 FAULT_ACTIONS = ('kill', 'terminate', 'restart', 'force-down', 'force-up',
-                 'set-faults', 'cut', 'heal')
+                 'set-faults', 'cut', 'heal', 'memory-alarm')
 def _d(schema, text, default=None):
     """A schema with the description (and default) doc/harness.md shows."""
     schema = dict(schema, description=text)
@@ -97,11 +97,14 @@ SCHEMA = {
                     'any other option, {SECTION: {option: value}}'),
                 'service_down_time': _d(INT1, 'seconds without a heartbeat '
                                         'before a service is down', 5),
-                'broker': _d({'enum': ['local', 'cluster-3']},
+                'broker': _d({'enum': ['local', 'private', 'cluster-3']},
                              '`local`: a vhost on the machine\'s RabbitMQ; '
+                             '`private`: one private node (rabbit1) with '
+                             'the product\'s defaults; '
                              '`cluster-3`: a private 3-node cluster with '
                              'quorum queues, nodes rabbit1..3 (faults can '
-                             'kill and restart them)', 'local'),
+                             'kill and restart them, or raise a memory '
+                             'alarm on them)', 'local'),
                 'database': _d({'enum': ['sqlite', 'postgresql']},
                                '`postgresql`: a private PostgreSQL cluster '
                                '(initdb in the run\'s directory)', 'sqlite'),
@@ -178,7 +181,9 @@ SCHEMA = {
                              'cut / heal the network path between a '
                              'compute process and the broker (a TCP proxy '
                              'resets its connections and refuses new ones; '
-                             'the process runs on)'),
+                             'the process runs on); memory-alarm: a private '
+                             'broker node blocks every publisher as if out '
+                             'of memory'),
                 'at': _d({'type': 'number', 'minimum': 0},
                          'seconds after the start of `phase` (0: before '
                          'its first request)', 0),
@@ -186,8 +191,9 @@ SCHEMA = {
                             '(the boot)'),
                 'process': _d({'type': 'string'}, 'kill / terminate / '
                               'restart: api, conductorN, schedulerN or a '
-                              'compute process name; cut / heal: a compute '
-                              'process name'),
+                              'compute process name, or rabbitN of a private '
+                              'broker; cut / heal: a compute process name; '
+                              'memory-alarm: rabbitN'),
                 'host': _d({'type': 'string'}, 'force-down / force-up / '
                            'set-faults: a compute host'),
                 'restart_after': _d({'type': 'number', 'minimum': 0},
@@ -196,6 +202,9 @@ SCHEMA = {
                 'heal_after': _d({'type': 'number', 'minimum': 0},
                                  'cut: heal the path this many seconds '
                                  'later'),
+                'lift_after': _d({'type': 'number', 'minimum': 0},
+                                 'memory-alarm: lift the alarm this many '
+                                 'seconds later'),
                 'fail_operations': _d({'type': 'array',
                                        'items': {'type': 'string'}},
                                       'set-faults: operations to fail'),
@@ -418,8 +427,9 @@ def validate(data, source='<scenario>', lines=None):
         topology['conductors'])} | {'scheduler%d' % (i + 1) for i in range(
             topology['schedulers'])} | {p['name'] for p in
                                         topology['compute_processes']}
-    if topology['broker'] == 'cluster-3':
-        processes |= {'rabbit1', 'rabbit2', 'rabbit3'}
+    brokers = {'cluster-3': {'rabbit1', 'rabbit2', 'rabbit3'},
+               'private': {'rabbit1'}}.get(topology['broker'], set())
+    processes |= brokers
     for i, fault in enumerate(data['faults']):
         fault.setdefault('at', 0)
         if 'phase' in fault and fault['phase'] not in names:
@@ -434,6 +444,14 @@ def validate(data, source='<scenario>', lines=None):
                                  'topology (%s)' % (fault.get('process'),
                                                     ', '.join(sorted(
                                                         computes)))))
+        elif fault['action'] == 'memory-alarm':
+            if fault.get('process') not in brokers:
+                problems.append((('faults', i, 'process'),
+                                 '%r is not a private broker node of the '
+                                 'topology (%s)' % (fault.get('process'), (
+                                     ', '.join(sorted(brokers)) or
+                                     'none: broker is %s' %
+                                     topology['broker']))))
         elif fault['action'] in ('kill', 'terminate', 'restart'):
             if fault.get('process') not in processes:
                 problems.append((('faults', i, 'process'),
