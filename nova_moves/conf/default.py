@@ -81,6 +81,13 @@ default_opts = [
                     'gives up (the stuck-move sweep then re-sends the '
                     'step). Such casts are published with the mandatory '
                     'flag, so one no queue takes is an error too.'),
+    cfg.IntOpt('move_step_cast_wait', default=60, min=0,
+               help='Seconds a cast carrying a move step keeps trying '
+                    'while the broker is unreachable (a broker restart) '
+                    'before the sender gives up and the move is rolled '
+                    'back or left to the stuck-move sweep. The thread '
+                    'sending it waits meanwhile. 0: give up after '
+                    'move_step_cast_retries.'),
 ]
 
 
