@@ -100,14 +100,7 @@ class FaultsMixin:
                         else signal.SIGTERM
                     code = self.stack.kill(fault['process'], signum)
                     entry['result'] = 'exit %s' % code
-                    if fault.get('restart_after') is not None:
-                        timer = threading.Timer(
-                            fault['restart_after'], self.apply_fault,
-                            [{'action': 'restart',
-                              'process': fault['process'], 'at': 0}])
-                        timer.daemon = True
-                        timer.start()
-                        self._timers.append(timer)
+                    self._undo_later(fault, 'restart_after', 'restart')
             elif action in ('cut', 'heal'):
                 proxy = (self.proxies or {}).get(fault['process'])
                 if proxy is None:
@@ -117,14 +110,7 @@ class FaultsMixin:
                     proxy.heal()
                 else:
                     proxy.cut()
-                    if fault.get('heal_after') is not None:
-                        timer = threading.Timer(
-                            fault['heal_after'], self.apply_fault,
-                            [{'action': 'heal', 'at': 0,
-                              'process': fault['process']}])
-                        timer.daemon = True
-                        timer.start()
-                        self._timers.append(timer)
+                    self._undo_later(fault, 'heal_after', 'heal')
             elif action in ('memory-alarm', 'memory-ok'):
                 # vm_memory_high_watermark on that node alone: the node
                 # blocks every publishing connection (casts, replies,
@@ -133,15 +119,8 @@ class FaultsMixin:
                 node.ctl('set_vm_memory_high_watermark',
                          ALARM_WATERMARK if action == 'memory-alarm'
                          else NORMAL_WATERMARK)
-                if action == 'memory-alarm' and \
-                        fault.get('lift_after') is not None:
-                    timer = threading.Timer(
-                        fault['lift_after'], self.apply_fault,
-                        [{'action': 'memory-ok', 'at': 0,
-                          'process': fault['process']}])
-                    timer.daemon = True
-                    timer.start()
-                    self._timers.append(timer)
+                if action == 'memory-alarm':
+                    self._undo_later(fault, 'lift_after', 'memory-ok')
             elif action in ('force-down', 'force-up'):
                 self.client().put(
                     '/os-services/%s' % self._service_uuid(fault['host']),
@@ -156,6 +135,19 @@ class FaultsMixin:
         self.log('fault at %.2fs: %s %s -> %s' % (
             entry['t'], entry['action'], entry['target'], entry['result']))
         self.faults.append(entry)
+
+    def _undo_later(self, fault, after_key, undo):
+        """Apply ``undo`` to the fault's process ``fault[after_key]``
+        seconds from now (restart_after, heal_after, lift_after); settle()
+        waits for it before the checks."""
+        if fault.get(after_key) is None:
+            return
+        timer = threading.Timer(fault[after_key], self.apply_fault,
+                                [{'action': undo, 'at': 0,
+                                  'process': fault['process']}])
+        timer.daemon = True
+        timer.start()
+        self._timers.append(timer)
 
     PROCESS_FAULTS = ('kill', 'terminate', 'restart', 'cut', 'heal',
                       'memory-alarm')

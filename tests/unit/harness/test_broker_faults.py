@@ -8,14 +8,13 @@ import testtools
 
 from nova_moves.harness import faults as nm_faults
 from nova_moves.harness import scenario as nm_scenario
+from tests.unit.harness import test_partition
 
 
 def _scenario(faults, broker='private'):
-    return {'name': 'b', 'topology': {'computes': 2, 'broker': broker},
-            'flavors': [{'name': 'f', 'vcpus': 1, 'ram': 64}],
-            'servers': [{'count': 1, 'flavor': 'f'}],
-            'phases': [{'name': 'w', 'operation': 'wait'}],
-            'faults': faults}
+    data = test_partition._scenario(faults)
+    data['topology'] = dict(data['topology'], broker=broker)
+    return data
 
 
 class PrivateBrokerValidationTest(testtools.TestCase):
