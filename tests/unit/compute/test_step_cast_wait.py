@@ -37,7 +37,6 @@ class StepCastWaitTest(testtools.TestCase):
     def setUp(self):
         super().setUp()
         CONF([], project='nova_moves', default_config_files=[])
-        self.addCleanup(CONF.reset)
         self.patch(compute_rpcapi, 'STEP_RESEND_INTERVAL', 0.01)
 
     def _api(self, failures):
@@ -58,6 +57,7 @@ class StepCastWaitTest(testtools.TestCase):
 
     def test_gives_up_after_move_step_cast_wait(self):
         CONF.set_override('move_step_cast_wait', 0)
+        self.addCleanup(CONF.clear_override, 'move_step_cast_wait')
         api = self._api([messaging.MessageDeliveryFailure('down')])
         self.assertRaises(messaging.MessageDeliveryFailure, api._step,
                           'ctxt', 'h2', 'prep_resize')
