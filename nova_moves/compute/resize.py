@@ -184,8 +184,9 @@ class ResizeEndpoint(base.Steps):
         here, events = {'source_compute': self.host}, None
         if prep:  # chained: the destination's prep_resize ended well
             here['dest_compute'] = prep['dest']
+            # Recorded whole: a chained prep_resize never started it.
             events = [{'name': 'compute_prep_resize', 'result': 'Success',
-                       'host': prep['dest'],
+                       'host': prep['dest'], 'whole': True,
                        'start_time': prep.get('start_time')}]
         rows = self._advance(
             ctxt, migration_uuid, name, expected_values=here, events=events,
