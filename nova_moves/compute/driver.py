@@ -32,6 +32,14 @@ class FakeDriver:
                          for k, v in CONF.compute.operation_seconds.items()}
         self._path = os.path.join(CONF.state_path, 'fake-hypervisor',
                                   '%s.json' % host)
+        # Operations slowed through set_fault_injection (a test's): each
+        # says it runs in <host>.operating while it does, so a test can
+        # kill the host in the middle of a step that records nothing
+        # before its end.
+        self._watched = set()
+        self._marker = self._path[:-len('.json')] + '.operating'
+        if os.path.exists(self._marker):  # left by a killed process
+            os.unlink(self._marker)
         os.makedirs(os.path.dirname(self._path), exist_ok=True)
         self._guests = self._load()
 
@@ -78,6 +86,7 @@ class FakeDriver:
             if operation_seconds is not None:
                 self._seconds = {k: float(v)
                                  for k, v in operation_seconds.items()}
+                self._watched = set(self._seconds)
         return {'fail_operations': sorted(self._fail),
                 'operation_seconds': self._seconds}
 
@@ -96,7 +105,15 @@ class FakeDriver:
     def operate(self, operation):
         """Spend the simulated time of ``operation``; raise if injected."""
         delay = self.duration(operation)
-        if delay:
+        if delay and self._watched.intersection(
+                (operation, SHORT_NAMES.get(operation))):
+            with open(self._marker, 'w') as f:
+                f.write(operation)
+            try:
+                time.sleep(delay)
+            finally:
+                os.unlink(self._marker)
+        elif delay:
             time.sleep(delay)
         if operation in self._fail:
             raise exception.HypervisorOperationFailed(operation=operation,

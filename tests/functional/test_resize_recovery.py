@@ -4,6 +4,7 @@ and the restarted agent finishes or rolls back what it was doing from the
 database alone. Real processes on the real broker; the step is made slow
 with the fake hypervisor's per-operation durations so the kill lands
 inside it."""
+import os
 
 from tests.functional import base
 from tests.functional import stack_db
@@ -43,6 +44,22 @@ class ResizeRecoveryTest(base.StackTestCase):
             return False
         self.admin.wait_for(_started, timeout=timeout,
                             what='%s started' % event)
+
+    def wait_operating(self, host, operation, timeout=30):
+        """Until ``host``'s fake hypervisor runs the slowed ``operation``
+        (a step that records nothing before its end: compute RPC 1.8's
+        one-call confirm and revert)."""
+        path = os.path.join(self.stack.workdir, 'state', 'fake-hypervisor',
+                            '%s.operating' % host)
+
+        def running():
+            try:
+                with open(path) as f:
+                    return f.read() == operation
+            except OSError:
+                return False
+        self.admin.wait_for(running, timeout=timeout,
+                            what='%s running %s' % (host, operation))
 
     def slow(self, host, operation):
         self.admin.set_faults(host, [], {operation: SLOW})
@@ -116,7 +133,7 @@ class ResizeRecoveryTest(base.StackTestCase):
         server = self.resized_on_compute2('rec-confirm')
         self.slow('compute1', 'confirm_migration')
         self.admin.action(server['id'], {'confirmResize': None}, expect=204)
-        self.wait_event_started(server['id'], 'compute_confirm_resize')
+        self.wait_operating('compute1', 'confirm_migration')
         self.kill_and_restart('compute1')
         self.wait_migration(server['id'], 'confirmed')
         shown = self.admin.wait_for_status(server['id'], 'ACTIVE')
@@ -129,7 +146,7 @@ class ResizeRecoveryTest(base.StackTestCase):
         server = self.resized_on_compute2('rec-revert')
         self.slow('compute2', 'revert_migration')
         self.admin.action(server['id'], {'revertResize': None}, expect=202)
-        self.wait_event_started(server['id'], 'compute_revert_resize')
+        self.wait_operating('compute2', 'revert_migration')
         self.kill_and_restart('compute2')
         self.wait_migration(server['id'], 'reverted')
         shown = self.admin.wait_for_status(server['id'], 'ACTIVE')
