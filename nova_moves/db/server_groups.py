@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from nova_moves.db import models
 from nova_moves import exception
 from nova_moves import states
-from nova_moves.db.session import _session, _to_dict
+from nova_moves.db.session import _row_dict, _session, _to_dict
 
 __all__ = ['ServerGroupNotFound', 'ServerGroupFull', 'server_group_create',
            'server_group_get', 'server_group_get_all', 'server_group_delete',
@@ -136,17 +136,24 @@ def server_group_member_add(group_uuid, instance_uuid, project_id,
         return _group_dict(row, members + [instance_uuid])
 
 
+# Core, built once: the scheduler asks on every placement.
+_GROUP_OF = (sa.select(_GROUPS)
+             .join(_MEMBERS, _MEMBERS.c.group_id == _GROUPS.c.id)
+             .where(_MEMBERS.c.instance_uuid == sa.bindparam('b_uuid'))
+             .limit(1))
+
+
 def server_group_of_instance(instance_uuid):
     """The group ``instance_uuid`` belongs to (with live members), or
     None."""
     with _session(writer=False) as session:
-        row = session.scalars(
-            sa.select(models.InstanceGroup)
-            .join(_MEMBERS, _MEMBERS.c.group_id == models.InstanceGroup.id)
-            .where(_MEMBERS.c.instance_uuid == instance_uuid)).first()
+        row = session.execute(_GROUP_OF, {'b_uuid': instance_uuid}).first()
         if row is None:
             return None
-        return _group_dict(row, _live_members(session, [row.id])[row.id])
+        group = _row_dict(row)
+        group['rules'] = json.loads(group['rules'] or '{}')
+        group['members'] = _live_members(session, [row.id])[row.id]
+        return group
 
 
 def server_group_member_hosts(group, exclude_instance=None):

@@ -92,12 +92,13 @@ class SchedulerManager:
             s['host'], 0))
 
     @staticmethod
-    def _with_group(spec, instance_uuid, planned=None):
+    def _with_group(spec, instance_uuid, planned=None, group=False):
         """``spec`` plus the server group of ``instance_uuid`` and where
         its other members are, for the group filters and weighers;
         ``planned`` ({instance: host}) adds members a plan already
-        placed."""
-        group = db_api.server_group_of_instance(instance_uuid)
+        placed; ``group``: the group, when the caller read it."""
+        if group is False:
+            group = db_api.server_group_of_instance(instance_uuid)
         if group is None:
             return spec
         hosts = db_api.server_group_member_hosts(
@@ -131,12 +132,12 @@ class SchedulerManager:
                 'for the flavor now.']}
         return result
 
-    def _group_lock(self, instance_uuid):
-        """Placing a member of a hard-policy group reads where the others
-        are and claims in one critical section per group, so two members
-        placed at once by two schedulers cannot both take the same host
-        (Nova's late affinity check, done before the claim here)."""
-        group = db_api.server_group_of_instance(instance_uuid)
+    def _group_lock(self, group):
+        """Placing a member of a hard-policy ``group`` reads where the
+        others are and claims in one critical section per group, so two
+        members placed at once by two schedulers cannot both take the
+        same host (Nova's late affinity check, done before the claim
+        here)."""
         if group is None or group['policy'].startswith('soft-') or \
                 self.coordinator is None:
             return contextlib.nullcontext()
@@ -157,9 +158,16 @@ class SchedulerManager:
         resources = db_api.resources_from_flavor(request_spec['flavor'])
         results = []
         for instance_uuid in instance_uuids:
-            with self._group_lock(instance_uuid):
+            # Read once for a server in no group or a soft one; a hard
+            # group's members are read again inside its lock.
+            group = db_api.server_group_of_instance(instance_uuid)
+            hard = group is not None and \
+                not group['policy'].startswith('soft-')
+            with self._group_lock(group):
                 results.append(self._select_one(
-                    resources, self._with_group(request_spec, instance_uuid),
+                    resources, self._with_group(
+                        request_spec, instance_uuid,
+                        group=False if hard else group),
                     instance_uuid, return_alternates))
         return results
 
