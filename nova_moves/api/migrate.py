@@ -20,6 +20,7 @@ from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves.moves import cold
 from nova_moves import states
 
 RESIZE_SCHEMA = {
@@ -157,22 +158,6 @@ def migrate(server_id, value):
                        host=host, force=force)
 
 
-def confirm_facts(migration, instance):
-    """What the source confirms with in one call (compute RPC 1.8)."""
-    return {'dest': migration['dest_compute'],
-            'vm_state': states.vm_state_after_resize(
-                instance['power_state'])}
-
-
-def revert_facts(migration, instance):
-    """What the revert runs with in one call (compute RPC 1.8)."""
-    return {'source': migration['source_compute'],
-            'source_node': migration['source_node'],
-            'flavor': instance['old_flavor'] or instance['flavor'],
-            'vm_state': states.vm_state_after_resize(
-                instance['power_state'])}
-
-
 @validation.schema(CONFIRM_SCHEMA)
 def confirm_resize(server_id, value):
     instance = common.get_instance(server_id,
@@ -187,7 +172,8 @@ def confirm_resize(server_id, value):
     try:
         api_req.services().compute.confirm_resize(
             api_req.context(), migration['source_compute'], instance['uuid'],
-            migration['uuid'], confirm=confirm_facts(migration, instance))
+            migration['uuid'],
+            confirm=cold.confirm_facts(migration, instance))
     except Exception:
         _restore_migration(migration, states.M_CONFIRMING)
         raise
@@ -209,7 +195,7 @@ def revert_resize(server_id, value):
     try:
         api_req.services().compute.revert_resize(
             api_req.context(), migration['dest_compute'], instance['uuid'],
-            migration['uuid'], revert=revert_facts(migration, instance))
+            migration['uuid'], revert=cold.revert_facts(migration, instance))
     except Exception:
         _restore_migration(migration, states.M_REVERTING)
         common.release_task_state(instance['uuid'],

@@ -18,6 +18,7 @@ from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import moves
+from nova_moves.moves import cold
 from nova_moves import states
 
 CONF = conf.CONF
@@ -36,14 +37,11 @@ _RESEND = {
     'finish_resize': lambda api, ctxt, host, m, i: api.finish_resize(
         ctxt, host, m['instance_uuid'], m['uuid']),
     'confirm_resize': lambda api, ctxt, host, m, i: api.confirm_resize(
-        ctxt, host, m['instance_uuid'], m['uuid'], confirm={
-            'dest': m['dest_compute'],
-            'vm_state': states.vm_state_after_resize(i['power_state'])}),
+        ctxt, host, m['instance_uuid'], m['uuid'],
+        confirm=cold.confirm_facts(m, i)),
     'revert_resize': lambda api, ctxt, host, m, i: api.revert_resize(
-        ctxt, host, m['instance_uuid'], m['uuid'], revert={
-            'source': m['source_compute'], 'source_node': m['source_node'],
-            'flavor': i['old_flavor'] or i['flavor'],
-            'vm_state': states.vm_state_after_resize(i['power_state'])}),
+        ctxt, host, m['instance_uuid'], m['uuid'],
+        revert=cold.revert_facts(m, i)),
     'finish_revert_resize': lambda api, ctxt, host, m, i:
         api.finish_revert_resize(ctxt, host, m['instance_uuid'], m['uuid']),
     'rebuild_instance': lambda api, ctxt, host, m, i: api.rebuild_instance(

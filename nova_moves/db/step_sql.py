@@ -84,7 +84,6 @@ def _advance_update(keys, statuses, claimed, by, checks, stamp):
     return query.values(values).returning(*_MIGRATIONS.c)
 
 
-
 @functools.lru_cache(maxsize=256)
 def migration_update(keys, statuses, claimed=False):
     """UPDATE migrations SET ``keys`` WHERE id = b_id (AND status IN

@@ -84,3 +84,18 @@ def undo(migration, instance):
     if instance.get('old_flavor'):
         values['flavor'] = instance['old_flavor']
     return values
+
+
+def confirm_facts(migration, instance):
+    """What confirm_resize needs to run in one call (compute RPC 1.8),
+    from the migration and server its caller read."""
+    return {'dest': migration['dest_compute'],
+            'vm_state': S.vm_state_after_resize(instance['power_state'])}
+
+
+def revert_facts(migration, instance):
+    """What the revert needs to run in one call (compute RPC 1.8)."""
+    return {'source': migration['source_compute'],
+            'source_node': migration['source_node'],
+            'flavor': instance['old_flavor'] or instance['flavor'],
+            'vm_state': S.vm_state_after_resize(instance['power_state'])}
