@@ -41,23 +41,35 @@ class FreshDatabase(private_backend.PrivateBackend, base.StackTestCase):
 
     @classmethod
     def _create_database(cls):
-        name = 'nm_func_%s' % uuid.uuid4().hex[:10]
         try:
-            engine = sa.create_engine(cls.ADMIN_URL,
-                                      isolation_level='AUTOCOMMIT')
-            with engine.connect() as connection:
-                connection.execute(sa.text('CREATE DATABASE %s' % name))
-            engine.dispose()
+            return create_database(cls.ADMIN_URL)
         except Exception as exc:
             raise cls.skipException('%s unavailable: %s' % (
                 cls.__name__, exc))
-        return name
 
     @classmethod
     def _drop_database(cls, name):
-        engine = sa.create_engine(cls.ADMIN_URL, isolation_level='AUTOCOMMIT')
+        drop_database(cls.ADMIN_URL, name)
+
+
+def create_database(admin_url, prefix='nm_func'):
+    """A fresh database on the server of ``admin_url``: its name."""
+    name = '%s_%s' % (prefix, uuid.uuid4().hex[:10])
+    engine = sa.create_engine(admin_url, isolation_level='AUTOCOMMIT')
+    try:
+        with engine.connect() as connection:
+            connection.execute(sa.text('CREATE DATABASE %s' % name))
+    finally:
+        engine.dispose()
+    return name
+
+
+def drop_database(admin_url, name):
+    engine = sa.create_engine(admin_url, isolation_level='AUTOCOMMIT')
+    try:
         with engine.connect() as connection:
             connection.execute(sa.text('DROP DATABASE IF EXISTS %s' % name))
+    finally:
         engine.dispose()
 
 

@@ -6,10 +6,6 @@ their own statements. The same checks as tests/unit/db/test_step_sql.py
 (SQLite), each on a fresh database of the machine's server as the
 openstack_citest user (tools/test-setup.sh); skipped when unreachable.
 No processes: only the database layer runs here."""
-import uuid
-
-import sqlalchemy as sa
-
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.db import migration
@@ -18,20 +14,17 @@ from tests.functional import test_databases
 from tests.unit.db import test_step_sql
 
 
-class _OnServer(test_step_sql.StepSqlTest):
+class _OnServer:
+    """test_step_sql.StepSqlTest on a fresh database of a server (a
+    mixin: the classes below name the server)."""
 
     ADMIN_URL = None
     URL_FORMAT = None
     scenarios = [('server', {'returning': None})]
 
     def setUp(self):
-        name = 'nm_step_%s' % uuid.uuid4().hex[:10]
         try:
-            engine = sa.create_engine(self.ADMIN_URL,
-                                      isolation_level='AUTOCOMMIT')
-            with engine.connect() as connection:
-                connection.execute(sa.text('CREATE DATABASE %s' % name))
-            engine.dispose()
+            name = test_databases.create_database(self.ADMIN_URL, 'nm_step')
         except Exception as exc:
             self.skipTest('%s unavailable: %s' % (type(self).__name__, exc))
         self.addCleanup(self._drop, name)
@@ -40,10 +33,7 @@ class _OnServer(test_step_sql.StepSqlTest):
 
     def _drop(self, name):
         db_api.dispose_engines()
-        engine = sa.create_engine(self.ADMIN_URL, isolation_level='AUTOCOMMIT')
-        with engine.connect() as connection:
-            connection.execute(sa.text('DROP DATABASE IF EXISTS %s' % name))
-        engine.dispose()
+        test_databases.drop_database(self.ADMIN_URL, name)
 
     def use_database(self):
         db_api.dispose_engines()
@@ -68,11 +58,11 @@ class _OnServer(test_step_sql.StepSqlTest):
                          events)
 
 
-class PostgreSQLStepSqlTest(_OnServer):
+class PostgreSQLStepSqlTest(_OnServer, test_step_sql.StepSqlTest):
     ADMIN_URL = test_databases.PG_ADMIN_URL
     URL_FORMAT = test_databases.PG_URL_FORMAT
 
 
-class MySQLStepSqlTest(_OnServer):
+class MySQLStepSqlTest(_OnServer, test_step_sql.StepSqlTest):
     ADMIN_URL = test_databases.MYSQL_ADMIN_URL
     URL_FORMAT = test_databases.MYSQL_URL_FORMAT
