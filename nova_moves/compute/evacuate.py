@@ -33,9 +33,6 @@ EVENT = 'compute_rebuild_instance'
 # How long a returning host watches evacuations still in flight.
 WATCH_SECONDS = 600
 WATCH_INTERVAL = 1.0
-# Guards each host's watch list and thread (several hosts may share a
-# process; the critical sections are a few list operations).
-_WATCH_LOCK = threading.Lock()
 
 
 class EvacuateEndpoint(base.Steps):
@@ -120,6 +117,14 @@ class EvacuationCleanup(base.Steps):
     """The source's side, not an RPC endpoint: run by the manager at
     start-up (init_host) and before reporting up after a partition."""
 
+    def __init__(self, deps):
+        super().__init__(deps)
+        # The evacuations this host's one watch thread follows, and that
+        # thread; the lock guards both (a few list operations).
+        self._watch_lock = threading.Lock()
+        self._watching = []
+        self._watch_thread = None
+
     # -- source, when it comes back ---------------------------------------
     def run(self, ctxt, migrations=None):
         """Called at start-up, and by the heartbeat when this host was
@@ -135,8 +140,8 @@ class EvacuationCleanup(base.Steps):
                 ctxt, source_compute=self.host,
                 migration_type=states.EVACUATION,
                 status=[states.M_DONE] + list(states.EVACUATION_IN_FLIGHT))
-        with _WATCH_LOCK:
-            watched = set(self.__dict__.get('_watching') or ())
+        with self._watch_lock:
+            watched = set(self._watching)
         waiting = []
         for migration in migrations:
             if migration['uuid'] in watched:
@@ -150,11 +155,11 @@ class EvacuationCleanup(base.Steps):
         """Watch these evacuations in the one watch thread of this host:
         a host shown down settles at every heartbeat and finds the same
         evacuations still in flight each time."""
-        with _WATCH_LOCK:
-            watching = self.__dict__.setdefault('_watching', [])
+        with self._watch_lock:
+            watching = self._watching
             new = [u for u in uuids if u not in watching]
             watching.extend(new)
-            thread = self.__dict__.get('_watch_thread')
+            thread = self._watch_thread
             if thread is not None and thread.is_alive():
                 if new:
                     LOG.info('Evacuations from %s still running: %s; '
@@ -175,11 +180,11 @@ class EvacuationCleanup(base.Steps):
         shared with _watch, which adds to it while this runs."""
         deadline = time.monotonic() + timeout
         while True:
-            with _WATCH_LOCK:
+            with self._watch_lock:
                 # Over in the same lock _watch adds under: an evacuation
                 # added after this finds no thread and starts one.
                 if not waiting or time.monotonic() >= deadline:
-                    self.__dict__.pop('_watch_thread', None)
+                    self._watch_thread = None
                     left = list(waiting)
                     break
             time.sleep(WATCH_INTERVAL)
@@ -191,7 +196,7 @@ class EvacuationCleanup(base.Steps):
                         continue
                     if migration['status'] == states.M_DONE:
                         self._clean_evacuated(ctxt, migration)
-                    with _WATCH_LOCK:
+                    with self._watch_lock:
                         waiting.remove(uuid)
                 except Exception:
                     LOG.exception('Watching evacuation %s failed', uuid)
