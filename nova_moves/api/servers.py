@@ -130,13 +130,16 @@ def create():
                 kept, display_name=name, flavor=flavor, requested_az=zone,
                 availability_zone=zone, reservation_id=reservation,
                 launch_index=index)))
+        for instance in made:
+            common.record_action(instance, 'create')
     except Exception:
-        # Nothing half-made: none of the servers existed for the user.
+        # Nothing half-made: none of the servers existed for the user (a
+        # server whose action could not be written, the database out of
+        # connections, would wait in BUILD for a build never sent).
         for instance in made:
             db_api.instance_destroy(instance['uuid'])
         raise
     for instance in made:
-        common.record_action(instance, 'create')
         spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
                 'availability_zone': zone, 'project_id': ctxt.project_id,
                 'user_id': ctxt.user_id, 'ignore_hosts': [],
