@@ -140,6 +140,13 @@ class HypervisorOperationFailed(NovaMovesException):
               '(injected failure).'
 
 
+class DiskNotExported(NovaMovesException):
+    msg_fmt = ('The source %(host)s has no disk of %(instance_uuid)s to '
+               'serve for this move (its copy is gone, or the source is too '
+               'old to export disks).')
+    code = 409
+
+
 class GuestInvalidPower(NovaMovesException):
     msg_fmt = ('Cannot %(operation)s the guest of %(instance_uuid)s on '
                '%(host)s: its power is %(power)s')

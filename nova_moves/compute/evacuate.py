@@ -72,7 +72,8 @@ class EvacuateEndpoint(base.Steps):
         stop_after = stop_after or instance['vm_state'] == states.STOPPED
         try:
             self.driver.spawn(instance_uuid, instance['flavor'],
-                              operation='rebuild')
+                              operation='rebuild',
+                              image_ref=instance.get('image_ref'))
             power = states.POWER_RUNNING
             if stop_after:
                 self.driver.set_power(instance_uuid, 'shutdown', 'power_off')

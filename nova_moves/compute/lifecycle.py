@@ -60,7 +60,8 @@ class LifecycleEndpoint(base.Steps):
             LOG.info('Not building %s: deleted meanwhile', instance_uuid)
             return
         try:
-            self.driver.spawn(instance_uuid, instance['flavor'])
+            self.driver.spawn(instance_uuid, instance['flavor'],
+                              image_ref=instance.get('image_ref'))
         except Exception as exc:
             LOG.warning('Spawn of %s failed on %s: %s', instance_uuid,
                         self.host, exc)
@@ -185,14 +186,12 @@ class LifecycleEndpoint(base.Steps):
                 # Nova's hard reboot re-creates a guest that is gone
                 # (after a failed rebuild, say) from what the server is.
                 self.driver.spawn(instance_uuid, instance['flavor'],
-                                  operation='reboot_hard')
+                                  operation='reboot_hard',
+                                  image_ref=instance.get('image_ref'))
             else:
                 # A soft reboot needs a running guest; a hard one starts
                 # whatever is there.
-                self.driver.set_power(
-                    instance_uuid, 'running',
-                    'reboot_hard' if hard else 'reboot',
-                    require=None if hard else ('running',))
+                self.driver.reboot(instance_uuid, hard)
         except Exception as exc:
             self._give_back(ctxt, instance_uuid, [started], exc)
             raise
@@ -218,6 +217,7 @@ class LifecycleEndpoint(base.Steps):
             self.driver.destroy(instance_uuid, operation='rebuild_destroy')
             self.driver.spawn(instance_uuid, instance['flavor'],
                               operation='rebuild_spawn',
+                              image_ref=image_ref or instance.get('image_ref'),
                               power='shutdown' if stopped else 'running')
         except Exception as exc:
             # The guest may be gone: the server goes to ERROR, as Nova's

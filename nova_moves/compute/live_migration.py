@@ -161,16 +161,23 @@ class LiveMigrationEndpoint(live_steps.LiveSteps):
                                         whole=True):
                 self._guard(ctxt, migration_uuid, states.M_PREPARING,
                             dest_compute=self.host)
-                self.driver.operate('pre_live_migration')
-            return migrate_data
+                return self._prepare(instance_uuid, migrate_data)
         started = timeutil.utcnow_iso()
         try:
-            self.driver.operate('pre_live_migration')
+            answer = self._prepare(instance_uuid, migrate_data)
         except Exception as exc:
             self._record_error(ctxt, instance_uuid, name, exc, started)
             raise
         self._chained_running(ctxt, migration_uuid, source, progress,
                               started)
+        return answer
+
+    def _prepare(self, instance_uuid, migrate_data):
+        """The hypervisor made ready to receive the guest; its answer
+        (where to send memory and disks) goes back to the source."""
+        migrate_data = dict(migrate_data or {})
+        migrate_data.update(self.driver.pre_live_migration(
+            instance_uuid, migrate_data.get('flavor'), migrate_data))
         return migrate_data
 
     @notify_action('live_migration_post_dest')
@@ -206,7 +213,8 @@ class LiveMigrationEndpoint(live_steps.LiveSteps):
         destination writes this step's start and end; a stale or
         duplicate cast is refused by its guard, the conductor's cast
         carries the server's flavor for the transfer's totals)."""
-        chained = bool(chained and (migrate_data or {}).get('flavor') and
+        migrate_data = dict(migrate_data or {})
+        chained = bool(chained and migrate_data.get('flavor') and
                        self.compute_rpcapi.can_chain_live_steps())
         if chained:
             self._source(ctxt, instance_uuid, dest,

@@ -29,6 +29,7 @@ from nova_moves import moves
 from nova_moves.moves import live
 from nova_moves import states
 from nova_moves import timeutil
+from nova_moves.virt import driver
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -40,9 +41,8 @@ POLL_INTERVAL = 0.05
 SOURCE_EVENT = 'compute_live_migration'
 
 
-class LiveMigrationAborted(exception.NovaMovesException):
-    msg_fmt = 'Live migration %(migration)s was aborted by a user.'
-    code = 400
+LiveMigrationAborted = driver.LiveMigrationAborted
+progress = driver.progress
 
 
 class Control:
@@ -60,18 +60,6 @@ def event(name, host, result=None, start_time=None):
     if start_time:
         out['start_time'] = start_time
     return out
-
-
-def progress(totals, fraction):
-    """The migration's progress columns ``fraction`` of the way."""
-    memory_total, disk_total = totals
-    memory_done = int(memory_total * fraction)
-    disk_done = int(disk_total * fraction)
-    return {'memory_total': memory_total,
-            'memory_processed': memory_done,
-            'memory_remaining': memory_total - memory_done,
-            'disk_total': disk_total, 'disk_processed': disk_done,
-            'disk_remaining': disk_total - disk_done}
 
 
 def totals(flavor, migrate_data, memory_mb_override=0):
@@ -192,9 +180,9 @@ class LiveSteps(base.Steps):
                    events):
         # A paused server stays paused on the destination (Nova).
         paused = rows['instance']['vm_state'] == states.PAUSED
-        self.driver.spawn(instance_uuid, rows['instance']['flavor'],
-                          operation='post_live_migration_at_destination',
-                          power='paused' if paused else 'running')
+        self.driver.post_live_migration_at_destination(
+            instance_uuid, rows['instance']['flavor'],
+            'paused' if paused else 'running')
         try:
             # The point of no return, one transaction: the server is here,
             # its source half is gone and the migration is completed --
@@ -258,12 +246,16 @@ class LiveSteps(base.Steps):
         None when another delivery of the cast runs the migration (or
         it settled meanwhile): nothing to do or undo here."""
         chained = rows is None
+        # What the destination needs to receive the guest, and (from its
+        # answer) what the transfer needs: both ride in migrate_data.
+        migrate_data.update(
+            self.driver.live_migration_source_data(instance_uuid))
         if chained:
             sizes = totals(
                 migrate_data['flavor'], migrate_data,
                 CONF.compute.live_migration_memory_mb)
             try:
-                self.compute_rpcapi.pre_live_migration(
+                answer = self.compute_rpcapi.pre_live_migration(
                     ctxt, dest, instance_uuid, migration['uuid'],
                     migrate_data, source=self.host,
                     progress=progress(sizes, 0.0))
@@ -272,6 +264,7 @@ class LiveSteps(base.Steps):
                          'delivery or settled: %s', migration['uuid'],
                          instance_uuid, exc)
                 return None
+            migrate_data.update(answer or {})
             return sizes
         try:
             rows = self._set_status(ctxt, migration, states.M_PREPARING,
@@ -282,8 +275,9 @@ class LiveSteps(base.Steps):
             LOG.info('Live migration %s of %s is run by another delivery',
                      migration['id'], instance_uuid)
             return None
-        self.compute_rpcapi.pre_live_migration(
+        answer = self.compute_rpcapi.pre_live_migration(
             ctxt, dest, instance_uuid, migration['uuid'], migrate_data)
+        migrate_data.update(answer or {})
         # The server as the guarded step above returned it (its flavor
         # does not change while it migrates).
         sizes = self._totals(rows['instance'], migrate_data)
@@ -307,7 +301,7 @@ class LiveSteps(base.Steps):
             if control.abort.is_set():
                 raise LiveMigrationAborted(migration=migration['uuid'])
             done = self._lm_transfer(ctxt, migration, sizes, control,
-                                     instance_uuid)
+                                     instance_uuid, migrate_data)
             if chained:
                 post = dict(source=self.host, transferred=done)
             else:
@@ -351,35 +345,29 @@ class LiveSteps(base.Steps):
 
     # Named as its step in nova_moves/moves/live.py ('_lm_transfer': a
     # step no message starts, so private to oslo.messaging).
-    def _lm_transfer(self, ctxt, migration, sizes, control, instance_uuid):
-        """Copy memory (and disks for a block migration) over the
-        simulated duration; force-complete finishes now, abort stops.
-        Progress, when the copy is long enough to report it, is one
-        guarded write (the migration's columns and the server's percent).
-        Returns the final progress values (for the next step to write)."""
-        duration = self.driver.duration('live_migration')
-        started = last_report = time.monotonic()
-        while True:
-            if control.abort.is_set():
-                raise LiveMigrationAborted(migration=migration['uuid'])
+    def _lm_transfer(self, ctxt, migration, sizes, control, instance_uuid,
+                     migrate_data=None):
+        """The hypervisor's transfer (virt/driver.py live_migrate):
+        force-complete finishes it, abort stops it. Progress, when the
+        copy is long enough to report it, is one guarded write (the
+        migration's columns and the server's percent). Returns the final
+        progress values (for the next step to write)."""
+        last = [time.monotonic()]
+
+        def report(values, fraction):
             now = time.monotonic()
-            if control.force_complete.is_set() or now - started >= duration:
-                break
-            if now - last_report >= PROGRESS_INTERVAL:
-                fraction = min(1.0, (now - started) / duration)
-                self.conductor.move_advance(
-                    ctxt, migration['uuid'], status=[states.M_RUNNING],
-                    task_state=[states.MIGRATING],
-                    values=progress(sizes, fraction),
-                    # The server's own progress field, like Nova's.
-                    instance_values={'progress': int(100 * fraction)})
-                last_report = now
-            time.sleep(min(POLL_INTERVAL, max(0.0, duration -
-                                              (now - started))))
-        if self.driver.injected('live_migration'):
-            raise exception.HypervisorOperationFailed(
-                operation='live_migration', host=self.host)
-        return progress(sizes, 1.0)
+            if now - last[0] < PROGRESS_INTERVAL:
+                return
+            last[0] = now
+            self.conductor.move_advance(
+                ctxt, migration['uuid'], status=[states.M_RUNNING],
+                task_state=[states.MIGRATING], values=values,
+                # The server's own progress field, like Nova's.
+                instance_values={'progress': int(100 * fraction)})
+
+        data = dict(migrate_data or {}, migration_uuid=migration['uuid'])
+        return self.driver.live_migrate(instance_uuid, data, control, sizes,
+                                        report)
 
     def _rollback(self, ctxt, instance_uuid, migration, dest, exc,
                   status, dest_prepared, event=None, newest=False):
@@ -407,6 +395,12 @@ class LiveSteps(base.Steps):
         if failed is None:
             self._drop_copy_unless_here(ctxt, instance_uuid)
             return False
+        # The server stays here: a guest the transfer left paused runs on.
+        try:
+            self.driver.rollback_live_migration_at_source(instance_uuid)
+        except Exception:
+            LOG.exception('Could not resume %s on %s', instance_uuid,
+                          self.host)
         if dest_prepared and dest:
             try:
                 self.compute_rpcapi.rollback_live_migration_at_destination(

@@ -10,7 +10,6 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nova_moves.compute import base
-from nova_moves.compute import driver as fake_driver
 from nova_moves.compute import evacuate
 from nova_moves.compute import lifecycle
 from nova_moves.compute import live_migration
@@ -23,6 +22,7 @@ from nova_moves.conductor import rpcapi as conductor_rpcapi
 from nova_moves import conf
 from nova_moves import exception
 from nova_moves import notifications
+from nova_moves.virt import driver as virt_driver
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class ComputeManager:
         """The RPC clients and the hypervisor by default; tests pass
         their own."""
         self.host = host
-        self.driver = driver or fake_driver.FakeDriver(host)
+        self.driver = driver or virt_driver.load_driver(host)
         self.conductor = conductor or conductor_rpcapi.ConductorDBAPI()
         self.notifier = notifications.Notifier(
             host, self.conductor.instance_get)

@@ -27,6 +27,7 @@ from nova_moves.compute import base
 from nova_moves.compute import inflight
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves import conf
+from nova_moves import exception
 from nova_moves import moves
 from nova_moves.moves import cold
 from nova_moves import notifications
@@ -253,9 +254,12 @@ class ResizeEndpoint(base.Steps):
         stopped = instance['vm_state'] == states.STOPPED
         spawned = False
         try:
+            disk_from = self._disk_from_source(ctxt, migration)
             self.driver.spawn(instance_uuid, instance['new_flavor'],
                               operation='finish_migration',
-                              arrived_by=migration_uuid)
+                              arrived_by=migration_uuid,
+                              image_ref=instance.get('image_ref'),
+                              disk_from=disk_from)
             spawned = True
             if stopped:
                 self.driver.set_power(instance_uuid, 'shutdown', 'power_off')
@@ -276,6 +280,27 @@ class ResizeEndpoint(base.Steps):
             if not same_host(migration) and \
                     self._rolled_back(ctxt, migration_uuid):
                 destroy_quietly(self.driver, instance_uuid)
+
+    def _disk_from_source(self, ctxt, migration):
+        """Where this host pulls the server's disk from (a driver whose
+        disks travel, another host): the source's export of the copy
+        the move left there."""
+        if not self.driver.moves_disks or same_host(migration):
+            return None
+        disk = self.compute_rpcapi.export_disk(
+            ctxt, migration['source_compute'], migration['instance_uuid'],
+            migration['uuid'])
+        if not disk:
+            raise exception.DiskNotExported(
+                instance_uuid=migration['instance_uuid'],
+                host=migration['source_compute'])
+        return disk
+
+    # -- source: export_disk (1.9) -----------------------------------------
+    def export_disk(self, ctxt, instance_uuid, migration_uuid):
+        """Serve the copy ``migration_uuid`` left here (the hypervisor's
+        mark is the guard: a stale call gets None, nothing served)."""
+        return self.driver.export_disk(instance_uuid, migration_uuid)
 
     def _finish_failed(self, ctxt, migration, exc, event, stopped):
         if self._resize_failed(ctxt, migration, exc, event) is None:

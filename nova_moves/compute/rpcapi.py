@@ -56,13 +56,16 @@ class ComputeAPI:
           the move and makes no call, and finish_revert_resize (its
           ``reverted`` carrying ``revert``) writes both steps' ends in
           its one call
+    1.9 - export_disk: the destination of a cold move asks the source
+          (a call) to serve the disk the move left there, for a driver
+          whose disks travel (QEMU: over NBD); the fake's do not
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.8'
+    VERSION = '1.9'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -155,6 +158,16 @@ class ComputeAPI:
         extra = {'version': '1.5', 'resized': resized} if resized else {}
         self._step(ctxt, host, 'finish_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid, **extra)
+
+    def export_disk(self, ctxt, host, instance_uuid, migration_uuid):
+        """1.9, a call to the source: where to pull the disk from (None:
+        no copy of this move there). A source capped below 1.9 serves
+        none: the move fails and is rolled back."""
+        if not self.client.can_send_version('1.9'):
+            return None
+        return self.client.prepare(server=host, version='1.9').call(
+            ctxt, 'export_disk', instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid)
 
     def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid,
                        confirm=None):

@@ -84,7 +84,8 @@ class ShelveEndpoint(base.Steps):
         try:
             if offloaded or not self.driver.has_guest(instance_uuid):
                 self.driver.spawn(instance_uuid, instance['flavor'],
-                                  operation='unshelve')
+                                  operation='unshelve',
+                                  image_ref=instance.get('image_ref'))
             else:
                 self.driver.set_power(instance_uuid, 'running', 'unshelve')
         except Exception as exc:

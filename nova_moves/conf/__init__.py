@@ -11,6 +11,7 @@ from nova_moves.conf import conductor
 from nova_moves.conf import coordination
 from nova_moves.conf import database
 from nova_moves.conf import notifications
+from nova_moves.conf import qemu
 from nova_moves.conf import quota
 from nova_moves.conf import default
 from nova_moves.conf import scheduler
@@ -25,6 +26,7 @@ conductor.register_opts(CONF)
 coordination.register_opts(CONF)
 database.register_opts(CONF)
 notifications.register_opts(CONF)
+qemu.register_opts(CONF)
 quota.register_opts(CONF)
 scheduler.register_opts(CONF)
 upgrade_levels.register_opts(CONF)

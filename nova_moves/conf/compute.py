@@ -4,6 +4,11 @@ compute_group = cfg.OptGroup('compute', title='Compute agent and its fake '
                              'hypervisor')
 
 compute_opts = [
+    cfg.StrOpt('driver', default='fake', choices=['fake', 'qemu'],
+               help='The hypervisor behind this host (Nova\'s '
+                    'compute_driver): "fake" simulates guests (unit tests, '
+                    'the harness at scale); "qemu" runs each server as a '
+                    'real QEMU process ([qemu] options).'),
     cfg.ListOpt('fake_hosts', default=[],
                 help='Serve several hosts from one nova-moves-compute '
                      'process, each with its own RPC server, service record '

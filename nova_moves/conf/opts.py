@@ -8,13 +8,14 @@ from nova_moves.conf import conductor
 from nova_moves.conf import coordination
 from nova_moves.conf import database
 from nova_moves.conf import notifications
+from nova_moves.conf import qemu
 from nova_moves.conf import quota
 from nova_moves.conf import default
 from nova_moves.conf import scheduler
 from nova_moves.conf import upgrade_levels
 
 _MODULES = (default, api, compute, conductor, coordination, database,
-            notifications, quota, scheduler, upgrade_levels)
+            notifications, qemu, quota, scheduler, upgrade_levels)
 
 
 def list_opts():

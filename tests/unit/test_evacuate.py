@@ -244,7 +244,7 @@ class ReturningSourceTest(testtools.TestCase):
 
     def _source(self, instances, migrations):
         from nova_moves.compute import base
-        from nova_moves.compute import driver
+        from nova_moves.virt import fake as driver
         from nova_moves.compute import evacuate
 
         fake = driver.FakeDriver('h1')
