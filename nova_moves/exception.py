@@ -151,3 +151,30 @@ class GuestInvalidPower(NovaMovesException):
     msg_fmt = ('Cannot %(operation)s the guest of %(instance_uuid)s on '
                '%(host)s: its power is %(power)s')
     code = 409
+
+
+# The local image store (image_store.py).
+class ImageNotFound(NotFound):
+    msg_fmt = 'Image %(image_id)s could not be found.'
+
+
+class ImageExists(Conflict):
+    msg_fmt = 'Image %(image_id)s already exists in the image store.'
+
+
+class ImageInvalid(Invalid, ValueError):
+    """An import's input is unusable: a missing, unreadable or empty file,
+    a disk qemu-img cannot read. A ValueError too, so code outside the API
+    (the manage command, a driver) can catch it without knowing ours."""
+    msg_fmt = 'Invalid image: %(reason)s'
+
+
+class ImageCorrupt(NovaMovesException):
+    """A listed image whose files are missing or whose disk qemu-img
+    finds damaged: what the driver checks before it boots one."""
+    msg_fmt = 'Image %(image_id)s is unusable: %(reason)s'
+
+
+class ImageStoreError(NovaMovesException):
+    """qemu-img itself failed (absent, timed out) on input it accepted."""
+    msg_fmt = 'Image store: %(reason)s'

@@ -16,18 +16,31 @@ of its project, whose id is derived from the request id of the shelve
 that made it (a new id for each shelve). It exists exactly as long as
 Nova's would: from the end of the shelve to the end of the unshelve or
 the server's deletion. The owner's project and admins see it.
+
+The local image store (image_store.py, ``[image] store_path``): the
+images the QEMU driver boots, added by ``nova-moves-manage image import``
+or by a driver's snapshot, listed between the names and the shelved
+records with their real sizes, dates, visibility and owner. A private one
+is seen by its owner's project and admins only (404 to the others, as
+Glance). A store image whose id is a shelved record's replaces that
+record: a driver that snapshots a shelve under the record's id makes the
+record real.
 """
 import uuid
 
 import flask
+from oslo_log import log as logging
 
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import image_store
 from nova_moves import states
 from nova_moves import timeutil
+
+LOG = logging.getLogger(__name__)
 
 _NAMESPACE = uuid.UUID('5b3f5c2e-9a6e-4c1c-9d43-6f1d3f0f2a11')
 _CREATED = '2026-01-01T00:00:00Z'
@@ -37,8 +50,8 @@ def image_id(name):
     return str(uuid.uuid5(_NAMESPACE, name))
 
 
-def _image(name):
-    ident = image_id(name)
+def _image(name, ident=None):
+    ident = ident or image_id(name)
     return {'id': ident, 'name': name, 'status': 'active',
             'visibility': 'public', 'protected': False, 'os_hidden': False,
             'container_format': 'bare', 'disk_format': 'raw', 'size': 0,
@@ -68,15 +81,13 @@ def shelved_image_id(instance_uuid, request_id):
 
 def _shelved_image(instance):
     request_id, started = _shelve_request_id(instance['uuid'])
-    image = _image(instance['display_name'] + '-shelved')
     ident = shelved_image_id(instance['uuid'], request_id)
+    image = _image(instance['display_name'] + '-shelved', ident)
     when = timeutil.api_time_z(started) if started else _CREATED
     image.update({
-        'id': ident, 'visibility': 'private',
+        'visibility': 'private',
         'owner': instance['project_id'], 'created_at': when,
-        'updated_at': when, 'self': '/v2/images/%s' % ident,
-        'file': '/v2/images/%s/file' % ident,
-        'links': common.links('images', ident),
+        'updated_at': when,
         # The properties Nova's snapshot carries.
         'image_type': 'snapshot', 'instance_uuid': instance['uuid'],
         'base_image_ref': instance['image_ref'] or ''})
@@ -91,17 +102,57 @@ def _shelved():
     return [_shelved_image(i) for i in instances]
 
 
+def _stored_image(record):
+    image = _image(record['name'], record['id'])
+    image.update({key: record[key] for key in (
+        'status', 'visibility', 'owner', 'disk_format', 'container_format',
+        'size', 'virtual_size', 'min_disk', 'min_ram', 'created_at',
+        'updated_at')})
+    # Glance's property for a kernel command line (Nova's libvirt driver
+    # reads it).
+    if record.get('cmdline'):
+        image['os_command_line'] = record['cmdline']
+    # Glance v2 shows custom properties as top-level keys; never one that
+    # would replace a core field.
+    for key, value in (record.get('properties') or {}).items():
+        image.setdefault(key, value)
+    return image
+
+
+def _visible(record, ctxt):
+    return (record['visibility'] == 'public' or ctxt.is_admin or
+            record['owner'] == ctxt.project_id)
+
+
+def _stored():
+    ctxt = api_req.context()
+    try:
+        records = image_store.ImageStore().list()
+    except OSError as exc:
+        # A store this API host cannot read must not take the names and
+        # the shelved records (which clients resolve servers' images
+        # with) down too.
+        LOG.error('Cannot list the image store: %s', exc)
+        return []
+    return [_stored_image(r) for r in records if _visible(r, ctxt)]
+
+
 def _all():
+    stored = _stored()
+    ids = {i['id'] for i in stored}
     return [_image(name) for name in conf.CONF.api.image_names] + \
-        _shelved()
+        stored + [i for i in _shelved() if i['id'] not in ids]
 
 
 def index():
     api_req.context()
     args = flask.request.args
     images = _all()
-    if args.get('name'):
-        images = [i for i in images if i['name'] == args['name']]
+    # Glance's filters, each an exact match; visibility=all is no filter.
+    for key in ('name', 'status', 'visibility'):
+        value = args.get(key)
+        if value and not (key == 'visibility' and value == 'all'):
+            images = [i for i in images if i[key] == value]
     ids = args.get('id')
     if ids:
         wanted = set(ids[3:].split(',') if ids.startswith('in:') else [ids])
@@ -115,4 +166,4 @@ def show(image_ref):
     for image in _all():
         if image_ref == image['id']:
             return flask.jsonify(image)
-    raise exception.NotFound('Image %s could not be found.' % image_ref)
+    raise exception.ImageNotFound(image_id=image_ref)

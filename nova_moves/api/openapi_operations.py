@@ -159,8 +159,11 @@ OPERATIONS = {
                           {'200': _ok(wrap('quota_set', ANY_OBJ))}),
     'quota_sets_delete': ("Revert a project's quota to the defaults "
                           '(admin).', [], {'202': _empty('Accepted')}),
-    'images_index': ('Images of the fake hypervisor, Glance v2 style.',
-                     ['name', 'id'], {'200': _ok(obj({
+    'images_index': ('Images, Glance v2 style: [api] image_names, the '
+                     'local image store\'s (private ones to their project '
+                     'and admins) and the shelved servers\' snapshots.',
+                     ['name', 'id', 'status', 'visibility'],
+                     {'200': _ok(obj({
                          'images': {'type': 'array', 'items': ref('Image')},
                          'schema': STR, 'first': STR}))}),
     'images_show': ('One image, Glance v2 style (unwrapped).', [],

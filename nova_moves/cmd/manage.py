@@ -75,8 +75,10 @@ def main():
 def _register_commands():
     # Added here rather than next to COMMANDS so each command module stays
     # an independent, small edit.
+    from nova_moves.cmd import manage_image
     from nova_moves.cmd import manage_placement
     from nova_moves.cmd import manage_status
+    COMMANDS['image'] = (manage_image.HELP, manage_image.setup)
     COMMANDS['placement'] = (manage_placement.HELP, manage_placement.setup)
     COMMANDS['status'] = (manage_status.HELP, manage_status.setup)
 

@@ -10,6 +10,7 @@ from nova_moves.conf import compute
 from nova_moves.conf import conductor
 from nova_moves.conf import coordination
 from nova_moves.conf import database
+from nova_moves.conf import image
 from nova_moves.conf import notifications
 from nova_moves.conf import qemu
 from nova_moves.conf import quota
@@ -25,6 +26,7 @@ compute.register_opts(CONF)
 conductor.register_opts(CONF)
 coordination.register_opts(CONF)
 database.register_opts(CONF)
+image.register_opts(CONF)
 notifications.register_opts(CONF)
 qemu.register_opts(CONF)
 quota.register_opts(CONF)

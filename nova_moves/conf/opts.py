@@ -7,6 +7,7 @@ from nova_moves.conf import compute
 from nova_moves.conf import conductor
 from nova_moves.conf import coordination
 from nova_moves.conf import database
+from nova_moves.conf import image
 from nova_moves.conf import notifications
 from nova_moves.conf import qemu
 from nova_moves.conf import quota
@@ -15,7 +16,7 @@ from nova_moves.conf import scheduler
 from nova_moves.conf import upgrade_levels
 
 _MODULES = (default, api, compute, conductor, coordination, database,
-            notifications, qemu, quota, scheduler, upgrade_levels)
+            image, notifications, qemu, quota, scheduler, upgrade_levels)
 
 
 def list_opts():

@@ -1,0 +1,104 @@
+"""nova-moves-manage image: the local image store ([image] store_path).
+
+  image import NAME --kernel FILE --initrd FILE [--disk FILE]
+               [--disk-format FMT] [--cmdline TEXT] [--id UUID]
+               [--private --owner PROJECT]
+                                 add an image; prints its id
+  image list                     the store's images
+  image delete ID                remove one
+
+The store is a directory, not a service: run it on a host that mounts
+[image] store_path (the API lists what is there at once). Bad input
+exits 1 with one line naming the problem, and leaves nothing behind.
+"""
+import sys
+
+from nova_moves.cmd import tables
+from nova_moves import exception
+from nova_moves import image_store
+
+HELP = 'The local image store: import, list, delete'
+# What a bad argument, a full disk or a missing qemu-img looks like here:
+# one line, no traceback.
+_FAILURES = (exception.NovaMovesException, OSError)
+
+
+def _fail(action, exc):
+    text = getattr(exc, 'message', None) or str(exc)
+    print('nova-moves-manage image %s: %s' % (action, text),
+          file=sys.stderr)
+    return 1
+
+
+def _import(args):
+    if args.private and not args.owner:
+        return _fail('import', 'a --private image needs --owner PROJECT '
+                     '(only that project and admins see it)')
+    try:
+        image = image_store.ImageStore().import_image(
+            args.image_name, args.kernel, args.initrd, disk=args.disk,
+            cmdline=args.cmdline, image_id=args.id,
+            visibility='private' if args.private else 'public',
+            owner=args.owner, disk_format=args.disk_format)
+    except _FAILURES as exc:
+        return _fail('import', exc)
+    print(image['id'])
+    return 0
+
+
+def _list(args):
+    try:
+        images = image_store.ImageStore().list()
+    except _FAILURES as exc:
+        return _fail('list', exc)
+    print(tables.render(
+        ('ID', 'Name', 'Visibility', 'Owner', 'Size', 'Virtual size',
+         'Created'),
+        [(i['id'], i['name'], i['visibility'], i['owner'] or '',
+          i['size'], i['virtual_size'], i['created_at']) for i in images]))
+    return 0
+
+
+def _delete(args):
+    try:
+        image_store.ImageStore().delete(args.image_id)
+    except _FAILURES as exc:
+        return _fail('delete', exc)
+    print('Deleted image %s' % args.image_id)
+    return 0
+
+
+def setup(parser):
+    sub = parser.add_subparsers(dest='action')
+    sub.required = True
+    imp = sub.add_parser('import', help='Add an image to the store; prints '
+                                        'its id')
+    # Not dest 'name': oslo.config's sub-command namespace answers .name
+    # with the command's own name.
+    imp.add_argument('image_name', metavar='NAME', help='The image name')
+    imp.add_argument('--kernel', required=True, metavar='FILE',
+                     help='The kernel the guest boots (copied)')
+    imp.add_argument('--initrd', required=True, metavar='FILE',
+                     help='Its initial ramdisk (copied)')
+    imp.add_argument('--disk', metavar='FILE', default=None,
+                     help='The root disk, any format qemu-img reads '
+                          '(converted to qcow2); default: an empty 64 MiB '
+                          'qcow2')
+    imp.add_argument('--disk-format', metavar='FMT', default=None,
+                     help='The --disk format (raw, qcow2, vmdk ...); '
+                          'default: qemu-img detects it')
+    imp.add_argument('--cmdline', default='', metavar='TEXT',
+                     help='Extra kernel command line, e.g. "dirty=10"')
+    imp.add_argument('--id', default=None, metavar='UUID',
+                     help='The image id (default: a new UUID)')
+    imp.add_argument('--private', action='store_true',
+                     help='Visible to --owner\'s project and admins only '
+                          '(default: public)')
+    imp.add_argument('--owner', default=None, metavar='PROJECT',
+                     help='The owning project id')
+    imp.set_defaults(func=_import)
+    sub.add_parser('list', help='List the store\'s images').set_defaults(
+        func=_list)
+    delete = sub.add_parser('delete', help='Remove an image from the store')
+    delete.add_argument('image_id', metavar='ID')
+    delete.set_defaults(func=_delete)
