@@ -30,7 +30,7 @@ def _run(argv, guest, timeout=QEMU_IMG_TIMEOUT):
 
 
 def virtual_size(path, guest, fmt=None):
-    argv = ['qemu-img', 'info', '--output=json'] + \
+    argv = ['qemu-img', 'info', '-U', '--output=json'] + \
         (['-f', fmt] if fmt else []) + [path]
     return json.loads(_run(argv, guest, timeout=60))['virtual-size']
 

@@ -158,7 +158,7 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
             '-blockdev', 'driver=file,filename=%s,node-name=file0' %
             guest.disk,
             '-blockdev', 'driver=qcow2,file=file0,node-name=disk0',
-            '-device', 'nvme,drive=disk0,serial=nm0',
+            '-device', 'virtio-blk-pci,drive=disk0',
             '-chardev', 'file,id=serial0,path=%s,append=on' % guest.console,
             '-serial', 'chardev:serial0',
             '-qmp', 'unix:%s,server=on,wait=off' % guest.qmp_path,
