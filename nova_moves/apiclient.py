@@ -81,9 +81,10 @@ class Client:
             body['flavor']['id'] = flavor_id
         return self.post('/flavors', body, expect=200).json()['flavor']
 
-    def boot(self, name, flavor_id, host=None, wait=True, timeout=60):
-        server = {'name': name, 'flavorRef': flavor_id, 'imageRef': 'fake',
-                  'networks': 'none'}
+    def boot(self, name, flavor_id, host=None, wait=True, timeout=60,
+             image_ref='fake'):
+        server = {'name': name, 'flavorRef': flavor_id,
+                  'imageRef': image_ref, 'networks': 'none'}
         if host:
             server['availability_zone'] = 'nova:%s' % host
         body = self.post('/servers', {'server': server},

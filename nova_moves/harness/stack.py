@@ -199,8 +199,11 @@ class Stack:
         if spec.get('broker_port'):
             default['transport_url'] = self.transport_url_via(
                 spec['broker_port'])
-        return self._overlay(spec['name'], {
-            'DEFAULT': default, 'compute': compute})
+        sections = {'DEFAULT': default, 'compute': compute}
+        # More sections of this compute's own (e.g. [qemu] for real guests).
+        for section, values in (spec.get('conf') or {}).items():
+            sections.setdefault(section, {}).update(values)
+        return self._overlay(spec['name'], sections)
 
     def compute_hosts(self):
         return [h for spec in self.compute_specs

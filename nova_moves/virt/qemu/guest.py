@@ -54,10 +54,11 @@ def _alive(pid):
 class Guest:
     """A server's directory and process; the record is guest.json."""
 
-    def __init__(self, host, instance_uuid):
+    def __init__(self, host, instance_uuid, root=None):
+        """``root``: the host's instances path (else from the config)."""
         self.host = host
         self.uuid = instance_uuid
-        self.dir = os.path.join(instances_path(host), instance_uuid)
+        self.dir = os.path.join(root or instances_path(host), instance_uuid)
         self.lock = threading.RLock()  # one QMP client at a time
 
     def path(self, name):
