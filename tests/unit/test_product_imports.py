@@ -52,6 +52,18 @@ class ProductImportsTest(testtools.TestCase):
                              capture_output=True, text=True).stdout
         self.assertEqual('[]', out.strip())
 
+    def test_image_store_loads_no_database_or_flask(self):
+        """Compute agents boot from the image store, so it is as pure as
+        they are: importing it loads no nova_moves.db module and no
+        flask."""
+        code = ('import sys; import nova_moves.image_store; '
+                'print(sorted(m for m in sys.modules '
+                'if m.startswith(("nova_moves.db", "nova_moves.api", '
+                '"flask"))))')
+        out = subprocess.run([sys.executable, '-c', code], check=True,
+                             capture_output=True, text=True).stdout
+        self.assertEqual('[]', out.strip())
+
     def test_step_tables_import_only_states(self):
         """nova_moves/moves is pure: it imports nova_moves.states and
         itself, nothing else of the product."""
