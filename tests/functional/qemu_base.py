@@ -10,6 +10,7 @@ import time
 
 from nova_moves.harness import guests as qemu_guests
 from nova_moves.harness import invariants
+from nova_moves.harness import stack as nm_stack
 from tests.functional import base
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -60,9 +61,8 @@ class QemuStackTestCase(base.StackTestCase):
 
     @classmethod
     def import_image(cls, name, kernel, initrd, cmdline=''):
-        argv = [shutil.which('nova-moves-manage') or 'nova-moves-manage',
-                '--config-file', cls.stack.config_path, 'image', 'import',
-                name, '--kernel', kernel, '--initrd', initrd]
+        argv = [nm_stack._script('nova-moves-manage'), '--config-file',
+                cls.stack.config_path, 'image', 'import', name, '--kernel', kernel, '--initrd', initrd]
         if cmdline:
             argv += ['--cmdline', cmdline]
         out = subprocess.run(argv, check=True, capture_output=True,
