@@ -62,6 +62,13 @@ def event(name, host, result=None, start_time=None):
     return out
 
 
+def _take_answer(migrate_data, answer):
+    """The destination's pre_live_migration answer (its migrate_data,
+    with where to send memory and disks) into the source's."""
+    if isinstance(answer, dict):
+        migrate_data.update(answer)
+
+
 def totals(flavor, migrate_data, memory_mb_override=0):
     memory_mb = memory_mb_override or flavor['memory_mb']
     block = migrate_data.get('block_migration')
@@ -264,7 +271,7 @@ class LiveSteps(base.Steps):
                          'delivery or settled: %s', migration['uuid'],
                          instance_uuid, exc)
                 return None
-            migrate_data.update(answer or {})
+            _take_answer(migrate_data, answer)
             return sizes
         try:
             rows = self._set_status(ctxt, migration, states.M_PREPARING,
@@ -277,7 +284,7 @@ class LiveSteps(base.Steps):
             return None
         answer = self.compute_rpcapi.pre_live_migration(
             ctxt, dest, instance_uuid, migration['uuid'], migrate_data)
-        migrate_data.update(answer or {})
+        _take_answer(migrate_data, answer)
         # The server as the guarded step above returned it (its flavor
         # does not change while it migrates).
         sizes = self._totals(rows['instance'], migrate_data)

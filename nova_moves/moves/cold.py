@@ -64,8 +64,10 @@ STEPS = (
          sweep=RESEND, restart=RESTART_REDO, after='revert_resize'),
 )
 
-# Handlers of the kind that are not steps.
-CONTROLS = ()
+# Handlers of the kind that are not steps: the source serving the disk
+# its copy left to finish_resize on the destination (compute RPC 1.9;
+# its guard is the hypervisor's mark of the move, it writes nothing).
+CONTROLS = ('export_disk',)
 
 PARKED = ()
 

@@ -15,6 +15,7 @@ from nova_moves.compute import live_migration as compute_lm
 from nova_moves.conductor.tasks import live_migrate as task_mod
 from nova_moves import conf
 from nova_moves import exception
+from nova_moves.virt import fake as virt_fake
 from tests.fixtures import scheduler as fake_scheduler
 
 
@@ -279,8 +280,11 @@ class FakeConductor:
         pass
 
 
-class FakeDriver:
+class FakeDriver(virt_fake.FakeDriver):
+    """The fake's transfer, timed by the test (no state file)."""
+
     def __init__(self, seconds, failing=()):
+        self.host = 'src'
         self.seconds = seconds
         self.failing = set(failing)
 
