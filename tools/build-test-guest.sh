@@ -2,8 +2,8 @@
 # Build the nova_moves test guest (doc/test-guest.md) into OUTDIR:
 #   OUTDIR/vmlinuz     Debian's cloud kernel (linux-image-cloud-amd64's
 #                      linux-image-*-cloud-amd64)
-#   OUTDIR/initrd.img  busybox-static, the power button's modules and
-#                      tools/test-guest/init (cpio newc, gzip)
+#   OUTDIR/initrd.img  busybox-static, the power button's and virtio-blk's
+#                      modules and tools/test-guest/init (cpio newc, gzip)
 # From Debian packages only (apt-get download + dpkg-deb -x); nothing is
 # installed. Idempotent: when OUTDIR already has both, built from the same
 # inputs (OUTDIR/build-stamp), it only prints their paths.
@@ -96,8 +96,13 @@ ln -s busybox "$root"/bin/sh
 install -m 755 "$SRC/init" "$root"/init
 install -m 755 "$SRC/power-button" "$root"/etc/acpi/PWRF/00000080
 # The power button's input device (button) and busybox acpid's way to
-# read it (evdev); neither depends on other modules.
-for mod in drivers/input/evdev.ko drivers/acpi/button.ko; do
+# read it (evdev); virtio-blk and what it depends on (/init loads them in
+# order: there is no modprobe database).
+for mod in drivers/input/evdev.ko drivers/acpi/button.ko \
+        drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko \
+        drivers/virtio/virtio_pci_modern_dev.ko \
+        drivers/virtio/virtio_pci_legacy_dev.ko drivers/virtio/virtio_pci.ko \
+        drivers/block/virtio_blk.ko; do
     cp "kernel/lib/modules/$kver/kernel/$mod" "$root"/lib/modules/
 done
 # The kernel opens /dev/console for /init before /init mounts devtmpfs
