@@ -1,8 +1,10 @@
 #!/bin/bash
 # Create the openstack_citest user and database (password openstack_citest)
 # on the local MariaDB/MySQL and PostgreSQL for oslo.db's opportunistic
-# tests. Idempotent: safe to run again. A database server that is not
-# installed or not running is skipped (its tests then skip themselves).
+# tests, install QEMU and build the test guest (doc/test-guest.md) into
+# $PWD/.test-guest/. Idempotent: safe to run again. A database server that
+# is not installed or not running is skipped (its tests then skip
+# themselves); so is the guest when QEMU cannot be installed.
 set -u
 DB_USER=openstack_citest
 DB_PW=openstack_citest
@@ -77,5 +79,55 @@ setup_postgresql() {
     echo "test-setup: PostgreSQL role and database $DB_USER ready"
 }
 
+# The packages the QEMU driver's tests and tools/build-test-guest.sh use
+# (bindep.txt lists them too).
+GUEST_PACKAGES="qemu-system-x86 qemu-utils busybox-static cpio"
+GUEST_DIR=$PWD/.test-guest
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo -n "$@"
+    else
+        return 1
+    fi
+}
+
+apt_install() {
+    # The lists only when the install fails without them (a fresh image).
+    # shellcheck disable=SC2086  # a list of package names
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+            --no-install-recommends $GUEST_PACKAGES </dev/null ||
+        { as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q \
+              </dev/null &&
+          as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+              --no-install-recommends $GUEST_PACKAGES </dev/null; }
+}
+
+setup_test_guest() {
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "test-setup: no apt-get; skipping QEMU and the test guest" >&2
+        return 0
+    fi
+    if ! command -v qemu-system-x86_64 >/dev/null 2>&1 ||
+            ! command -v qemu-img >/dev/null 2>&1 ||
+            ! command -v cpio >/dev/null 2>&1 ||
+            ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null |
+                grep -q 'install ok installed'; then
+        if ! apt_install; then
+            echo "test-setup: cannot install $GUEST_PACKAGES;" \
+                 "skipping the test guest" >&2
+            return 0
+        fi
+    fi
+    if ! "$(dirname "$0")/build-test-guest.sh" "$GUEST_DIR" </dev/null; then
+        echo "test-setup: building the test guest failed" >&2
+        return 0
+    fi
+    echo "test-setup: test guest in $GUEST_DIR"
+}
+
 setup_mysql
 setup_postgresql
+setup_test_guest
