@@ -32,6 +32,8 @@ class ConsoleEndpoint(base.Steps):
                                          host=self.host)
 
     # -- 1.9 ------------------------------------------------------------------
+    # The user's 409s, not this host's errors: not logged as failures.
+    @messaging.expected_exceptions(exception.GuestNotHere)
     def get_console_output(self, ctxt, instance_uuid, tail_length=None):
         """The last ``tail_length`` lines (None: all; the API turns -1
         into None)."""
@@ -39,6 +41,8 @@ class ConsoleEndpoint(base.Steps):
         return self.driver.console_output(
             instance_uuid, None if tail_length is None else int(tail_length))
 
+    @messaging.expected_exceptions(exception.GuestNotHere,
+                                   exception.InstanceInvalidState)
     def get_diagnostics(self, ctxt, instance_uuid):
         """The driver's 2.48 diagnostics. As Nova's manager: of a running
         guest only (a stopped or paused one is a 409)."""

@@ -3,6 +3,7 @@ one process (tests/fixtures/inprocess.py): the API's call reaches the
 server's compute over fake:// (compute RPC 1.9, compute/console.py),
 which reads the fake hypervisor's guest, and the answer or the remote
 error comes back as a user sees it."""
+from nova_moves.db import api as db_api
 from tests.fixtures import inprocess
 
 OWNER_TOKEN = 'alice:p1'
@@ -134,3 +135,22 @@ class DiagnosticsTest(inprocess.TestCase):
         driver.diagnostics = diagnostics
         body = self.admin.get(self.path, version='2.48', expect=501).json()
         self.assertIn('not supported', body['notImplemented']['message'])
+
+
+class NoHostTest(inprocess.TestCase):
+
+    def test_a_server_on_no_host_is_409_for_both(self):
+        """Never scheduled (an ERROR from the build): no host to ask."""
+        server = db_api.instance_create({
+            'display_name': 'vm', 'user_id': 'admin', 'project_id': 'admin',
+            'vm_state': 'error', 'task_state': None, 'host': None,
+            'node': None, 'power_state': 0,
+            'flavor': db_api.flavor_get(self.flavor()['id'])})
+        self.addCleanup(db_api.instance_destroy, server['uuid'])
+        for response in (
+                self.admin.action(server['uuid'],
+                                  {'os-getConsoleOutput': {}}),
+                self.admin.get('/servers/%s/diagnostics' % server['uuid'],
+                               version='2.48')):
+            self.assertEqual(409, response.status_code, response.text)
+            self.assertIn('on no host', response.text)
