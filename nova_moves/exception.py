@@ -153,6 +153,34 @@ class GuestInvalidPower(NovaMovesException):
     code = 409
 
 
+# What a server shows (its console, its diagnostics): asked of its host.
+class InstanceNotReady(Conflict):
+    msg_fmt = 'Instance %(instance_id)s is not ready: %(reason)s'
+
+
+class GuestNotHere(Conflict):
+    # The database names a host the guest is not on: a move or a delete
+    # got there first. 409 (try again), not 404: the server exists.
+    msg_fmt = ('Server %(instance_uuid)s is not running on %(host)s (it is '
+               'being moved or deleted); try again.')
+
+
+class ComputeRPCTooOld(Conflict):
+    msg_fmt = ('%(method)s needs every compute at RPC version %(version)s '
+               '([upgrade_levels] compute caps below it).')
+
+
+class ComputeNotResponding(NovaMovesException):
+    msg_fmt = ('The compute host %(host)s did not answer %(method)s within '
+               '%(timeout)s seconds; retry later.')
+    code = 503
+
+
+class FeatureNotSupported(NovaMovesException):
+    msg_fmt = '%(feature)s is not supported by the hypervisor of %(host)s.'
+    code = 501
+
+
 # The local image store (image_store.py).
 class ImageNotFound(NotFound):
     msg_fmt = 'Image %(image_id)s could not be found.'

@@ -39,7 +39,8 @@ OPERATIONS = {
                        {'204': _empty('Deleted')}),
     'server_action': (
         'Run a server action; the body names it (see the oneOf).', [],
-        {'200': _empty('evacuate: {"adminPass"} below 2.14, empty after'),
+        {'200': _empty('evacuate: {"adminPass"} below 2.14, empty after; '
+                       'os-getConsoleOutput: {"output": "..."}'),
          '202': _empty('resize, revertResize, migrate, os-migrateLive, '
                        'os-start, os-stop'),
          '204': _empty('confirmResize')}),

@@ -3,7 +3,7 @@ server tags, flavor extra specs and access lists, PUT /servers/{id},
 quota classes, hypervisor search/servers and the v2.0 version document
 (openapi.py merges them; kept here so that module stays small)."""
 from nova_moves.api.openapi_schemas import (
-    INT, SCHEMAS, STR, f, listing, obj, ref, wrap)
+    INT, NSTR, SCHEMAS, STR, by_version, f, listing, obj, ref, wrap)
 
 
 def _ok(schema, description='OK'):
@@ -29,6 +29,30 @@ SCHEMAS['ServerUpdated'] = obj({
                      'key_name', 'host_status', 'security_groups',
                      'os-extended-volumes:volumes_attached')})
 _METADATA = {'type': 'object', 'additionalProperties': STR}
+# GET /servers/{id}/diagnostics from 2.48 (Nova's view: every field,
+# null where the driver does not know it).
+_NINT, _NNUM = {'type': ['integer', 'null']}, {'type': ['number', 'null']}
+SCHEMAS['ServerDiagnostics'] = obj({
+    'state': {'type': ['string', 'null'], 'enum': [
+        'pending', 'running', 'paused', 'shutdown', 'crashed', 'suspended',
+        None]},
+    'driver': NSTR, 'hypervisor': NSTR, 'hypervisor_os': NSTR,
+    'uptime': _NINT, 'config_drive': {'type': ['boolean', 'null']},
+    'num_cpus': _NINT, 'num_nics': _NINT, 'num_disks': _NINT,
+    'cpu_details': {'type': 'array', 'items': obj({
+        'id': _NINT, 'time': _NINT, 'utilisation': _NINT})},
+    'nic_details': {'type': 'array', 'items': obj(dict(
+        {name: _NINT for name in (
+            'rx_octets', 'rx_errors', 'rx_drop', 'rx_packets', 'tx_octets',
+            'tx_errors', 'tx_drop', 'tx_packets')},
+        mac_address=NSTR, rx_rate=_NINT, tx_rate=_NINT))},
+    'disk_details': {'type': 'array', 'items': obj({
+        name: _NINT for name in ('read_bytes', 'read_requests',
+                                 'write_bytes', 'write_requests',
+                                 'errors_count')})},
+    'memory_details': obj({'maximum': _NINT, 'used': _NINT})})
+# Below 2.48: the driver's own flat keys (here libvirt's old ones).
+_DIAGNOSTICS_FLAT = {'type': 'object', 'additionalProperties': _NNUM}
 _QUOTA_CLASS = obj(dict(
     {name: INT for name in ('cores', 'ram', 'instances', 'metadata_items',
                             'key_pairs')},
@@ -143,6 +167,13 @@ OPERATIONS.update({
         'addTenantAccess (409: public flavor or already listed) or '
         'removeTenantAccess (404: not listed) (admin).', [],
         {'200': _ok(_ACCESS)}),
+    'server_diagnostics': (
+        "A server's diagnostics from its hypervisor (admin; 409 unless "
+        'it runs on a host, 501 when the hypervisor gives none): Nova\'s '
+        'standard format from 2.48, flat driver keys (cpu0_time, memory, '
+        'vda_read ...) below.', [],
+        {'200': _ok(by_version(('2.48', None, ref('ServerDiagnostics')),
+                               (None, '2.47', _DIAGNOSTICS_FLAT)))}),
     'server_tags_index': ("A server's tags.", [], {'200': _ok(_TAGS)},
                           _TAGS_FROM),
     'server_tags_update_all': ("Replace a server's tags (at most 50).", [],

@@ -192,6 +192,10 @@ _API = [
      [ACTION % 'unshelve']),
     ('os_compute_api:os-shelve:shelve_offload', ADMIN,
      'Shelf-offload (remove) server', [ACTION % 'shelveOffload']),
+    ('os_compute_api:os-console-output', PROJECT_MEMBER_OR_ADMIN,
+     'Show console output for a server', [ACTION % 'os-getConsoleOutput']),
+    ('os_compute_api:os-server-diagnostics', ADMIN,
+     'Show the usage data for a server', ['GET %s/diagnostics' % SRV]),
     # -- server metadata --------------------------------------------------
     ('os_compute_api:os-server-tags:index', PROJECT_READER_OR_ADMIN,
      'List all tags for given server', ['GET /servers/{server_id}/tags']),

@@ -26,6 +26,7 @@ from nova_moves.api import placement
 from nova_moves.api import quota_classes
 from nova_moves.api import quotas
 from nova_moves.api import server_actions
+from nova_moves.api import server_diagnostics
 from nova_moves.api import server_groups
 from nova_moves.api import server_metadata
 from nova_moves.api import server_tags
@@ -135,6 +136,8 @@ ROUTES = {
         'PUT': ('servers_update', servers.update),
         'DELETE': ('servers_delete', servers.delete)},
     _SERVER + '/action': {'POST': ('server_action', server_actions.action)},
+    _SERVER + '/diagnostics': {
+        'GET': ('server_diagnostics', server_diagnostics.index)},
     _SERVER + '/metadata': {
         'GET': ('server_metadata_index', server_metadata.index),
         'POST': ('server_metadata_create', server_metadata.create),

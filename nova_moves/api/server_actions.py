@@ -7,6 +7,7 @@ own policy is asked first (POLICIES), so a caller it refuses gets its
 403 as in Nova."""
 from nova_moves.api import request as api_req
 from nova_moves.api import common
+from nova_moves.api import console_output
 from nova_moves.api import evacuate
 from nova_moves.api import guards
 from nova_moves.api import lifecycle
@@ -23,12 +24,13 @@ from nova_moves import exception
 
 ACTIONS = {}
 for _module in (migrate, live_migrate, evacuate, power, lifecycle, lock,
-                rebuild, reset_state, shelve, servers):
+                rebuild, reset_state, shelve, servers, console_output):
     ACTIONS.update(_module.ACTIONS)
 
 # The actions a lock does not stop (Nova's are not decorated with
-# check_instance_lock).
-NOT_LOCKED_OUT = ('lock', 'unlock', reset_state.ACTION)
+# check_instance_lock; os-getConsoleOutput only reads).
+NOT_LOCKED_OUT = ('lock', 'unlock', reset_state.ACTION,
+                  console_output.ACTION)
 # The policy each action checks before its lock check.
 POLICIES = {
     'resize': 'os_compute_api:servers:resize',

@@ -3,8 +3,8 @@ writes they all make through the conductor (computes never open the
 database).
 
 Each move kind is an endpoint class of its own (compute/resize.py,
-live_migration.py, evacuate.py, lifecycle.py, shelve.py and the host's
-own in manager.py); ``ComputeManager.endpoints()`` hands them to
+live_migration.py, evacuate.py, lifecycle.py, shelve.py, console.py and
+the host's own in manager.py); ``ComputeManager.endpoints()`` hands them to
 oslo.messaging, which dispatches a message to the first endpoint that
 has the method's name and a compatible ``target`` version. Public
 methods are the RPC surface; helpers start with ``_``, which

@@ -10,6 +10,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nova_moves.compute import base
+from nova_moves.compute import console
 from nova_moves.compute import evacuate
 from nova_moves.compute import lifecycle
 from nova_moves.compute import live_migration
@@ -88,6 +89,7 @@ class ComputeManager:
         self.resize_settle = resize_settle.ResizeSettleEndpoint(deps)
         self.live = live_migration.LiveMigrationEndpoint(deps)
         self.shelve = shelve.ShelveEndpoint(deps)
+        self.console = console.ConsoleEndpoint(deps)
         self.host_endpoint = HostEndpoint(deps, self.live)
         # Start-up recovery of each kind (not served over RPC).
         self.resize_recovery = resize_recovery.ResizeRecovery(
@@ -102,7 +104,8 @@ class ComputeManager:
         """Every public method of these is the compute's RPC surface
         (compute/rpcapi.py); no name is served by two of them."""
         return [self.lifecycle, self.resize, self.resize_settle, self.live,
-                self.evacuate, self.shelve, self.host_endpoint]
+                self.evacuate, self.shelve, self.console,
+                self.host_endpoint]
 
     def init_host(self):
         """Report the node and its providers, then let each move kind

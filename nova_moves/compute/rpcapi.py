@@ -8,6 +8,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nova_moves import conf
+from nova_moves import exception
 from nova_moves import rpc
 
 LOG = logging.getLogger(__name__)
@@ -18,6 +19,10 @@ TOPIC = 'compute'
 UNREACHABLE = (messaging.MessageDeliveryFailure,
                kombu.exceptions.OperationalError)
 STEP_RESEND_INTERVAL = 1.0
+# Seconds the API waits for a host to show a server's console or
+# diagnostics: a user is waiting on the answer, and a host that does not
+# answer in this long is down or stuck, not slow.
+SHOW_TIMEOUT = 30
 
 
 class ComputeAPI:
@@ -58,7 +63,10 @@ class ComputeAPI:
           its one call
     1.9 - export_disk: the destination of a cold move asks the source
           (a call) to serve the disk the move left there, for a driver
-          whose disks travel (QEMU: over NBD); the fake's do not
+          whose disks travel (QEMU: over NBD); the fake's do not;
+          get_console_output, get_diagnostics: what a server shows, a
+          short call to its host (the API's os-getConsoleOutput and
+          GET /servers/{id}/diagnostics, compute/console.py)
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
@@ -380,3 +388,28 @@ class ComputeAPI:
     def unshelve_instance(self, ctxt, host, instance_uuid):
         self._cast_14(ctxt, host, 'unshelve_instance',
                       instance_uuid=instance_uuid)
+
+    # -- 1.9: what a server shows -------------------------------------------
+    def _show(self, ctxt, host, method, **kwargs):
+        """A short call to ``host``; a clear error, not a hang, when the
+        host is capped below 1.9 or does not answer."""
+        if not self.client.can_send_version('1.9'):
+            raise exception.ComputeRPCTooOld(method=method, version='1.9')
+        try:
+            return self.client.prepare(
+                server=host, version='1.9', timeout=SHOW_TIMEOUT).call(
+                    ctxt, method, **kwargs)
+        except messaging.MessagingTimeout:
+            raise exception.ComputeNotResponding(
+                host=host, method=method, timeout=SHOW_TIMEOUT)
+
+    def get_console_output(self, ctxt, host, instance_uuid, tail_length):
+        """The serial console's last ``tail_length`` lines (None: all)."""
+        return self._show(ctxt, host, 'get_console_output',
+                          instance_uuid=instance_uuid,
+                          tail_length=tail_length)
+
+    def get_diagnostics(self, ctxt, host, instance_uuid):
+        """Nova's 2.48 diagnostics of a running server."""
+        return self._show(ctxt, host, 'get_diagnostics',
+                          instance_uuid=instance_uuid)

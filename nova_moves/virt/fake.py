@@ -14,6 +14,8 @@ from nova_moves.virt import driver
 CONF = conf.CONF
 POWER_STATES = driver.POWER_STATES
 SHORT_NAMES = driver.SHORT_NAMES
+# Console lines a guest keeps (its boot and power changes).
+CONSOLE_LINES = 50
 
 
 class FakeDriver(driver.ComputeDriver):
@@ -54,10 +56,16 @@ class FakeDriver(driver.ComputeDriver):
         with self._lock:
             # left_by None: no move's old copy (a guest written before
             # the mark existed has no key: unknown).
-            self._guests[instance_uuid] = {'power': power,
-                                           'flavor': flavor['name'],
-                                           'left_by': None,
-                                           'arrived_by': arrived_by}
+            self._guests[instance_uuid] = {
+                'power': power, 'flavor': flavor['name'], 'left_by': None,
+                'arrived_by': arrived_by,
+                # What diagnostics and the console show.
+                'size': [flavor.get('vcpus') or 1,
+                         flavor.get('memory_mb') or 0],
+                'booted_at': time.time(),
+                'console': [_line('%s booted on %s (flavor %s, %s)' % (
+                    instance_uuid, self.host, flavor['name'], operation)),
+                    _line('login:')]}
             self._save()
 
     def power_state(self, instance_uuid):
@@ -81,6 +89,11 @@ class FakeDriver(driver.ComputeDriver):
                 raise exception.GuestInvalidPower(
                     instance_uuid=instance_uuid, host=self.host,
                     power=guest['power'], operation=operation)
+            if guest['power'] != power:
+                # Bounded: the state file holds every guest of the host.
+                guest['console'] = (guest.get('console', []) + [_line(
+                    'power %s -> %s (%s)' % (guest['power'], power,
+                                             operation))])[-CONSOLE_LINES:]
             guest['power'] = power
             if left_by:
                 guest['left_by'] = left_by
@@ -144,5 +157,36 @@ class FakeDriver(driver.ComputeDriver):
                    operation='post_live_migration_at_destination',
                    power=power)
 
+    # -- what a guest shows ---------------------------------------------------
     def console_output(self, instance_uuid, length=None):
-        return ''
+        with self._lock:
+            lines = list((self._guests.get(instance_uuid) or {}).get(
+                'console', []))
+        if length is not None:
+            lines = lines[-length:] if length > 0 else []
+        return ''.join(line + '\n' for line in lines)
+
+    def diagnostics(self, instance_uuid):
+        """Nova 2.48's shape, sized from the flavor the guest was
+        spawned with; the counters are made up, as Nova's fake's."""
+        with self._lock:
+            guest = dict(self._guests.get(instance_uuid) or {})
+        vcpus, memory_mb = guest.get('size') or [1, 0]
+        return {
+            'state': guest.get('power', 'shutdown'), 'driver': 'fake',
+            'hypervisor': 'fake', 'hypervisor_os': 'fake-os',
+            'uptime': int(time.time() - guest.get('booted_at', time.time())),
+            'config_drive': False, 'num_cpus': vcpus, 'num_nics': 0,
+            'num_disks': 1,
+            'cpu_details': [{'id': i, 'time': 0, 'utilisation': 0}
+                            for i in range(vcpus)],
+            'nic_details': [],
+            'disk_details': [{'read_bytes': 0, 'read_requests': 0,
+                              'write_bytes': 0, 'write_requests': 0,
+                              'errors_count': 0}],
+            'memory_details': {'maximum': memory_mb, 'used': 0}}
+
+
+def _line(text):
+    """A console line as a serial console shows it: the time first."""
+    return '[%s] %s' % (time.strftime('%Y-%m-%d %H:%M:%S'), text)

@@ -92,6 +92,10 @@ def rows(ctx):
         ('POST', act, {'removeSecurityGroup': {'name': 'web'}}, '2.1',
          MEMBERS, {404}, True),
         ('POST', act, {'restore': None}, '2.1', MEMBERS, {409}, True),
+        # Reads of the server's host (compute RPC 1.9): nothing recorded.
+        ('POST', act, {'os-getConsoleOutput': {'length': 5}}, '2.1',
+         MEMBERS, {200}, True),
+        ('GET', a + '/diagnostics', None, '2.48', ADMIN, {200}, True),
         ('GET', a + '/migrations', None, '2.23', MANAGERS, {200}, True),
         ('GET', a + '/migrations/999999', None, '2.23', ADMIN, {404}, True),
         ('POST', a + '/migrations/999999/action', {'force_complete': None},

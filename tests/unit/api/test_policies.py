@@ -105,6 +105,8 @@ NOVA = {
     'os_compute_api:os-server-groups:show': READER,
     'os_compute_api:os-quota-class-sets:show': ADMIN,
     'os_compute_api:os-quota-class-sets:update': ADMIN,
+    'os_compute_api:os-console-output': MEMBER,
+    'os_compute_api:os-server-diagnostics': ADMIN,
 }
 
 
