@@ -219,14 +219,14 @@ class ComputeDriver:
     def destroy(self, instance_uuid, operation='destroy'):
         raise NotImplementedError()
 
-    # -- cold move: the disk ----------------------------------------------------
+    # -- cold move: the disk --------------------------------------------------
     def export_disk(self, instance_uuid, migration_uuid):
         """On a cold move's source: serve the copy ``migration_uuid``
         left here to the destination; what spawn's ``disk_from`` takes
         there. None for a driver that moves no disks."""
         return None
 
-    # -- live migration ---------------------------------------------------------
+    # -- live migration -------------------------------------------------------
     def live_migration_source_data(self, instance_uuid):
         """On the source, before pre_live_migration: what the destination
         needs to receive the guest (added to migrate_data)."""
@@ -257,7 +257,7 @@ class ComputeDriver:
         here (``power`` 'paused' for a paused server)."""
         raise NotImplementedError()
 
-    # -- what a guest shows -------------------------------------------------------
+    # -- what a guest shows ---------------------------------------------------
     def console_output(self, instance_uuid, length=None):
         """The serial console's last ``length`` lines (all: None)."""
         return ''

@@ -62,7 +62,8 @@ class QemuStackTestCase(base.StackTestCase):
     @classmethod
     def import_image(cls, name, kernel, initrd, cmdline=''):
         argv = [nm_stack._script('nova-moves-manage'), '--config-file',
-                cls.stack.config_path, 'image', 'import', name, '--kernel', kernel, '--initrd', initrd]
+                cls.stack.config_path, 'image', 'import', name,
+                '--kernel', kernel, '--initrd', initrd]
         if cmdline:
             argv += ['--cmdline', cmdline]
         out = subprocess.run(argv, check=True, capture_output=True,

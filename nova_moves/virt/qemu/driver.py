@@ -242,7 +242,7 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
                 os.unlink(guest.path('suspend.state'))
             self._start(guest, record)
 
-    # -- the marks of a cold move ----------------------------------------------
+    # -- the marks of a cold move ---------------------------------------------
     def left_by(self, instance_uuid, mark='left_by'):
         record = self._guest(instance_uuid).load()
         if record is None:
@@ -283,7 +283,7 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
                                         'runs): not exported')
             return disks.export(self, guest, record)
 
-    # -- what a guest shows -------------------------------------------------------
+    # -- what a guest shows ---------------------------------------------------
     def console_output(self, instance_uuid, length=None):
         guest = self._guest(instance_uuid)
         try:

@@ -162,7 +162,7 @@ class Guest:
             time.sleep(0.05)
         return True
 
-    # -- QMP --------------------------------------------------------------------
+    # -- QMP ------------------------------------------------------------------
     def qmp(self, command, timeout=QMP_TIMEOUT, **args):
         """One command on the guest's monitor (one client at a time)."""
         with self.lock:

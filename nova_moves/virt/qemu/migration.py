@@ -167,7 +167,7 @@ class LiveMigration:
         raise guest_mod.QemuFailed(instance_uuid=guest.uuid, host=self.host,
                                    reason='no migration port: %s' % last)
 
-    # -- the source's transfer -------------------------------------------------
+    # -- the source's transfer ------------------------------------------------
     def live_migrate(self, instance_uuid, migrate_data, control, sizes,
                      report):
         guest = self._guest(instance_uuid)
@@ -319,7 +319,7 @@ class LiveMigration:
     def rollback_live_migration_at_source(self, instance_uuid):
         self._resume_source(self._guest(instance_uuid))
 
-    # -- the destination takes over ----------------------------------------------
+    # -- the destination takes over -------------------------------------------
     def post_live_migration_at_destination(self, instance_uuid, flavor,
                                            power):
         guest = self._guest(instance_uuid)
