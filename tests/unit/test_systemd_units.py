@@ -40,7 +40,17 @@ class UnitFilesTest(testtools.TestCase):
     def test_one_unit_per_process(self):
         self.assertEqual(sorted('nova-moves-%s.service' % p
                                 for p in PROCESSES),
-                         sorted(os.listdir(UNIT_DIR)))
+                         sorted(n for n in os.listdir(UNIT_DIR)
+                                if n.endswith('.service')))
+
+    def test_qemu_drop_in(self):
+        # Guests outlive a restart of their agent (the QEMU driver).
+        path = os.path.join(UNIT_DIR, 'nova-moves-compute.service.d',
+                            'qemu.conf')
+        with open(path) as f:
+            text = f.read()
+        self.assertIn('KillMode=process', text)
+        self.assertIn('DeviceAllow=/dev/kvm rw', text)
 
     def test_units(self):
         graceful = {o.name: o.default for o in default_conf.default_opts}[
