@@ -47,6 +47,15 @@ _QCOW2_MAGIC = b'QFI\xfb'
 _CHECK_OK = (0, 3)
 
 
+SHELVE_NAMESPACE = uuid.UUID('7c1e0b5a-3f2d-4b8e-9a61-2d5c8f0e4b17')
+
+
+def shelve_snapshot_id(instance_uuid):
+    """The id of the image a shelve offload made of a server's disk (one
+    per server: unshelve and the server's deletion remove it)."""
+    return str(uuid.uuid5(SHELVE_NAMESPACE, instance_uuid))
+
+
 class ImageStore:
 
     def __init__(self, path=None):
@@ -175,6 +184,13 @@ class ImageStore:
             record['min_disk'] = base['min_disk']
             record['min_ram'] = base['min_ram']
             return self._publish(folder, record)
+
+    def discard(self, image_id):
+        """delete() that is quiet when the image is not there."""
+        try:
+            self.delete(image_id)
+        except exception.ImageNotFound:
+            pass
 
     def delete(self, image_id):
         image_id = _lookup_id(image_id)

@@ -17,6 +17,7 @@ from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import image_store
 from nova_moves import states
 
 # Nova accepts many more boot fields; those a client commonly sends are
@@ -418,6 +419,11 @@ def delete(server_id):
     if instance['host']:
         api_req.services().compute.terminate_instance(ctxt, instance['host'],
                                                       server_id)
+    elif instance['vm_state'] == states.SHELVED_OFFLOADED:
+        # Its disk, snapshotted into the image store by the QEMU driver's
+        # shelve, goes with it (Nova deletes the shelved image too).
+        image_store.ImageStore().discard(
+            image_store.shelve_snapshot_id(server_id))
     db_api.instance_destroy(server_id)
     return common.no_content()
 

@@ -104,3 +104,72 @@ class QemuMovesTest(qemu_base.QemuStackTestCase):
         self.admin.action(sid, {'unpause': None}, expect=202)
         self.admin.wait_for_status(sid, 'ACTIVE', timeout=60)
         self.assert_one_process(sid)
+
+
+class QemuShelveEvacuateTest(qemu_base.QemuStackTestCase):
+
+    def test_shelve_offload_and_unshelve_elsewhere_keep_the_disk(self):
+        server = self.boot_guest(host='qemu1')
+        sid = server['id']
+        before = self.wait_for_beat(sid, 'qemu1', above=2)
+        self.admin.action(sid, {'shelve': None}, expect=202)
+        self.admin.wait_for_status(sid, 'SHELVED_OFFLOADED', timeout=90)
+        self.assertEqual(0, qemu_base.qemu_guests.qemu_processes().get(
+            sid, 0))
+        snapshot = self.admin.get('/images/%s' % self.shelved_id(sid),
+                                  expect=200).json()
+        self.assertEqual('private', snapshot['visibility'])
+        self.admin.action(sid, {'unshelve': {'host': 'qemu2'}},
+                          version='2.91', expect=202)
+        shown = self.admin.wait_for_status(sid, 'ACTIVE', timeout=90)
+        self.assertEqual('qemu2', shown['OS-EXT-SRV-ATTR:host'])
+        # The disk came back through the image store: N goes on.
+        first = self.wait_for_beat(sid, 'qemu2')
+        self.assertGreater(first[0], before[0])
+        self.assert_one_process(sid)
+        # The snapshot is gone once unshelved (as Nova's shelved image).
+        self.admin.get('/images/%s' % self.shelved_id(sid), expect=404)
+
+    def test_deleting_an_offloaded_server_deletes_its_snapshot(self):
+        sid = self.boot_guest(host='qemu2')['id']
+        self.wait_for_beat(sid, 'qemu2', above=0)
+        self.admin.action(sid, {'shelve': None}, expect=202)
+        self.admin.wait_for_status(sid, 'SHELVED_OFFLOADED', timeout=90)
+        self.admin.get('/images/%s' % self.shelved_id(sid), expect=200)
+        self.admin.delete('/servers/%s' % sid, expect=204)
+        self.admin.get('/images/%s' % self.shelved_id(sid), expect=404)
+
+    def test_evacuate_rebuilds_from_the_image_and_the_old_copy_goes(self):
+        server = self.boot_guest(host='qemu1')
+        sid = server['id']
+        self.wait_for_beat(sid, 'qemu1', above=2)
+        # The agent dies; its guest runs on (a host cut off, say).
+        self.stack.kill('qemu1')
+        service = [s for s in self.admin.services('nova-compute')
+                   if s['host'] == 'qemu1'][0]
+        self.admin.put('/os-services/%s' % service['id'],
+                       {'forced_down': True}, version='2.53', expect=200)
+        self.addCleanup(self.admin.put, '/os-services/%s' % service['id'],
+                        {'forced_down': False}, version='2.53', expect=200)
+        self.admin.action(sid, {'evacuate': {}}, version='2.68', expect=200)
+        shown = self.admin.wait_for_status(sid, 'ACTIVE', timeout=90)
+        self.assertEqual('qemu2', shown['OS-EXT-SRV-ATTR:host'])
+        # No shared storage: a new disk from the image, counting from 1.
+        first = qemu_base.qemu_guests.beats(self.console(sid, 'qemu2'))
+        first = first[0] if first else self.wait_for_beat(sid, 'qemu2')
+        self.assertLessEqual(first[0], 2)
+        # The old host comes back and destroys its copy.
+        self.stack.restart('qemu1')
+        self.admin.put('/os-services/%s' % service['id'],
+                       {'forced_down': False}, version='2.53', expect=200)
+        self.admin.wait_for(
+            lambda: qemu_base.qemu_guests.qemu_processes().get(sid) == 1,
+            timeout=60, what='one QEMU process for %s' % sid)
+        self.admin.wait_for(
+            lambda: self.console(sid, 'qemu1') == '', timeout=30,
+            what='the old copy removed')
+
+    @staticmethod
+    def shelved_id(server_id):
+        from nova_moves import image_store
+        return image_store.shelve_snapshot_id(server_id)

@@ -42,6 +42,12 @@ def create_on(base, path):
                    capture_output=True, timeout=60)
 
 
+def copy(source, guest):
+    """A whole qcow2 copy of ``source`` (no backing file)."""
+    _run(['qemu-img', 'convert', '-q', '-f', 'qcow2', '-O', 'qcow2', source,
+          guest.disk], guest)
+
+
 def grow(guest, flavor):
     """The disk grown to the flavor's root_gb (never shrunk: Nova refuses
     a resize to a smaller disk before it gets here)."""

@@ -99,10 +99,14 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
             if not new and guest.running():
                 guest.kill()  # a restart with this flavor (a revert)
             try:
+                shelved = image_store.shelve_snapshot_id(instance_uuid)
                 if disk_from:
                     if not new:
                         guest.remove()
                     launch = disks.pull(self, guest, disk_from)
+                elif new and operation == 'unshelve' and \
+                        self._has_image(shelved):
+                    launch = self._disk_from_image(guest, shelved, copy=True)
                 elif new:
                     launch = self._disk_from_image(guest, image_ref)
                 else:
@@ -114,25 +118,40 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
                 guest.save(record)
                 if power in ('running', 'paused'):
                     self._start(guest, record, paused=power == 'paused')
+                if operation == 'unshelve':
+                    self.images.discard(shelved)
             except Exception:
                 if new or disk_from:
                     guest.kill()
                     guest.remove()
                 raise
 
-    def _disk_from_image(self, guest, image_ref):
-        """A new disk: qcow2 on the image's base, with its kernel and
-        initrd copied beside it (a server outlives its image)."""
+    def _has_image(self, image_id):
+        try:
+            self.images.get(image_id)
+        except exception.ImageNotFound:
+            return False
+        return True
+
+    def _disk_from_image(self, guest, image_ref, copy=False):
+        """A new disk: qcow2 on the image's base (``copy``: a whole copy,
+        for a shelve snapshot that goes once unshelved), with its kernel
+        and initrd copied beside it (a server outlives its image)."""
         if not image_ref:
             raise exception.ImageNotFound(image_id=image_ref)
-        self.images.verify(image_ref)
-        image = self.images.get(image_ref)
+        image = self.images.verify(image_ref)
         paths = self.images.paths(image_ref)
         os.makedirs(guest.dir, exist_ok=True)
         for name in ('kernel', 'initrd'):
             shutil.copyfile(paths[name], guest.path(name))
-        disks.create_on(paths['disk'], guest.disk)
-        return {'image_ref': image_ref, 'cmdline': image.get('cmdline', '')}
+        if copy:
+            disks.copy(paths['disk'], guest)
+        else:
+            disks.create_on(paths['disk'], guest.disk)
+        base = image.get('properties', {}).get('base_image_ref') or \
+            image.get('base_image_ref') or image_ref
+        return {'image_ref': base if copy else image_ref,
+                'cmdline': image.get('cmdline', '')}
 
     def _start(self, guest, record, paused=False, incoming=False):
         argv = self._argv(guest, record)
@@ -264,7 +283,24 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
         self.operate(operation)
         guest = self._guest(instance_uuid)
         with guest.lock:
+            if operation == 'shelve_offload':
+                self._snapshot_for_shelve(guest)
             self._remove(guest)
+
+    def _snapshot_for_shelve(self, guest):
+        """Nova's shelve uploads the disk as an image and unshelve boots
+        from it: the disk goes into the image store before the server's
+        files go (a failure keeps them: nothing is lost)."""
+        record = guest.load()
+        if record is None or not os.path.exists(guest.disk):
+            return
+        if guest.running():
+            self._power_down(guest)
+        image_id = image_store.shelve_snapshot_id(guest.uuid)
+        self.images.discard(image_id)  # a shelve before, not unshelved
+        self.images.snapshot('%s-shelved' % guest.uuid, guest.disk,
+                             record['launch']['image_ref'],
+                             image_id=image_id)
 
     def _remove(self, guest):
         disks.stop_export(guest)
