@@ -173,3 +173,69 @@ class QemuShelveEvacuateTest(qemu_base.QemuStackTestCase):
     def shelved_id(server_id):
         from nova_moves import image_store
         return image_store.shelve_snapshot_id(server_id)
+
+
+class QemuLiveControlTest(qemu_base.QemuStackTestCase):
+    """A live migration slow enough to act on: 4 MiB/s for a guest that
+    dirties 20 MB a second, given 12 s (its completion timeout)."""
+    QEMU_CONF = {'live_migration_bandwidth': '4',
+                 'live_migration_completion_timeout': '10'}
+    CMDLINE = 'dirty=20'
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        files, _ = qemu_base.guest_files()
+        cls.dirty_image = cls.import_image('dirty-guest', *files,
+                                           cmdline=cls.CMDLINE)
+
+    def start_live(self):
+        server = self.boot_guest(host='qemu1', image=self.dirty_image)
+        sid = server['id']
+        self.wait_for_beat(sid, 'qemu1', above=1)
+        self.admin.action(sid, {'os-migrateLive': {
+            'host': 'qemu2', 'block_migration': 'auto'}}, version='2.30',
+            expect=202)
+        migration = self.admin.wait_for(
+            lambda: [m for m in self.admin.migrations(instance_uuid=sid)
+                     if m['status'] == 'running'], timeout=60,
+            what='the migration running')[0]
+        return sid, migration
+
+    def assert_still_on_source(self, sid, migration, status):
+        self.admin.wait_for(
+            lambda: self.admin.migrations(instance_uuid=sid)[0]['status']
+            == status, timeout=60, what='migration %s' % status)
+        shown = self.admin.wait_for_status(sid, 'ACTIVE', timeout=60)
+        self.assertEqual('qemu1', shown['OS-EXT-SRV-ATTR:host'])
+        last = self.wait_for_beat(sid, 'qemu1')
+        self.wait_for_beat(sid, 'qemu1', above=last[0])  # it runs on
+        self.admin.wait_for(
+            lambda: qemu_base.qemu_guests.qemu_processes().get(sid) == 1,
+            timeout=30, what='the destination copy removed')
+
+    def test_abort_leaves_the_guest_running_on_the_source(self):
+        sid, migration = self.start_live()
+        self.admin.delete('/servers/%s/migrations/%s' % (
+            sid, migration['id']), version='2.24', expect=202)
+        self.assert_still_on_source(sid, migration, 'cancelled')
+
+    def test_completion_timeout_aborts(self):
+        sid, migration = self.start_live()
+        self.assert_still_on_source(sid, migration, 'error')
+
+    def test_force_complete_pauses_until_it_converges(self):
+        sid, migration = self.start_live()
+        self.admin.post('/servers/%s/migrations/%s/action' % (
+            sid, migration['id']), {'force_complete': None},
+            version='2.22', expect=202)
+        shown = self.admin.wait_for(
+            lambda: (lambda s: s if s['OS-EXT-SRV-ATTR:host'] == 'qemu2' and
+                     s['OS-EXT-STS:task_state'] is None else None)(
+                self.admin.server(sid)), timeout=120,
+            what='the forced live migration')
+        self.assertEqual('ACTIVE', shown['status'])
+        self.assertEqual('completed',
+                         self.admin.migrations(instance_uuid=sid)[0]['status'])
+        self.wait_for_beat(sid, 'qemu2', above=0)
+        self.assert_one_process(sid)

@@ -287,7 +287,8 @@ class LiveMigration:
             if control.abort.is_set():
                 raise driver.LiveMigrationAborted(migration=mig)
             timed_out = limit and time.monotonic() - started > limit
-            if timed_out and \
+            # Forced already (by a user or the timeout): it finishes.
+            if timed_out and not forced and \
                     CONF.qemu.live_migration_timeout_action == 'abort':
                 raise MigrationTimedOut(migration=mig, seconds=int(limit))
             if (control.force_complete.is_set() or timed_out) and \
