@@ -28,6 +28,7 @@ CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 POLL = 0.1
 MIB = 1024 * 1024
+UNLIMITED_MIB = 1024 * 1024  # 1 TiB/s
 ACTIVE = ('setup', 'active', 'postcopy-active', 'postcopy-paused',
           'postcopy-recover', 'pre-switchover', 'device', 'wait-unplug')
 
@@ -212,10 +213,10 @@ class LiveMigration:
         if CONF.qemu.live_migration_permit_post_copy:
             caps.append({'capability': 'postcopy-ram', 'state': True})
         guest.qmp('migrate-set-capabilities', capabilities=caps)
-        params = {'downtime-limit': CONF.qemu.live_migration_downtime}
-        if CONF.qemu.live_migration_bandwidth:
-            params['max-bandwidth'] = \
-                CONF.qemu.live_migration_bandwidth * MIB
+        # 0 is "as fast as it goes" (libvirt's), not QEMU's 128 MiB/s.
+        params = {'downtime-limit': CONF.qemu.live_migration_downtime,
+                  'max-bandwidth': (CONF.qemu.live_migration_bandwidth or
+                                    UNLIMITED_MIB) * MIB}
         guest.qmp('migrate-set-parameters', **params)
 
     def _mirror(self, guest, nbd, control, memory, disk, report, mig):
