@@ -12,6 +12,7 @@ import oslo_messaging as messaging
 from nova_moves.compute import base
 from nova_moves.compute import console
 from nova_moves.compute import evacuate
+from nova_moves.compute import guest_watch
 from nova_moves.compute import lifecycle
 from nova_moves.compute import live_migration
 from nova_moves.compute import resize
@@ -98,6 +99,7 @@ class ComputeManager:
         self.evacuation_cleanup = evacuate.EvacuationCleanup(deps)
         self.evacuate = evacuate.EvacuateEndpoint(deps,
                                                   self.evacuation_cleanup)
+        self.guest_watch = guest_watch.GuestWatch(deps)
         self.deps = deps
 
     def endpoints(self):
@@ -124,6 +126,11 @@ class ComputeManager:
             except Exception:
                 LOG.exception('init_host recovery of %s failed on %s',
                               kind, self.host)
+
+    def post_start_hook(self):
+        """Once serving: watch the guests for ones that stop on their
+        own (compute/guest_watch.py)."""
+        self.guest_watch.start()
 
     def before_reporting_up(self, ctxt, evacuations=None):
         """Called by the heartbeat (nova_moves.service) when this host was

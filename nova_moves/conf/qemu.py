@@ -63,6 +63,12 @@ qemu_opts = [
                 help='Let force-complete (and the timeout action) switch to '
                      'post-copy: the guest runs on the destination while '
                      'the rest of its memory follows.'),
+    cfg.FloatOpt('watch_interval', default=2.0, min=0.0,
+                 help='Seconds between two looks at this host\'s QEMU '
+                      'processes: a guest whose process exited without '
+                      'the agent stopping it goes SHUTOFF with a fault '
+                      '(0: never look). Local reads only; the conductor '
+                      'hears of a crash, not of every look.'),
     cfg.BoolOpt('report_host_capacity', default=False,
                 help='Report this machine\'s real CPUs, memory and disk '
                      'instead of [compute] vcpus, memory_mb and disk_gb '

@@ -257,6 +257,11 @@ class ComputeDriver:
         here (``power`` 'paused' for a paused server)."""
         raise NotImplementedError()
 
+    def crashed(self):
+        """[(instance uuid, why)] of the guests that stopped on their own
+        since the last call (a QEMU process that died), each once."""
+        return []
+
     # -- what a guest shows ---------------------------------------------------
     def console_output(self, instance_uuid, length=None):
         """The serial console's last ``length`` lines (all: None)."""

@@ -1,7 +1,11 @@
 """Real guests moved by the real processes ([compute] driver = qemu):
 the guest's own counter (``beat N <uptime>`` on its serial console, N
 kept on its disk) shows what each move did to it."""
+import os
+import signal
+import socket
 import time
+import uuid
 
 from tests.functional import qemu_base
 
@@ -238,4 +242,79 @@ class QemuLiveControlTest(qemu_base.QemuStackTestCase):
         self.assertEqual('completed',
                          self.admin.migrations(instance_uuid=sid)[0]['status'])
         self.wait_for_beat(sid, 'qemu2', above=0)
+        self.assert_one_process(sid)
+
+
+class QemuFaultsTest(qemu_base.QemuStackTestCase):
+    """Bad images, a QEMU that will not start, a guest that dies, a
+    port taken: each a clear fault, nothing half-done."""
+    QEMU_CONF = {'watch_interval': '0.5'}
+
+    def boot_error(self, image):
+        flavor = self.flavor('guest', ram=256, disk=1)
+        server = self.admin.boot('bad', flavor['id'], image_ref=image,
+                                 timeout=120)
+        self.assertEqual('ERROR', server['status'])
+        for host in self.HOSTS:
+            root = qemu_base.qemu_guests.host_dir(self.instances_path, host)
+            leftovers = os.listdir(root) if os.path.isdir(root) else []
+            self.assertNotIn(server['id'], leftovers)
+        self.assertEqual(0, qemu_base.qemu_guests.qemu_processes().get(
+            server['id'], 0))
+        return server['fault']['message']
+
+    def store_dir(self, image_id):
+        return os.path.join(self.stack.workdir, 'state', 'images', image_id)
+
+    def test_missing_image(self):
+        missing = str(uuid.uuid4())
+        self.assertIn(missing, self.boot_error(missing))
+
+    def test_corrupt_image(self):
+        files, _ = qemu_base.guest_files()
+        image = self.import_image('to-corrupt', *files)
+        with open(os.path.join(self.store_dir(image), 'disk'), 'r+b') as f:
+            f.write(b'QFI\xfb' + b'\xff' * 508)
+        self.assertIn('disk', self.boot_error(image))
+
+    def test_qemu_that_will_not_start(self):
+        files, _ = qemu_base.guest_files()
+        kernel = os.path.join(self.stack.workdir, 'not-a-kernel')
+        with open(kernel, 'wb') as f:
+            f.write(os.urandom(4096))
+        image = self.import_image('bad-kernel', kernel, files[1])
+        self.assertIn('QEMU failed', self.boot_error(image))
+
+    def test_a_guest_that_dies_goes_shutoff_and_starts_again(self):
+        sid = self.boot_guest(host='qemu1')['id']
+        before = self.wait_for_beat(sid, 'qemu1', above=2)
+        pidfile = os.path.join(qemu_base.qemu_guests.host_dir(
+            self.instances_path, 'qemu1'), sid, 'qemu.pid')
+        with open(pidfile) as f:
+            os.kill(int(f.read()), signal.SIGKILL)
+        shown = self.admin.wait_for_status(sid, 'SHUTOFF', timeout=30)
+        self.assertEqual(4, shown['OS-EXT-STS:power_state'])
+        actions = self.admin.actions(sid)
+        self.assertEqual('create', actions[-1]['action'])
+        self.admin.action(sid, {'os-start': None}, expect=202)
+        self.admin.wait_for_status(sid, 'ACTIVE', timeout=60)
+        self.wait_for_beat(sid, 'qemu1', above=before[0])
+        self.assert_one_process(sid)
+
+    def test_live_migration_with_its_port_taken(self):
+        sid = self.boot_guest(host='qemu1')['id']
+        self.wait_for_beat(sid, 'qemu1', above=1)
+        taken = socket.socket()
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        taken.bind(('127.0.0.1', 49152))
+        taken.listen()
+        self.addCleanup(taken.close)
+        self.admin.action(sid, {'os-migrateLive': {
+            'host': 'qemu2', 'block_migration': 'auto'}}, version='2.30',
+            expect=202)
+        self.admin.wait_for(
+            lambda: self.admin.migrations(instance_uuid=sid)[0]['status']
+            == 'completed', timeout=120, what='the live migration')
+        self.assertEqual('qemu2', self.admin.server(sid)[
+            'OS-EXT-SRV-ATTR:host'])
         self.assert_one_process(sid)

@@ -160,6 +160,9 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
         if incoming:
             argv += ['-incoming', 'defer']
         guest.launch(argv)
+        # Running from now on unless this driver stops it: a process
+        # that exits otherwise has crashed (crashed()).
+        guest.update(expected='running')
 
     def _argv(self, guest, record):
         flavor, launch = record['flavor'], record['launch']
@@ -227,6 +230,7 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
         """ACPI power-down, [qemu] shutdown_timeout to take effect, then
         the process is stopped (Nova's clean shutdown)."""
         pid = guest.pid()
+        guest.update(expected='stopped')
         if pid is None:
             return
         timeout = CONF.qemu.shutdown_timeout if clean else 0
@@ -260,6 +264,19 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(guest.path('suspend.state'))
             self._start(guest, record)
+
+    def crashed(self):
+        out = []
+        for instance_uuid in self.guests():
+            guest = self._guest(instance_uuid)
+            with guest.lock:
+                record = guest.load() or {}
+                if record.get('expected') != 'running' or guest.running():
+                    continue
+                guest.update(expected='crashed')
+            out.append((instance_uuid, 'its QEMU process exited: %s' % (
+                guest.log_tail() or 'no message')))
+        return out
 
     # -- the marks of a cold move ---------------------------------------------
     def left_by(self, instance_uuid, mark='left_by'):

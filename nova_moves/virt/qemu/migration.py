@@ -43,6 +43,7 @@ class MigrationTimedOut(exception.NovaMovesException):
 def save_state(guest):
     """Suspend: the guest's state into suspend.state, then QEMU stops
     (libvirt's managed save)."""
+    guest.update(expected='stopped')
     guest.qmp('stop')
     target = guest.path('suspend.state')
     guest.qmp('migrate', uri='exec:cat > %s' % _quoted(target))
