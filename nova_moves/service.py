@@ -47,6 +47,9 @@ def set_defaults():
     read): oslo.messaging's RabbitMQ queues, oslo.reports' options."""
     rpc.set_defaults(CONF)
     gmr_opts.set_defaults(CONF)
+    # qemu.qmp logs every frame of every monitor command at DEBUG.
+    logging.set_defaults(default_log_levels=logging.get_default_log_levels()
+                         + ['qemu.qmp=WARNING'])
 
 
 def write_report(binary):

@@ -109,6 +109,60 @@ class QemuMovesTest(qemu_base.QemuStackTestCase):
         self.admin.wait_for_status(sid, 'ACTIVE', timeout=60)
         self.assert_one_process(sid)
 
+    def test_resize_applies_the_flavor_and_revert_restarts_the_source(self):
+        server = self.boot_guest(host='qemu1')
+        sid = server['id']
+        before = self.wait_for_beat(sid, 'qemu1', above=2)
+        bigger = self.flavor('bigger', vcpus=2, ram=384, disk=2)
+        self.admin.action(sid, {'resize': {'flavorRef': bigger['id']}},
+                          expect=202)
+        resized = self.admin.wait_for_status(sid, 'VERIFY_RESIZE',
+                                             timeout=120)
+        dest = resized['OS-EXT-SRV-ATTR:host']
+        self.assertEqual(['-m', '384', '-smp', '2'],
+                         self.qemu_argv(sid, dest, '-m', '-smp'))
+        moved = self.wait_for_beat(sid, dest)
+        self.assertGreater(moved[0], before[0])
+        self.admin.action(sid, {'revertResize': None}, expect=202)
+        self.admin.wait_for_status(sid, 'ACTIVE', timeout=120)
+        # The source's copy runs again with the old flavor, from the disk
+        # it had (N from before the resize: what it did there is lost).
+        self.assertEqual(['-m', '256', '-smp', '1'],
+                         self.qemu_argv(sid, 'qemu1', '-m', '-smp'))
+        self.wait_for_beat(sid, 'qemu1', above=before[0])
+        self.assert_one_process(sid)
+
+    def test_reboots_and_the_console_through_the_api(self):
+        sid = self.boot_guest(host='qemu2')['id']
+        before = self.wait_for_beat(sid, 'qemu2', above=2)
+        output = self.admin.action(sid, {'os-getConsoleOutput': {
+            'length': 3}}, expect=200).json()['output']
+        self.assertIn('beat ', output)
+        self.assertLessEqual(len(output.splitlines()), 3)
+        diagnostics = self.admin.get('/servers/%s/diagnostics' % sid,
+                                     version='2.48', expect=200).json()
+        self.assertEqual('running', diagnostics['state'])
+        self.assertEqual(1, diagnostics['num_cpus'])
+        for kind in ('SOFT', 'HARD'):
+            self.admin.action(sid, {'reboot': {'type': kind}}, expect=202)
+            self.admin.wait_for_status(sid, 'ACTIVE', timeout=90)
+            # A new boot (uptime from 0) that goes on from the disk's N.
+            after = self.wait_for_beat(sid, 'qemu2', above=before[0])
+            self.assertLess(after[1], before[1] + 30)
+            before = after
+        self.assert_one_process(sid)
+
+    def qemu_argv(self, server_id, host, *options):
+        pidfile = os.path.join(qemu_base.qemu_guests.host_dir(
+            self.instances_path, host), server_id, 'qemu.pid')
+        with open(pidfile) as f:
+            with open('/proc/%s/cmdline' % f.read().strip(), 'rb') as c:
+                argv = c.read().decode().split('\0')
+        out = []
+        for option in options:
+            out += [option, argv[argv.index(option) + 1]]
+        return out
+
 
 class QemuShelveEvacuateTest(qemu_base.QemuStackTestCase):
 

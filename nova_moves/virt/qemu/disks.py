@@ -104,12 +104,19 @@ def export(driver, guest, record):
 
 
 def stop_export(guest):
+    """The export goes before the disk is used again (a revert restarts
+    the source's copy: qemu-nbd holds the image's lock while it runs)."""
     pid = guest.pid('nbd.pid')
     if pid:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(guest.path('export.json'))
+        if not guest.wait_exit(pid, 10):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            guest.wait_exit(pid, 5)
+    for name in ('export.json', 'nbd.pid'):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(guest.path(name))
 
 
 def pull(driver, guest, disk_from):

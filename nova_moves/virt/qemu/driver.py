@@ -154,6 +154,7 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
                 'cmdline': image.get('cmdline', '')}
 
     def _start(self, guest, record, paused=False, incoming=False):
+        disks.stop_export(guest)
         argv = self._argv(guest, record)
         if paused or incoming:
             argv.append('-S')
@@ -267,7 +268,11 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
 
     def crashed(self):
         out = []
-        for instance_uuid in self.guests():
+        try:
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            names = []
+        for instance_uuid in names:
             guest = self._guest(instance_uuid)
             with guest.lock:
                 record = guest.load() or {}
