@@ -128,18 +128,19 @@ def stop_kept(record):
 
 
 def _qemu_pids_under(root):
-    """QEMU and qemu-nbd processes running in a directory under root."""
+    """QEMU and qemu-nbd processes with a file under root on their command
+    line (a daemonized QEMU's cwd is /)."""
     pids = []
+    needle = os.fsencode(root.rstrip('/') + '/')
     for pid in filter(str.isdigit, os.listdir('/proc')):
         try:
             with open('/proc/%s/cmdline' % pid, 'rb') as f:
-                argv0 = f.read().split(b'\0')[0]
-            cwd = os.readlink('/proc/%s/cwd' % pid)
+                argv = f.read().split(b'\0')
         except OSError:
             continue
-        if os.path.basename(argv0) in (b'qemu-system-x86_64',
-                                       b'qemu-nbd') and (
-                cwd + '/').startswith(root + '/'):
+        if os.path.basename(argv[0]) in (b'qemu-system-x86_64',
+                                         b'qemu-nbd') and any(
+                needle in arg for arg in argv[1:]):
             pids.append(int(pid))
     return pids
 
