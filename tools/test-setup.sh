@@ -79,47 +79,21 @@ setup_postgresql() {
     echo "test-setup: PostgreSQL role and database $DB_USER ready"
 }
 
-# The packages the QEMU driver's tests and tools/build-test-guest.sh use
-# (bindep.txt lists them too).
-GUEST_PACKAGES="qemu-system-x86 qemu-utils busybox-static cpio"
+# QEMU and the test guest's packages: GUEST_PACKAGES, as_root,
+# guest_packages_missing, ensure_guest_packages (shared with the quickstart).
+# shellcheck source=tools/guest-packages.sh
+source "$(dirname "$0")/guest-packages.sh"
 GUEST_DIR=$PWD/.test-guest
-
-as_root() {
-    if [ "$(id -u)" = 0 ]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo -n "$@"
-    else
-        return 1
-    fi
-}
-
-apt_install() {
-    # The lists only when the install fails without them (a fresh image).
-    # shellcheck disable=SC2086  # a list of package names
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-            --no-install-recommends $GUEST_PACKAGES </dev/null ||
-        { as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q \
-              </dev/null &&
-          as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-              --no-install-recommends $GUEST_PACKAGES </dev/null; }
-}
 
 setup_test_guest() {
     if ! command -v apt-get >/dev/null 2>&1; then
         echo "test-setup: no apt-get; skipping QEMU and the test guest" >&2
         return 0
     fi
-    if ! command -v qemu-system-x86_64 >/dev/null 2>&1 ||
-            ! command -v qemu-img >/dev/null 2>&1 ||
-            ! command -v cpio >/dev/null 2>&1 ||
-            ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null |
-                grep -q 'install ok installed'; then
-        if ! apt_install; then
-            echo "test-setup: cannot install $GUEST_PACKAGES;" \
-                 "skipping the test guest" >&2
-            return 0
-        fi
+    if ! ensure_guest_packages; then
+        echo "test-setup: cannot install $GUEST_PACKAGES;" \
+             "skipping the test guest" >&2
+        return 0
     fi
     if ! "$(dirname "$0")/build-test-guest.sh" "$GUEST_DIR" </dev/null; then
         echo "test-setup: building the test guest failed" >&2

@@ -1,7 +1,9 @@
 """quickstart --keep as a new user meets it: the printed stop command
-ends every process and removes the RabbitMQ vhost and the work dir, the
-PATH hint finds ``openstack``, and the services stop without py-amqp's
-"during closing channel" warnings."""
+ends every process (the QEMU guests too, when the machine has QEMU and
+the quickstart moved a real guest) and removes the RabbitMQ vhost, the
+work dir and the guests' instances dir, the PATH hint finds
+``openstack``, and the services stop without py-amqp's "during closing
+channel" warnings."""
 import json
 import os
 import re
@@ -9,6 +11,8 @@ import subprocess
 import sys
 
 import testtools
+
+from nova_moves.harness import quickstart_guest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -45,8 +49,16 @@ class QuickstartKeepTest(testtools.TestCase):
         self.assertEqual(0, proc.returncode, out + proc.stderr)
         vhost = re.search(r'vhost (nova-moves-\w+)', out).group(1)
         with open(os.path.join(workdir, 'quickstart-keep.json')) as f:
-            pids = json.load(f)['pids']
+            record = json.load(f)
+        pids = record['pids']
         self.assertTrue(all(alive(pid) for pid in pids))
+        qemu = record.get('qemu')
+        if qemu:  # the real guest stays with the stack
+            self.assertIn('Hypervisor: QEMU', out)
+            self.assertIn('the same boot, no reboot', out)
+            self.assertTrue(quickstart_guest._qemu_pids_under(qemu['root']))
+        else:
+            self.assertIn('Hypervisor: fake', out)
         self.assertIn(vhost, vhosts())
         # The PATH line, as pasted, finds the client.
         path_line = re.search(r'^  (export PATH=\S+)', out, re.M).group(1)
@@ -60,6 +72,10 @@ class QuickstartKeepTest(testtools.TestCase):
         self.assertFalse([pid for pid in pids if alive(pid)])
         self.assertNotIn(vhost, vhosts())
         self.assertFalse(os.path.exists(workdir))
+        if qemu:
+            self.assertEqual(
+                [], quickstart_guest._qemu_pids_under(qemu['root']))
+            self.assertFalse(os.path.exists(qemu['root']))
 
     def test_services_stop_without_amqp_warnings(self):
         from nova_moves.harness import stack as nm_stack
