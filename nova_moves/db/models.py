@@ -2,8 +2,9 @@
 servers to admins); everything else is deleted for real."""
 import datetime
 
-from sqlalchemy import (Boolean, Column, DateTime, Float, ForeignKey, Index,
-                        Integer, String, Text, UniqueConstraint, false)
+from sqlalchemy import (BigInteger, Boolean, Column, DateTime, Float,
+                        ForeignKey, Index, Integer, String, Text,
+                        UniqueConstraint, false)
 from sqlalchemy.orm import declarative_base
 
 BASE = declarative_base()
@@ -277,12 +278,13 @@ class Migration(BASE, TimestampMixin):
     new_flavor_id = Column(String(255))
     user_id = Column(String(255))
     project_id = Column(String(255))
-    memory_total = Column(Integer)
-    memory_processed = Column(Integer)
-    memory_remaining = Column(Integer)
-    disk_total = Column(Integer)
-    disk_processed = Column(Integer)
-    disk_remaining = Column(Integer)
+    # Bytes: 64 bits (a guest of 2 GiB overflows 32; migration 0013).
+    memory_total = Column(BigInteger)
+    memory_processed = Column(BigInteger)
+    memory_remaining = Column(BigInteger)
+    disk_total = Column(BigInteger)
+    disk_processed = Column(BigInteger)
+    disk_remaining = Column(BigInteger)
     hidden = Column(Boolean, nullable=False, default=False)
     deleted = Column(Integer, nullable=False, default=0)
     # Times the stuck-move sweep re-sent the current step (issue 10).
