@@ -39,7 +39,8 @@ qemu_opts = [
                     'unlimited), as [libvirt] live_migration_bandwidth.'),
     cfg.IntOpt('live_migration_downtime', default=500, min=100,
                help='Maximum downtime of a live migration in ms, as '
-                    '[libvirt] live_migration_downtime.'),
+                    '[libvirt] live_migration_downtime: reached in '
+                    'live_migration_downtime_steps from a tenth of it.'),
     cfg.IntOpt('live_migration_downtime_steps', default=10, min=3,
                help='Steps to raise the downtime to its maximum, as '
                     '[libvirt].'),

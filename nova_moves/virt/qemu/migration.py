@@ -40,6 +40,18 @@ class MigrationTimedOut(exception.NovaMovesException):
     code = 500
 
 
+def downtime_steps(data_gib):
+    """[(after seconds, max downtime ms)]: Nova's libvirt steps, from a
+    tenth of [qemu] live_migration_downtime up to it, one step every
+    live_migration_downtime_delay seconds per GiB."""
+    downtime = CONF.qemu.live_migration_downtime
+    steps = CONF.qemu.live_migration_downtime_steps
+    delay = int(CONF.qemu.live_migration_downtime_delay * data_gib)
+    base = downtime / steps
+    offset = (downtime - base) / steps
+    return [(delay * i, int(base + offset * i)) for i in range(steps + 1)]
+
+
 def save_state(guest):
     """Suspend: the guest's state into suspend.state, then QEMU stops
     (libvirt's managed save)."""
@@ -185,9 +197,10 @@ class LiveMigration:
         limit = CONF.qemu.live_migration_completion_timeout * max(
             1.0, (memory + disk) / float(1024 ** 3))
         started = time.monotonic()
+        steps = downtime_steps(max(1.0, (memory + disk) / float(1024 ** 3)))
         # A paused server stays paused whatever happens to the transfer.
         guest.update(ran_before_migration=guest.status() == 'running')
-        self._setup(guest)
+        self._setup(guest, steps[0][1])
         mirrored = False
         try:
             if target.get('nbd'):
@@ -195,7 +208,7 @@ class LiveMigration:
                                         memory, disk, report, mig)
             guest.qmp('migrate', uri=target['uri'])
             final = self._watch(guest, control, memory, disk, report, mig,
-                                started, limit)
+                                started, limit, steps[1:])
         except BaseException:
             with contextlib.suppress(Exception):
                 guest.qmp('migrate_cancel')
@@ -207,7 +220,7 @@ class LiveMigration:
             self._end_mirror(guest)
         return final
 
-    def _setup(self, guest):
+    def _setup(self, guest, downtime):
         caps = [{'capability': 'events', 'state': True}]
         if CONF.qemu.live_migration_permit_auto_converge:
             caps.append({'capability': 'auto-converge', 'state': True})
@@ -215,7 +228,7 @@ class LiveMigration:
             caps.append({'capability': 'postcopy-ram', 'state': True})
         guest.qmp('migrate-set-capabilities', capabilities=caps)
         # 0 is "as fast as it goes" (libvirt's), not QEMU's 128 MiB/s.
-        params = {'downtime-limit': CONF.qemu.live_migration_downtime,
+        params = {'downtime-limit': downtime,
                   'max-bandwidth': (CONF.qemu.live_migration_bandwidth or
                                     UNLIMITED_MIB) * MIB}
         guest.qmp('migrate-set-parameters', **params)
@@ -259,9 +272,13 @@ class LiveMigration:
             guest.qmp('blockdev-del', **{'node-name': 'mirror'})
 
     def _watch(self, guest, control, memory, disk, report, mig, started,
-               limit):
+               limit, steps):
         forced = False
+        steps = list(steps)
         while True:
+            if steps and time.monotonic() - started >= steps[0][0]:
+                guest.qmp('migrate-set-parameters',
+                          **{'downtime-limit': steps.pop(0)[1]})
             info = guest.qmp('query-migrate')
             status = info.get('status')
             ram = info.get('ram') or {}

@@ -62,3 +62,19 @@ class DriverInterfaceTest(testtools.TestCase):
                           'memory_remaining': 50, 'disk_total': 10,
                           'disk_processed': 5, 'disk_remaining': 5},
                          values)
+
+
+class DowntimeStepsTest(testtools.TestCase):
+
+    def test_nova_libvirt_steps(self):
+        from nova_moves import conf
+        from nova_moves.virt.qemu import migration
+        conf.CONF.set_override('live_migration_downtime', 400, group='qemu')
+        self.addCleanup(conf.CONF.clear_override, 'live_migration_downtime',
+                        group='qemu')
+        steps = migration.downtime_steps(2.0)
+        # Nova's default steps (10) and delay (75 s per GiB).
+        self.assertEqual((0, 40), steps[0])
+        self.assertEqual((150, 76), steps[1])
+        self.assertEqual((1500, 400), steps[-1])
+        self.assertEqual(11, len(steps))
