@@ -56,6 +56,9 @@ class QemuStackTestCase(base.StackTestCase):
             super().setUpClass()
             cls.image_id = cls.import_image('test-guest', *files)
         except BaseException:
+            # No tearDownClass after a failed setUpClass: the stack too.
+            if 'stack' in cls.__dict__:
+                cls.stack.stop()
             cls._cleanup_guests()
             raise
 
