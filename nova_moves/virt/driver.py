@@ -195,12 +195,19 @@ class ComputeDriver:
         there is started again."""
         raise NotImplementedError()
 
+    def _record(self, instance_uuid):
+        """The guest's record here (its marks among it), None if none."""
+        raise NotImplementedError()
+
     def left_by(self, instance_uuid, mark='left_by'):
         """The migration the guest here stays behind for (``mark``
         'arrived_by': the one it was spawned for); None when it is no
         move's copy or not here ('' for a guest of a release before the
         marks: unknown)."""
-        raise NotImplementedError()
+        record = self._record(instance_uuid)
+        if record is None:
+            return None
+        return record.get(mark, '')
 
     def destroy_left(self, instance_uuid, migration_uuid,
                      operation='destroy', mark='left_by'):

@@ -104,12 +104,9 @@ class FakeDriver(driver.ComputeDriver):
                        'reboot_hard' if hard else 'reboot',
                        require=None if hard else ('running',))
 
-    def left_by(self, instance_uuid, mark='left_by'):
+    def _record(self, instance_uuid):
         with self._lock:
-            guest = self._guests.get(instance_uuid)
-        if guest is None:
-            return None
-        return guest.get(mark, '')
+            return self._guests.get(instance_uuid)
 
     def _destroy_marked(self, instance_uuid, migration_uuid, operation,
                         mark):

@@ -284,11 +284,8 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
         return out
 
     # -- the marks of a cold move ---------------------------------------------
-    def left_by(self, instance_uuid, mark='left_by'):
-        record = self._guest(instance_uuid).load()
-        if record is None:
-            return None
-        return record.get(mark, '')
+    def _record(self, instance_uuid):
+        return self._guest(instance_uuid).load()
 
     def _destroy_marked(self, instance_uuid, migration_uuid, operation,
                         mark):
