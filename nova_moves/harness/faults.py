@@ -160,6 +160,9 @@ class FaultsMixin:
         if self.endpoint is None or self.stack is not None:
             return []
         problems = []
+        if (self.scenario['topology'] or {}).get('guests'):
+            problems.append('topology.guests: real guests need the stack '
+                            'the harness starts (run without --endpoint)')
         for i, fault in enumerate(self.scenario['faults']):
             if fault['action'] in self.PROCESS_FAULTS:
                 problems.append(

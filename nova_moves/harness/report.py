@@ -12,6 +12,7 @@ from nova_moves.harness import cost as nm_cost
 from nova_moves.harness import phases as nm_phases
 from nova_moves.harness import processes as nm_processes
 from nova_moves.harness import reconnects as nm_reconnects
+from nova_moves.harness import real_guests
 from nova_moves.harness.stats import percentile, table  # noqa: F401
 
 
@@ -132,6 +133,9 @@ def render(report):
     drains = drain_phase.render(report.get('phases') or [])
     if drains:
         out += [''] + drains
+    guests = real_guests.render(report.get('real_guests'))
+    if guests:
+        out += [''] + guests
     breakdown = nm_phases.render(report['operations'])
     if breakdown:
         out += [''] + breakdown

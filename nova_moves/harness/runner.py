@@ -24,6 +24,7 @@ from nova_moves.harness import invariants
 from nova_moves.harness import phases as nm_phases
 from nova_moves.harness import poller as nm_poller
 from nova_moves.harness import processes as nm_processes
+from nova_moves.harness import real_guests
 from nova_moves.harness import reconnects as nm_reconnects
 from nova_moves import rpcstats
 from nova_moves.harness import selection as nm_selection
@@ -76,6 +77,7 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         self.t0 = None
         self.poller = None
         self.backends = None
+        self.real = None  # real_guests.RealGuests with topology.guests
 
     # -- plumbing -------------------------------------------------------------
     def now(self):
@@ -91,6 +93,10 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
 
     def start_stack(self):
         topo = self.scenario['topology']
+        files = None
+        if real_guests.enabled(self.scenario):
+            files = real_guests.prepare()  # builds the test guest if missing
+            self.real = real_guests.RealGuests(self.scenario, self.log)
         self.rpc_stats_dir = os.path.join(self.out_dir, 'rpc-stats')
         os.makedirs(self.rpc_stats_dir, exist_ok=True)
         for name in os.listdir(self.rpc_stats_dir):
@@ -108,9 +114,11 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         for section, values in backend_conf.items():
             for key, value in values.items():
                 extra.setdefault(section, {}).setdefault(key, value)
+        computes = self.compute_specs(topo['compute_processes'],
+                                      options.get('broker_url'))
         self.stack = nm_stack.Stack(
-            computes=self.compute_specs(topo['compute_processes'],
-                                        options.get('broker_url')),
+            computes=self.real.compute_specs(computes) if self.real
+            else computes,
             conductors=topo['conductors'], schedulers=topo['schedulers'],
             extra_conf=extra,
             service_down_time=topo.get('service_down_time', 5),
@@ -123,6 +131,8 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             len(self.hosts)))
         try:
             self.stack.start(timeout=180)
+            if self.real:
+                self.real.import_images(self.stack, files)
         except Exception:
             self.stop_stack()
             raise
@@ -156,7 +166,8 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
                 wanted.append(('%s-%d' % (prefix, len(wanted) + 1),
                                self.flavors[group['flavor']]['id'],
                                group.get('host'),
-                               self.server_groups.get(group.get('group'))))
+                               self.server_groups.get(group.get('group')),
+                               group.get('image')))
         if not wanted:
             return
         self.log('booting %d servers' % len(wanted))
@@ -166,8 +177,9 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         self._run_phase(phase, wanted, self._boot)
 
     def _boot(self, phase, item, record):
-        name, flavor_id, host, group = item
-        body = {'name': name, 'flavorRef': flavor_id, 'imageRef': 'fake',
+        name, flavor_id, host, group, image = item
+        image_ref = self.real.image_ids[image] if self.real else 'fake'
+        body = {'name': name, 'flavorRef': flavor_id, 'imageRef': image_ref,
                 'networks': 'none'}
         if host:
             body['availability_zone'] = 'nova:%s' % host
@@ -184,7 +196,8 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         # status); a fast build may be ACTIVE by the next poll.
         self.poller.track([server_id], status='BUILD')
         with self._records_lock:
-            self.servers.append({'id': server_id, 'name': name})
+            self.servers.append({'id': server_id, 'name': name,
+                                 'image': image})
         return lambda v: v['status'] == 'ACTIVE'
 
     # -- selections -----------------------------------------------------------
@@ -457,6 +470,8 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
             report = nm_report.build(
                 self, problems, merged, processes, wall_start,
                 workload_start, workload_end)
+            if self.real:
+                report['real_guests'] = self.real.summary(self)
         finally:
             if self.poller is not None:
                 self.poller.stop()
@@ -483,11 +498,20 @@ class Runner(nm_faults.FaultsMixin, nm_bodies.BodiesMixin):
         attached to one elsewhere: its disks are not ours to read)."""
         if self.stack is None:
             return None
+        if self.real:
+            return self.real.read_guests()
         return invariants.read_guests(os.path.join(self.stack.workdir,
                                                    'state'))
 
     def stop_stack(self):
-        self.stack.stop()
-        self.stop_proxies()
-        if self.backends is not None:
-            self.backends.stop()
+        try:
+            if self.stack is not None:
+                self.stack.stop()
+            self.stop_proxies()
+            if self.backends is not None:
+                self.backends.stop()
+        finally:
+            if self.real is not None:  # QEMU outlives its compute agent
+                left = self.real.stop()
+                if left:
+                    self.log('QEMU processes that would not die: %s' % left)

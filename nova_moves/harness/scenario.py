@@ -6,6 +6,8 @@ import os
 import jsonschema
 import yaml
 
+from nova_moves.harness import real_guests
+
 SCENARIO_DIR = os.path.join(os.path.dirname(__file__), 'scenarios')
 
 OPERATIONS = ('resize', 'confirm', 'revert', 'migrate', 'live-migrate',
@@ -108,6 +110,7 @@ SCHEMA = {
                 'database': _d({'enum': ['sqlite', 'postgresql']},
                                '`postgresql`: a private PostgreSQL cluster '
                                '(initdb in the run\'s directory)', 'sqlite'),
+                'guests': real_guests.GUESTS_SCHEMA,
                 'coordination': _d({'enum': ['file', 'redis']},
                                    'tooz backend: `file` in the state dir, '
                                    'or the machine\'s redis (own namespace)',
@@ -130,10 +133,13 @@ SCHEMA = {
                            'flavor': {'type': 'string'},
                            'name': NAME,
                            'host': {'type': 'string'},
-                           'group': {'type': 'string'}}}},
+                           'group': {'type': 'string'},
+                           'image': real_guests.SERVER_IMAGE}}},
             'servers booted before the phases: {count, flavor, name (a '
             'prefix), host (optional: boot there), group (optional: a '
-            'server group of server_groups to join)}'),
+            'server group of server_groups to join), image (real guests: '
+            'one of images)}'),
+        'images': real_guests.IMAGES_SCHEMA,
         'server_groups': _d({'type': 'array', 'items': {
             'type': 'object', 'additionalProperties': False,
             'required': ['name', 'policy'],
@@ -361,6 +367,8 @@ def validate(data, source='<scenario>', lines=None):
         raise ScenarioError(_format(source, problems, lines))
     data = dict(data)
     topology = dict(data.get('topology') or {})
+    if topology.get('guests'):
+        topology['guests'] = dict(topology['guests'])
     topology.setdefault('conductors', 1)
     topology.setdefault('schedulers', 1)
     topology.setdefault('broker', 'local')
@@ -381,6 +389,8 @@ def validate(data, source='<scenario>', lines=None):
     if len(set(hosts)) != len(hosts):
         problems.append((('topology', 'computes'),
                          'host names repeat: %s' % hosts))
+    data['servers'] = [dict(s) for s in data['servers']]
+    real_guests.validate(data, topology, problems)
     groups = {g['name'] for g in data['server_groups']}
     for i, server in enumerate(data['servers']):
         if server.get('group') and server['group'] not in groups:
