@@ -43,11 +43,14 @@ class Bench:
         qemu = {'instances_path': self.instances, 'accel': args.accel,
                 'shutdown_timeout': '10',
                 'live_migration_completion_timeout':
-                str(args.completion_timeout)}
+                str(args.completion_timeout),
+                'live_migration_bandwidth': str(args.bandwidth),
+                'live_migration_timeout_action': args.timeout_action}
         self.stack = nm_stack.Stack(
             computes=[{'name': h, 'compute': {'driver': 'qemu'},
                        'conf': {'qemu': qemu}} for h in HOSTS],
-            extra_conf={'quota': {'instances': -1, 'cores': -1, 'ram': -1}})
+            extra_conf={'quota': {'instances': -1, 'cores': -1, 'ram': -1}},
+            keep_workdir=bool(os.environ.get('NOVA_MOVES_KEEP_LOGS')))
 
     def manage(self, *argv):
         return subprocess.run(
@@ -79,6 +82,7 @@ class Bench:
             timeout=120, what='beats of %s' % sid)
 
     def live(self, sid, dest='qemu2'):
+        started = time.monotonic()
         self.admin.action(sid, {'os-migrateLive': {
             'host': dest, 'block_migration': 'auto'}}, version='2.30',
             expect=202)
@@ -88,7 +92,7 @@ class Bench:
                                         'cancelled')],
             timeout=600, what='the live migration of %s' % sid)[0]
         self.admin.wait_for_status(sid, 'ACTIVE', timeout=60)
-        return migration
+        return migration, time.monotonic() - started
 
     def logged(self):
         return {m.group(2): m.groups() for m in LOGGED.finditer(
@@ -100,7 +104,8 @@ class Bench:
         flavor = self.admin.create_flavor('guest', 1, 256, 1)
         try:
             self.live_rates(flavor)
-            self.cold(flavor)
+            if self.args.cold_disk_mb:
+                self.cold(flavor)
             if self.args.drain:
                 self.drain(flavor)
             problems = invariants.check(self.admin,
@@ -113,26 +118,36 @@ class Bench:
             shutil.rmtree(self.root, ignore_errors=True)
 
     def live_rates(self, flavor):
-        print('live migration, %s guest 256 MB RAM, 1 GB disk (block '
-              'mirror), accel %s' % (self.args.per_rate, self.args.accel))
-        print('%-7s %-10s %9s %9s %9s %9s %10s' % (
-            'dirty', 'outcome', 'total p50', 'total max', 'down p50',
-            'down max', 'MiB p50'))
+        print('live migration, %s guests per rate, 256 MB RAM, 1 GB disk '
+              '(block mirror), accel %s, bandwidth %s, completion timeout '
+              '%s s/GiB then %s' % (
+                  self.args.per_rate, self.args.accel,
+                  '%d MiB/s' % self.args.bandwidth if self.args.bandwidth
+                  else 'unlimited', self.args.completion_timeout,
+                  self.args.timeout_action))
+        print('%-7s %-10s %9s %9s %9s %9s %9s %8s' % (
+            'dirty', 'outcome', 'move p50', 'QEMU p50', 'QEMU max',
+            'down p50', 'down max', 'MiB p50'))
+        print('  (move: the request to ACTIVE on the destination, disk '
+              'mirror included; QEMU: its memory migration)')
         for rate in self.args.rates:
             image = self.image('dirty-%d' % rate, 'dirty=%d' % rate)
-            outcomes, sids = [], []
+            outcomes, sids, moves = [], [], []
             for _ in range(self.args.per_rate):
                 sid = self.boot(image, flavor)
                 self.wait_beat(sid, 'qemu1', above=3)
-                outcomes.append(self.live(sid)['status'])
+                migration, took = self.live(sid)
+                outcomes.append(migration['status'])
+                moves.append(took)
                 sids.append(sid)
             logged = self.logged()
             rows = [logged[s] for s in sids if s in logged]
             total = [float(r[2]) for r in rows]
             down = [float(r[3]) for r in rows if r[3] != 'None']
             mib = [int(r[4]) for r in rows]
-            print('%-7s %-10s %9s %9s %9s %9s %10s' % (
+            print('%-7s %-10s %9s %9s %9s %9s %9s %8s' % (
                 '%d MB/s' % rate, ','.join(sorted(set(outcomes))),
+                '%.2f s' % pct(moves, .5),
                 '%.2f s' % pct(total, .5) if total else '-',
                 '%.2f s' % max(total) if total else '-',
                 '%.0f ms' % pct(down, .5) if down else '-',
@@ -166,9 +181,8 @@ class Bench:
         sids = [self.boot(image, flavor) for _ in range(self.args.drain)]
         body = {'host': 'qemu1', 'mode': 'live'}
         plan = self.admin.post('/os-host-drains', dict(body, check=True),
-                               expect=200).json()
-        eta = plan.get('eta_seconds') or plan.get('plan', {}).get(
-            'eta_seconds')
+                               expect=200).json()['host_drain_plan']
+        eta = plan['eta_seconds']
         started = time.monotonic()
         drain = self.admin.post('/os-host-drains', body,
                                 expect=202).json()['host_drain']
@@ -196,6 +210,10 @@ def main(argv=None):
     parser.add_argument('--drain', type=int, default=20)
     parser.add_argument('--drain-dirty', type=int, default=0)
     parser.add_argument('--completion-timeout', type=int, default=800)
+    parser.add_argument('--bandwidth', type=int, default=0,
+                        help='[qemu] live_migration_bandwidth, MiB/s')
+    parser.add_argument('--timeout-action', default='abort',
+                        choices=['abort', 'force_complete'])
     parser.add_argument('--accel', default='tcg')
     parser.add_argument('--guest', default=os.path.join(REPO, '.test-guest'))
     args = parser.parse_args(argv)
