@@ -17,6 +17,7 @@ import time
 
 from oslo_log import log as logging
 from qemu.qmp import legacy as qmp_legacy
+from qemu.qmp import protocol as qmp_protocol
 
 from nova_moves import conf
 from nova_moves import exception
@@ -25,6 +26,7 @@ CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 QMP_TIMEOUT = 30.0
 MAX_SOCKET_PATH = 107
+CONNECT_ATTEMPTS = 5
 
 
 class QemuFailed(exception.NovaMovesException):
@@ -164,16 +166,28 @@ class Guest:
 
     # -- QMP ------------------------------------------------------------------
     def qmp(self, command, timeout=QMP_TIMEOUT, **args):
-        """One command on the guest's monitor (one client at a time)."""
+        """One command on the guest's monitor (one client at a time).
+        A session that fails to open is opened again: QEMU can send an
+        event meant for the last client before the greeting (seen
+        with the migration and block job events), and nothing was
+        executed then."""
         with self.lock:
-            mon = qmp_legacy.QEMUMonitorProtocol(self.qmp_path)
-            try:
-                mon.connect()
-                mon.settimeout(timeout)
-                return mon.cmd(command, **args)
-            finally:
-                with contextlib.suppress(Exception):
-                    mon.close()
+            for attempt in range(CONNECT_ATTEMPTS):
+                mon = qmp_legacy.QEMUMonitorProtocol(self.qmp_path)
+                try:
+                    try:
+                        mon.connect()
+                    except qmp_protocol.ConnectError:
+                        if attempt + 1 == CONNECT_ATTEMPTS or \
+                                not self.running():
+                            raise
+                        time.sleep(0.05 * (attempt + 1))
+                        continue
+                    mon.settimeout(timeout)
+                    return mon.cmd(command, **args)
+                finally:
+                    with contextlib.suppress(Exception):
+                        mon.close()
 
     def status(self):
         """QEMU's run state ('running', 'paused', 'inmigrate',
