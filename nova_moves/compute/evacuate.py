@@ -73,7 +73,8 @@ class EvacuateEndpoint(base.Steps):
         try:
             self.driver.spawn(instance_uuid, instance['flavor'],
                               operation='rebuild',
-                              image_ref=instance.get('image_ref'))
+                              image_ref=instance.get('image_ref'),
+                              power='shutdown' if stop_after else 'running')
             power = states.POWER_RUNNING
             if stop_after:
                 self.driver.set_power(instance_uuid, 'shutdown', 'power_off')

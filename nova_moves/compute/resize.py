@@ -255,11 +255,14 @@ class ResizeEndpoint(base.Steps):
         spawned = False
         try:
             disk_from = self._disk_from_source(ctxt, migration)
+            # A stopped server's copy is never started (a real guest
+            # would boot only to be powered off).
             self.driver.spawn(instance_uuid, instance['new_flavor'],
                               operation='finish_migration',
                               arrived_by=migration_uuid,
                               image_ref=instance.get('image_ref'),
-                              disk_from=disk_from)
+                              disk_from=disk_from,
+                              power='shutdown' if stopped else 'running')
             spawned = True
             if stopped:
                 self.driver.set_power(instance_uuid, 'shutdown', 'power_off')

@@ -214,7 +214,9 @@ class ResizeSettleEndpoint(base.Steps):
         when it could not, and the move was undone."""
         try:
             self.driver.spawn(instance_uuid, flavor,
-                              operation='finish_revert_migration')
+                              operation='finish_revert_migration',
+                              power='shutdown' if vm_state == states.STOPPED
+                              else 'running')
             if vm_state == states.STOPPED:
                 self.driver.set_power(instance_uuid, 'shutdown',
                                       'power_off')

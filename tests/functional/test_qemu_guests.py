@@ -59,6 +59,29 @@ class QemuMovesTest(qemu_base.QemuStackTestCase):
             what='the source copy removed')
         self.assert_one_process(server['id'])
 
+    def test_stopped_server_moves_without_booting(self):
+        sid = self.boot_guest(host='qemu1')['id']
+        self.wait_for_beat(sid, 'qemu1', above=1)
+        self.admin.action(sid, {'os-stop': None}, expect=202)
+        self.admin.wait_for_status(sid, 'SHUTOFF', timeout=60)
+        stopped_at = self.wait_for_beat(sid, 'qemu1')
+        self.admin.action(sid, {'migrate': {'host': 'qemu2'}},
+                          version='2.56', expect=202)
+        self.admin.wait_for_status(sid, 'VERIFY_RESIZE', timeout=120)
+        # The copy waits on qemu2, never started: no process, no beat.
+        self.assertEqual(0, qemu_base.qemu_guests.qemu_processes().get(
+            sid, 0))
+        self.assertEqual([], qemu_base.qemu_guests.beats(
+            self.console(sid, 'qemu2')))
+        self.admin.action(sid, {'confirmResize': None}, expect=204)
+        shown = self.admin.wait_for_status(sid, 'SHUTOFF', timeout=60)
+        self.assertEqual('qemu2', shown['OS-EXT-SRV-ATTR:host'])
+        self.admin.action(sid, {'os-start': None}, expect=202)
+        self.admin.wait_for_status(sid, 'ACTIVE', timeout=60)
+        self.assertGreater(self.wait_for_beat(sid, 'qemu2')[0],
+                           stopped_at[0])
+        self.assert_one_process(sid)
+
     def test_pause_suspend_and_stop(self):
         server = self.boot_guest(host='qemu2')
         sid = server['id']
