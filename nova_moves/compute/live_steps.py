@@ -360,6 +360,10 @@ class LiveSteps(base.Steps):
         migration's columns and the server's percent). Returns the final
         progress values (for the next step to write)."""
         last = [time.monotonic()]
+        # The transfer's own row: running, migrating, both kept as they are.
+        end = moves.guard_of(live, '_lm_transfer')
+        keep = {'status': end['status'][:1],
+                'task_state': end['task_state'][:1]}
 
         def report(values, fraction):
             now = time.monotonic()
@@ -367,8 +371,7 @@ class LiveSteps(base.Steps):
                 return
             last[0] = now
             self.conductor.move_advance(
-                ctxt, migration['uuid'], status=[states.M_RUNNING],
-                task_state=[states.MIGRATING], values=values,
+                ctxt, migration['uuid'], values=values, **keep,
                 # The server's own progress field, like Nova's.
                 instance_values={'progress': int(100 * fraction)})
 
