@@ -21,6 +21,7 @@ def main():
     group = servicegroup.ServiceGroup(
         coordinator if coordination.membership_enabled() else None)
     scheduler = manager.SchedulerManager(group, coordinator)
+    scheduler.load_placement()
     svc = service.Service(CONF.host, 'nova-moves-scheduler', 'scheduler',
                           scheduler, _report)
     service.exit_with(service.run([svc], coordinator))

@@ -137,7 +137,7 @@ def _set_meta(session, agg_id, key, value):
     if value is not None:
         session.execute(_META.insert().values(
             aggregate_id=agg_id, key=key, value=value,
-            created_at=models._utcnow()))
+            created_at=models.utcnow()))
 
 
 def aggregate_create(name, zone=None):
@@ -183,7 +183,7 @@ def aggregate_update(aggregate_id, values):
         if 'name' in values and values['name'] != row.name:
             _name_taken(session, values['name'], but=row.id)
             row.name = values['name']
-        row.updated_at = models._utcnow()
+        row.updated_at = models.utcnow()
         try:
             session.flush()
         except sa.exc.IntegrityError:
@@ -221,7 +221,7 @@ def aggregate_host_add(aggregate_id, host):
             with session.begin_nested():
                 session.execute(_HOSTS.insert().values(
                     aggregate_id=row.id, host=host,
-                    created_at=models._utcnow()))
+                    created_at=models.utcnow()))
         except sa.exc.IntegrityError:
             raise AggregateHostExists(aggregate_id=aggregate_id, host=host)
         return _view(session, row)
@@ -250,7 +250,7 @@ def aggregate_metadata_set(aggregate_id, metadata):
                               'update metadata of')
         for key, value in metadata.items():
             _set_meta(session, row.id, key, value)
-        row.updated_at = models._utcnow()
+        row.updated_at = models.utcnow()
         session.flush()
         return _view(session, row)
 

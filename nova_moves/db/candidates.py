@@ -1,6 +1,8 @@
 """Placement reads: capacity, allocation candidates, usages."""
 import bisect
+import datetime
 import threading
+import time
 
 import sqlalchemy as sa
 
@@ -44,11 +46,21 @@ def _placement_queries(only):
 # Built once: every scheduling request and claim runs them.
 _ALL_PLACEMENT = _placement_queries(False)
 _SOME_PLACEMENT = _placement_queries(True)
-_GENERATIONS = sa.select(
-    models.ResourceProvider.__table__.c.id,
-    models.ResourceProvider.__table__.c.root_provider_id,
-    models.ResourceProvider.__table__.c.generation,
-    models.ResourceProvider.__table__.c.shares_via_aggregate)
+_RP = models.ResourceProvider.__table__
+_GENERATIONS = sa.select(_RP.c.id, _RP.c.root_provider_id, _RP.c.generation,
+                         _RP.c.shares_via_aggregate)
+# Every write that moves a generation stamps the row it writes
+# (updated_at, or created_at for a new provider), so a refresh lists only
+# the providers written since the last one instead of all of them.
+_GENERATIONS_SINCE = _GENERATIONS.where(sa.or_(
+    _RP.c.updated_at >= sa.bindparam('b_since'),
+    _RP.c.created_at >= sa.bindparam('b_since')))
+# The stamps come from the writers' clocks and a transaction commits
+# after it stamps: a refresh looks back this far behind its previous
+# one, and lists every generation (and notices removed providers) at
+# least this often, which bounds what a missed stamp can hide.
+_STAMP_SLACK = datetime.timedelta(seconds=10)
+_FULL_LIST_EVERY = 60.0
 
 
 def _load_placement(session, provider_ids=None):
@@ -151,7 +163,11 @@ class PlacementView:
     def __init__(self):
         self.rps, self.invs, self.usage, self.aggs = {}, {}, {}, {}
         self.generations = {}
-        self.index = None
+        self.index = ({}, [])
+        # When the last refresh started (the database stamps' clock) and
+        # when the last one listed every generation (monotonic).
+        self._listed_since = None
+        self._listed_all_at = None
         # Roots as (-free MEMORY_MB, id), sorted: the RAM weigher's order
         # (MEMORY_MB lives on the root only), kept up to date per changed
         # root so a request walks hosts best first and stops early.
@@ -160,9 +176,18 @@ class PlacementView:
         # refreshes (and full scans) must not interleave.
         self._lock = threading.Lock()
 
-    def _changed(self, session):
-        rows = session.execute(_GENERATIONS).all()
-        fresh = {row.id: row.generation for row in rows}
+    def _changed(self, session, started):
+        """(providers to reload, providers gone, whether every
+        generation was listed)."""
+        full = self._listed_all_at is None or \
+            started - self._listed_all_at >= _FULL_LIST_EVERY
+        if full:
+            rows = session.execute(_GENERATIONS).all()
+            gone = set(self.generations) - {row.id for row in rows}
+        else:
+            rows = session.execute(_GENERATIONS_SINCE, {
+                'b_since': self._listed_since - _STAMP_SLACK}).all()
+            gone = set()
         roots = {row.root_provider_id for row in rows
                  if self.generations.get(row.id) != row.generation}
         # A child's or a sharing provider's inventory is set by the sync
@@ -170,8 +195,12 @@ class PlacementView:
         # (few) sharing providers whenever anything moved.
         changed = {row.id for row in rows if row.root_provider_id in roots
                    or (roots and row.shares_via_aggregate)}
-        gone = set(self.generations) - set(fresh)
-        return fresh, changed, gone
+        if roots:
+            trees, sharing = self.index
+            for root in roots:
+                changed.update(rp.id for rp in trees.get(root, ()))
+            changed.update(rp.id for rp in sharing)
+        return changed, gone, full
 
     def refresh(self):
         with self._lock:
@@ -182,14 +211,19 @@ class PlacementView:
     # (it fails before changing the view, so running it again is safe).
     @retry.retrying
     def _refresh(self):
+        stamp = models.utcnow()
+        started = time.monotonic()
         with _tx(writer=False) as session:
-            fresh, changed, gone = self._changed(session)
+            changed, gone, full = self._changed(session, started)
             if not changed and not gone:
+                self._listed(stamp, started, full)
                 return
             rps, invs, usage, aggs = _load_placement(session, changed)
         for rp_id in changed | gone:
+            self._unindex(self.rps.get(rp_id))
             if rp_id not in rps:
                 self.rps.pop(rp_id, None)
+                self.generations.pop(rp_id, None)
             self.invs.pop(rp_id, None)
             self.aggs.pop(rp_id, None)
             for rc in RESOURCE_CLASSES:
@@ -198,17 +232,44 @@ class PlacementView:
         # order: candidates keep the database's order, as a full read did.
         for rp_id in sorted(rps):
             self.rps[rp_id] = rps[rp_id]
+            # The generation loaded, not the one listed: a write between
+            # the two reads is then seen again on the next refresh.
+            self.generations[rp_id] = rps[rp_id].generation
+            self._index(rps[rp_id])
         self.invs.update(invs)
         self.usage.update(usage)
         self.aggs.update(aggs)
-        # The generation loaded, not the one listed: a write between the
-        # two reads is then seen again on the next refresh.
-        self.generations = {rp_id: fresh[rp_id] for rp_id in fresh
-                            if rp_id not in changed}
-        self.generations.update({rp.id: rp.generation for rp in rps.values()})
-        self.index = _provider_index(self.rps)
         for rp_id in changed | gone:
             self._resort(rp_id)
+        self._listed(stamp, started, full)
+
+    # The index (_provider_index's shape) follows the changed providers
+    # instead of being rebuilt from every provider on each refresh.
+    def _unindex(self, rp):
+        if rp is None:
+            return
+        trees, sharing = self.index
+        tree = trees.get(rp.root_provider_id, [])
+        if rp in tree:
+            tree.remove(rp)
+        if not tree:
+            trees.pop(rp.root_provider_id, None)
+        if rp in sharing:
+            sharing.remove(rp)
+
+    def _index(self, rp):
+        trees, sharing = self.index
+        tree = trees.setdefault(rp.root_provider_id, [])
+        tree.append(rp)
+        tree.sort(key=lambda p: p.id)
+        if rp.shares_via_aggregate:
+            sharing.append(rp)
+            sharing.sort(key=lambda p: p.id)
+
+    def _listed(self, stamp, started, full):
+        self._listed_since = stamp
+        if full:
+            self._listed_all_at = started
 
     def _resort(self, rp_id):
         old = self.ram_key.pop(rp_id, None)

@@ -10,13 +10,14 @@ from sqlalchemy.orm import declarative_base
 BASE = declarative_base()
 
 
-def _utcnow():
+def utcnow():
+    """Naive UTC, as every DateTime column here is stored."""
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 class TimestampMixin:
-    created_at = Column(DateTime, default=_utcnow, nullable=False)
-    updated_at = Column(DateTime, onupdate=_utcnow)
+    created_at = Column(DateTime, default=utcnow, nullable=False)
+    updated_at = Column(DateTime, onupdate=utcnow)
 
 
 class Service(BASE, TimestampMixin):
@@ -228,7 +229,7 @@ class InstanceFault(BASE):
     message = Column(String(255))
     details = Column(Text)
     host = Column(String(255))
-    created_at = Column(DateTime, default=_utcnow, nullable=False)
+    created_at = Column(DateTime, default=utcnow, nullable=False)
 
 
 class InstanceAction(BASE, TimestampMixin):

@@ -132,7 +132,7 @@ def server_group_member_add(group_uuid, instance_uuid, project_id,
             raise ServerGroupFull(group_uuid=group_uuid, allowed=max_members)
         session.execute(_MEMBERS.insert().values(
             group_id=row.id, instance_uuid=instance_uuid,
-            created_at=models._utcnow()))
+            created_at=models.utcnow()))
         return _group_dict(row, members + [instance_uuid])
 
 

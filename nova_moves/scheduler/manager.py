@@ -45,6 +45,16 @@ class SchedulerManager:
     def endpoints(self):
         return [self]
 
+    def load_placement(self):
+        """Read every provider into the view before taking requests, so
+        the first request does not pay for it (~1 s at 10,000 hosts);
+        if the database is not there yet, the first request will."""
+        try:
+            self.placement.refresh()
+        except Exception:
+            LOG.warning('Could not load the placement view at start-up',
+                        exc_info=True)
+
     def _host_states(self, candidates):
         """Host states of ``candidates`` (an iterable, maybe lazy), in
         chunks: services are read and liveness checked only for the hosts

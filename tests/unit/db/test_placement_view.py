@@ -2,9 +2,15 @@
 every kind of write (claims, hand-overs, deletes, new hosts, inventory
 changes on nested and sharing providers) it must give the same
 candidates as allocation_candidates."""
+import datetime
+
+import sqlalchemy as sa
 import testtools
 
 from nova_moves.db import api as db_api
+from nova_moves.db import candidates
+from nova_moves.db import models
+from nova_moves.db import session as db_session
 from tests.unit import fixtures as nm_fixtures
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10}
@@ -60,3 +66,33 @@ class PlacementViewTest(testtools.TestCase):
         self.assertSame()
         self.assertEqual(['h2', 'h3', 'h4'], [
             c['host'] for c in self.view.candidates(BIG)])
+
+    def test_lists_only_providers_written_since(self):
+        """A refresh lists only the providers stamped since the previous
+        one (minus a slack): a change stamped further back (a writer's
+        clock behind) stays unseen until the next listing of every
+        generation, which then finds it."""
+        for host in ('h1', 'h2', 'h3'):
+            nm_fixtures.node(host)
+        self.assertSame()
+        long_ago = models.utcnow() - datetime.timedelta(minutes=5)
+        rp = models.ResourceProvider.__table__
+        inv = models.Inventory.__table__
+        with db_session._tx() as session:
+            h1 = session.execute(sa.select(rp.c.id).where(
+                rp.c.name == 'h1')).scalar()
+            session.execute(inv.update().where(
+                inv.c.resource_provider_id == h1,
+                inv.c.resource_class == 'MEMORY_MB').values(total=100))
+            session.execute(rp.update().where(rp.c.id == h1).values(
+                generation=rp.c.generation + 1, updated_at=long_ago,
+                created_at=long_ago))
+        nm_fixtures.node('h2', memory_mb=8192)  # stamped now
+        self.assertEqual(['h1', 'h2', 'h3'], sorted(
+            c['host'] for c in self.view.candidates(SMALL)))
+        self.assertEqual(['h2'], [c['host'] for c in self.view.candidates(
+            {'VCPU': 1, 'MEMORY_MB': 6000})])
+        self.view._listed_all_at -= candidates._FULL_LIST_EVERY
+        self.assertEqual(['h2', 'h3'], sorted(
+            c['host'] for c in self.view.candidates(SMALL)))
+        self.assertSame()
