@@ -1,5 +1,6 @@
 """nova-moves-scheduler: select_destinations and check_destination."""
 import sys
+import threading
 
 from nova_moves import conf
 from nova_moves import coordination
@@ -21,7 +22,11 @@ def main():
     group = servicegroup.ServiceGroup(
         coordinator if coordination.membership_enabled() else None)
     scheduler = manager.SchedulerManager(group, coordinator)
-    scheduler.load_placement()
+    # Beside the RPC server, not before it: a database still starting
+    # must not hold the service's start (a request meanwhile waits for
+    # the view's lock, then finds it loaded).
+    threading.Thread(target=scheduler.load_placement, daemon=True,
+                     name='placement-load').start()
     svc = service.Service(CONF.host, 'nova-moves-scheduler', 'scheduler',
                           scheduler, _report)
     service.exit_with(service.run([svc], coordinator))
