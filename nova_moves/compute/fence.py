@@ -95,6 +95,7 @@ class Fence(base.Steps):
         # cut off fences too (its guests survived the restart).
         self._last_report = time.monotonic()
         self._reported = threading.Event()
+        self._stopped = threading.Event()
         self._thread = None
         self._next_restore = 0.0
 
@@ -133,6 +134,12 @@ class Fence(base.Steps):
             self._thread.start()
         return self._thread
 
+    def stop(self):
+        """The agent stops (its heartbeat with it): no fence after this;
+        guests fenced already stay so, recorded for the next start."""
+        self._stopped.set()
+        self._reported.set()  # wake the watch now
+
     def reported(self):
         """The heartbeat's: a report went through (counted)."""
         self._last_report = time.monotonic()
@@ -142,6 +149,8 @@ class Fence(base.Steps):
         from nova_moves import context as nm_context
         while True:
             self._reported.wait(CHECK_INTERVAL)
+            if self._stopped.is_set():
+                return
             try:
                 self.tick(nm_context.get_admin_context())
             except Exception:

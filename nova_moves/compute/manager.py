@@ -137,6 +137,11 @@ class ComputeManager:
         own (compute/guest_watch.py)."""
         self.guest_watch.start()
 
+    def pre_stop_hook(self):
+        """On SIGTERM, when the heartbeat stops: a drain longer than
+        fence_after must not fence the guests (a restart does not)."""
+        self.fence.stop()
+
     def before_reporting_up(self, ctxt, evacuations=None):
         """Called by the heartbeat (nova_moves.service) when this host was
         silent longer than service_down_time: evacuations away from it

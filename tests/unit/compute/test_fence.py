@@ -213,6 +213,32 @@ class FenceTest(testtools.TestCase):
         self.assertEqual({uuid: 'paused'}, self._powers())
         self.assertEqual([uuid], list(self._record()))
 
+    def test_watch_thread_fences_then_restores(self):
+        uuid = self._server()
+        self.fence.start()
+        self.addCleanup(self.fence.stop)
+        self._silent(6)
+        deadline = time.monotonic() + 5
+        while self._powers()[uuid] != 'paused' and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual({uuid: 'paused'}, self._powers())
+        self.fence.reported()
+        while self._powers()[uuid] != 'running' and \
+                time.monotonic() < deadline + 5:
+            time.sleep(0.05)
+        self.assertEqual({uuid: 'running'}, self._powers())
+
+    def test_stopped_agent_does_not_fence(self):
+        uuid = self._server()
+        thread = self.fence.start()
+        self.fence.stop()
+        thread.join(5)
+        self.assertFalse(thread.is_alive())
+        self._silent(60)
+        time.sleep(2 * fence.CHECK_INTERVAL)
+        self.assertEqual({uuid: 'running'}, self._powers())
+
 
 class HeartbeatTellsTheFenceTest(testtools.TestCase):
 

@@ -1,0 +1,142 @@
+"""Self-fencing across a real partition: compute2 reaches the broker
+through a TCP proxy (tests/functional/tcp_proxy_fixture.py) and runs with
+``[compute] fence_after`` below service_down_time. The path is cut for
+CUT seconds, the process never signalled. Within fence_after it pauses
+its guests; once shown down two of its three servers are evacuated
+(without a force-down: "down" is enough for the API); at the heal it
+removes the evacuated copies and gives the third its guest back.
+
+Sampled every SAMPLE seconds from before the cut until the host is
+settled again, from the fake hypervisors' state files: the moments at
+which any server runs on two hosts. There must be none (the partition
+test without fencing has to except the cut-off host while it is cut)."""
+import os
+import threading
+import time
+
+import testtools.content as content
+
+from nova_moves.harness import invariants
+from tests.functional import tcp_proxy_fixture
+from tests.functional import test_evacuate
+
+PROXIED = 'compute2'
+FENCE_AFTER = 5
+CUT = 40
+SAMPLE = 0.5
+
+
+def running_on(guests):
+    """{server uuid: [hosts its guest runs on]}"""
+    running = {}
+    for host, held in guests.items():
+        for uuid, guest in held.items():
+            if guest.get('power') == 'running':
+                running.setdefault(uuid, []).append(host)
+    return running
+
+
+class FencePartitionTest(tcp_proxy_fixture.OnBrokerProxy,
+                         test_evacuate.EvacuateBase):
+    COMPUTES = 2
+
+    @classmethod
+    def before_stack(cls):
+        cls.COMPUTES = [{'name': 'compute1'},
+                        {'name': PROXIED, 'broker_port': cls.proxy.port,
+                         'compute': {'fence_after': FENCE_AFTER}}]
+
+    def _sampler(self, state, ids, samples, stop):
+        while not stop.is_set():
+            at = time.monotonic()
+            running = running_on(invariants.read_guests(state))
+            twice = sorted(u for u in ids if len(running.get(u, [])) > 1)
+            fenced = not any(PROXIED in running.get(u, []) for u in ids)
+            samples.append((at, twice, fenced))
+            stop.wait(max(0.0, SAMPLE - (time.monotonic() - at)))
+
+    def test_cut_off_host_fences_before_evacuation(self):
+        ids = [self.boot('fence-%d' % i, host=PROXIED)['id']
+               for i in range(3)]
+        evacuated, kept = ids[:2], ids[2]
+        state = os.path.join(self.stack.workdir, 'state')
+        samples, stop = [], threading.Event()
+        sampler = threading.Thread(target=self._sampler,
+                                   args=(state, ids, samples, stop),
+                                   daemon=True)
+        sampler.start()
+        self.addCleanup(stop.set)
+        time.sleep(1)
+
+        self.proxy.cut()
+        cut_at = time.monotonic()
+        self.wait_service_state(PROXIED, 'down', timeout=30)
+        down_at = time.monotonic()
+        for server_id in evacuated:
+            self.admin.action(server_id, {'evacuate': {}}, version='2.68',
+                              expect=200)
+        for server_id in evacuated:
+            moved = self.admin.wait_for_status(server_id, 'ACTIVE',
+                                               timeout=60)
+            self.assertEqual('compute1', moved['OS-EXT-SRV-ATTR:host'])
+        evacuated_at = time.monotonic()
+        time.sleep(max(0.0, CUT - (time.monotonic() - cut_at)))
+        self.proxy.heal()
+        healed_at = time.monotonic()
+
+        def settled():
+            guests = self.local_guests(PROXIED)
+            return not any(u in guests for u in evacuated) and \
+                guests.get(kept, {}).get('power') == 'running'
+        self.admin.wait_for(settled, timeout=60, interval=0.2,
+                            what='%s settled after the heal' % PROXIED)
+        settled_at = time.monotonic()
+        self.wait_service_state(PROXIED, 'up')
+        time.sleep(2 * SAMPLE)
+        stop.set()
+        sampler.join(5)
+
+        during_cut = [s for s in samples if cut_at <= s[0] <= healed_at]
+        twice = [s for s in samples if s[1]]
+        fenced_at = next((s[0] for s in samples
+                          if s[0] >= cut_at and s[2]), None)
+        report = (
+            'cut %.0fs, fence_after %ds, service_down_time %ds: fenced '
+            '%.1fs after the cut, shown down %.1fs after, 2 evacuated by '
+            '%.1fs; healed, settled %.1fs after the heal; samples %d (%d '
+            'during the cut, every %.1fs); moments with two running '
+            'copies: %d' % (
+                CUT, FENCE_AFTER, self.stack.service_down_time,
+                (fenced_at - cut_at) if fenced_at else -1, down_at - cut_at,
+                evacuated_at - cut_at, settled_at - healed_at, len(samples),
+                len(during_cut), SAMPLE, len(twice)))
+        self.addDetail('partition-fence', content.text_content(report))
+        print(report)
+        self.assertEqual([], twice, report)
+        self.assertIsNotNone(fenced_at, report)
+        self.assertLess(fenced_at, down_at, report)
+        self.assertGreater(len(during_cut), CUT / SAMPLE * 0.8, report)
+
+        # The kept server is its own again, its row as its guest.
+        server = self.admin.server(kept)
+        self.assertEqual(('ACTIVE', PROXIED, 1, None), (
+            server['status'], server['OS-EXT-SRV-ATTR:host'],
+            server['OS-EXT-STS:power_state'],
+            server['OS-EXT-STS:task_state']), report)
+        log = self.stack.log(PROXIED)
+        self.assertIn('Self-fencing %s: no report got through' % PROXIED,
+                      log)
+        over = log[log.index('Self-fencing of %s over' % PROXIED):]
+        over = over[:over.index('\n')]
+        self.assertIn('%s restored' % kept, over)
+        for server_id in evacuated:
+            self.assertIn('%s not restored: the server is on compute1'
+                          % server_id, over)
+            self.assertEqual('compute1', self.admin.server(server_id)[
+                'OS-EXT-SRV-ATTR:host'])
+        # The evacuated copies went before the restore was reported.
+        self.assertLess(log.index('Destroying local copy of %s'
+                                  % evacuated[0]),
+                        log.index('Self-fencing of %s over' % PROXIED))
+        for server_id in ids:
+            self.admin.delete('/servers/%s' % server_id, expect=204)
