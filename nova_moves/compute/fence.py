@@ -16,7 +16,6 @@ away is left to the evacuation's clean-up; one busy (an evacuation in
 flight) stays fenced and is tried again. Every fenced server gets an
 instance fault saying so, and the log one line per fence and restore.
 """
-import json
 import os
 import threading
 import time
@@ -26,6 +25,7 @@ from oslo_log import log as logging
 from nova_moves.compute import base
 from nova_moves import conf
 from nova_moves import exception
+from nova_moves import statefile
 from nova_moves import states
 
 CONF = conf.CONF
@@ -90,7 +90,7 @@ class Fence(base.Steps):
                                   '%s.json' % self.host)
         # {instance uuid: {'power': before, 'action': ..., 'at': ...,
         #                  'silent': seconds}}
-        self._fenced = self._load()
+        self._fenced = statefile.load(self._path)
         # The clock starts with the process: a compute restarted while
         # cut off fences too (its guests survived the restart).
         self._last_report = time.monotonic()
@@ -100,13 +100,6 @@ class Fence(base.Steps):
         self._next_restore = 0.0
 
     # -- the record -----------------------------------------------------------
-    def _load(self):
-        try:
-            with open(self._path) as f:
-                return json.load(f)
-        except (OSError, ValueError):
-            return {}
-
     def _save(self):
         if not self._fenced:
             try:
@@ -115,10 +108,7 @@ class Fence(base.Steps):
                 pass
             return
         os.makedirs(os.path.dirname(self._path), exist_ok=True)
-        tmp = self._path + '.tmp'
-        with open(tmp, 'w') as f:
-            json.dump(self._fenced, f)
-        os.replace(tmp, self._path)
+        statefile.save(self._path, self._fenced)
 
     def fenced(self):
         return dict(self._fenced)
