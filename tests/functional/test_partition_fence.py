@@ -22,7 +22,7 @@ from tests.functional import test_evacuate
 
 PROXIED = 'compute2'
 FENCE_AFTER = 5
-CUT = 40
+CUT = 60
 SAMPLE = 0.5
 
 
