@@ -11,15 +11,22 @@ settled again, from the fake hypervisors' state files: the moments at
 which any server runs on two hosts. There must be none (the partition
 test without fencing has to except the cut-off host while it is cut)."""
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 
+import testtools
 import testtools.content as content
 
 from nova_moves.harness import invariants
 from tests.functional import tcp_proxy_fixture
 from tests.functional import test_evacuate
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 PROXIED = 'compute2'
 FENCE_AFTER = 5
 CUT = 60
@@ -140,3 +147,30 @@ class FencePartitionTest(tcp_proxy_fixture.OnBrokerProxy,
                         log.index('Self-fencing of %s over' % PROXIED))
         for server_id in ids:
             self.admin.delete('/servers/%s' % server_id, expect=204)
+
+
+class FenceConfigRefusedTest(testtools.TestCase):
+    """nova-moves-compute refuses to start (before it reaches for the
+    broker) when the fence could come after the host is shown down."""
+
+    def test_fence_after_not_below_service_down_time(self):
+        tmp = tempfile.mkdtemp(prefix='nm-fence-conf-')
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, 'compute.conf')
+        with open(path, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\nreport_interval = 2\n'
+                    'service_down_time = 10\n'
+                    'transport_url = rabbit://nobody:x@127.0.0.1:9/\n'
+                    '[compute]\nfence_after = 10\n' % tmp)
+        proc = subprocess.run(
+            [sys.executable, '-c',
+             'import sys; sys.argv[0] = "nova-moves-compute"; '
+             'from nova_moves.cmd.compute import main; main()',
+             '--config-file', path],
+            env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True,
+            text=True, timeout=60)
+        self.assertEqual(1, proc.returncode, proc.stderr)
+        self.assertIn('nova-moves-compute: [compute] fence_after (10s) '
+                      'must be less than [DEFAULT] service_down_time (10s)',
+                      proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(tmp, 'fence')))
