@@ -9,7 +9,8 @@ pauses or stops every running guest itself, and records which in
 the file also survives a restart while fenced).
 
 Once a report goes through again (after the heartbeat has removed the
-copies of servers evacuated meanwhile: compute/evacuate.py), each fenced
+copies of servers evacuated meanwhile: compute/evacuate.py), and the
+host is not forced down (an operator's word that it is down), each fenced
 server still this host's own, with nothing in progress, is claimed
 (task_state), given its guest back and released; one evacuated or moved
 away is left to the evacuation's clean-up; one busy (an evacuation in
@@ -96,6 +97,7 @@ class Fence(base.Steps):
         self._last_report = time.monotonic()
         self._reported = threading.Event()
         self._stopped = threading.Event()
+        self._forced_down = False
         self._thread = None
         self._next_restore = 0.0
 
@@ -130,8 +132,16 @@ class Fence(base.Steps):
         self._stopped.set()
         self._reported.set()  # wake the watch now
 
-    def reported(self):
-        """The heartbeat's: a report went through (counted)."""
+    def reported(self, forced_down=False):
+        """The heartbeat's: a report went through (counted).
+        ``forced_down``: the operator says this host is down (and may
+        evacuate any of its servers at any time): what is fenced stays
+        fenced until that is lifted."""
+        if forced_down and self._fenced and not self._forced_down:
+            LOG.warning('%s is forced down: its %d fenced guests stay '
+                        'fenced until it is not', self.host,
+                        len(self._fenced))
+        self._forced_down = forced_down
         self._last_report = time.monotonic()
         self._reported.set()
 
@@ -158,7 +168,7 @@ class Fence(base.Steps):
         if self._reported.is_set() or (
                 self._fenced and time.monotonic() >= self._next_restore):
             self._reported.clear()
-            if self._fenced:
+            if self._fenced and not self._forced_down:
                 self.restore(ctxt)
 
     # -- fence ----------------------------------------------------------------

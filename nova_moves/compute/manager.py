@@ -190,8 +190,10 @@ class ComputeManager:
             if isinstance(answer, dict) and answer.get('conductors'):
                 self._conductors = list(answer['conductors'])
             self.__dict__['_shown_down'] = False
-            # Counted (after any settle): fenced guests may come back.
-            self.fence.reported()
+            # Counted (after any settle): fenced guests may come back,
+            # unless an operator forced this host down meanwhile.
+            self.fence.reported(forced_down=isinstance(answer, dict) and
+                                bool(answer.get('forced_down')))
             return answer
 
     def _settle_before_reporting(self, ctxt, host, evacuations=None):

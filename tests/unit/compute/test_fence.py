@@ -215,7 +215,8 @@ class FenceTest(testtools.TestCase):
 
     def test_watch_thread_fences_then_restores(self):
         uuid = self._server()
-        self.fence.start()
+        thread = self.fence.start()
+        self.addCleanup(thread.join, 5)
         self.addCleanup(self.fence.stop)
         self._silent(6)
         deadline = time.monotonic() + 5
@@ -228,6 +229,33 @@ class FenceTest(testtools.TestCase):
                 time.monotonic() < deadline + 5:
             time.sleep(0.05)
         self.assertEqual({uuid: 'running'}, self._powers())
+
+    def test_forced_down_host_stays_fenced(self):
+        uuid = self._server()
+        self._silent(6)
+        self.fence.tick(self.ctxt)
+        self.fence.reported(forced_down=True)
+        self.fence.tick(self.ctxt)
+        self.fence._next_restore = 0
+        self.fence.tick(self.ctxt)
+        self.assertEqual({uuid: 'paused'}, self._powers())
+        self.assertEqual([uuid], list(self._record()))
+        self.fence.reported(forced_down=False)
+        self.fence.tick(self.ctxt)
+        self.assertEqual({uuid: 'running'}, self._powers())
+
+    def test_conductor_tells_forced_down(self):
+        from nova_moves.conductor import db_proxy
+        proxy = db_proxy.ComputeDBProxy()
+        answer = proxy.service_report(None, 'h1', 'nova-moves-compute',
+                                      'compute')
+        self.assertFalse(answer['forced_down'])
+        service = db_api.service_get_by_host_and_binary(
+            'h1', 'nova-moves-compute')
+        db_api.service_update(service['id'], {'forced_down': True})
+        answer = proxy.service_report(None, 'h1', 'nova-moves-compute',
+                                      'compute', settled=False)
+        self.assertTrue(answer['forced_down'])
 
     def test_stopped_agent_does_not_fence(self):
         uuid = self._server()
@@ -258,4 +286,4 @@ class HeartbeatTellsTheFenceTest(testtools.TestCase):
         manager.fence = mock.Mock()
         manager.report('ctxt', 'h1', 'nova-moves-compute', 'compute')
         manager.before_reporting_up.assert_called_once()
-        manager.fence.reported.assert_called_once_with()
+        manager.fence.reported.assert_called_once_with(forced_down=False)

@@ -114,7 +114,7 @@ class _Driver:
 
 
 class _Fence:
-    def reported(self):
+    def reported(self, forced_down=False):
         pass
 
 
