@@ -98,6 +98,7 @@ class Fence(base.Steps):
         self._reported = threading.Event()
         self._stopped = threading.Event()
         self._forced_down = False
+        self._held_logged = False
         self._thread = None
         self._next_restore = 0.0
 
@@ -137,10 +138,6 @@ class Fence(base.Steps):
         ``forced_down``: the operator says this host is down (and may
         evacuate any of its servers at any time): what is fenced stays
         fenced until that is lifted."""
-        if forced_down and self._fenced and not self._forced_down:
-            LOG.warning('%s is forced down: its %d fenced guests stay '
-                        'fenced until it is not', self.host,
-                        len(self._fenced))
         self._forced_down = forced_down
         self._last_report = time.monotonic()
         self._reported.set()
@@ -168,7 +165,7 @@ class Fence(base.Steps):
         if self._reported.is_set() or (
                 self._fenced and time.monotonic() >= self._next_restore):
             self._reported.clear()
-            if self._fenced and not self._forced_down:
+            if self._fenced:
                 self.restore(ctxt)
 
     # -- fence ----------------------------------------------------------------
@@ -215,6 +212,11 @@ class Fence(base.Steps):
             outcomes[uuid] = outcome
             del self._fenced[uuid]
             self._save()
+        held = self._forced_down and list(self._fenced)
+        if held and not self._held_logged:
+            LOG.warning('%s is forced down: its fenced guests stay fenced '
+                        'until it is not: %s', self.host, ', '.join(held))
+        self._held_logged = bool(held)
         if outcomes:
             LOG.warning('Self-fencing of %s over, reported again: %s%s',
                         self.host, '; '.join(
@@ -236,6 +238,8 @@ class Fence(base.Steps):
             return None
         if instance['vm_state'] != states.ACTIVE:
             return self._keep_fenced(ctxt, uuid, entry, instance)
+        if self._forced_down:
+            return None  # any server of it may be evacuated any time
         return self._unfence(ctxt, uuid, entry)
 
     def _unfence(self, ctxt, uuid, entry):

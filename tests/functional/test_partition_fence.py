@@ -148,6 +148,59 @@ class FencePartitionTest(tcp_proxy_fixture.OnBrokerProxy,
         for server_id in ids:
             self.admin.delete('/servers/%s' % server_id, expect=204)
 
+    def test_forced_down_host_stays_fenced_until_lifted(self):
+        """The Masakari way: forced down, then evacuated. Back from the
+        cut, the host keeps its other guest fenced while forced down."""
+        ids = [self.boot('forced-%d' % i, host=PROXIED)['id']
+               for i in range(2)]
+        evacuated, kept = ids
+        state = os.path.join(self.stack.workdir, 'state')
+        samples, stop = [], threading.Event()
+        sampler = threading.Thread(target=self._sampler,
+                                   args=(state, ids, samples, stop),
+                                   daemon=True)
+        sampler.start()
+        self.addCleanup(stop.set)
+        self.proxy.cut()
+        self.addCleanup(self.set_forced_down, PROXIED, False)
+        self.wait_service_state(PROXIED, 'down', timeout=30)
+        self.set_forced_down(PROXIED, True)
+        self.admin.action(evacuated, {'evacuate': {}}, version='2.68',
+                          expect=200)
+        self.admin.wait_for_status(evacuated, 'ACTIVE', timeout=60)
+        self.proxy.heal()
+        self.admin.wait_for(
+            lambda: evacuated not in self.local_guests(PROXIED),
+            timeout=60, interval=0.2, what='evacuated copy removed')
+        # Reporting again (forced down), its kept guest still paused.
+        self.admin.wait_for(
+            lambda: 'is forced down: its fenced guests stay fenced until '
+            'it is not: %s\n' % kept in self.stack.log(PROXIED),
+            timeout=30, interval=0.2,
+            what='kept fenced while forced down')
+        time.sleep(3)
+        self.assertEqual('paused',
+                         self.local_guests(PROXIED)[kept]['power'])
+        self.set_forced_down(PROXIED, False)
+        self.admin.wait_for(
+            lambda: self.local_guests(PROXIED)[kept]['power'] ==
+            'running', timeout=30, interval=0.2, what='restored')
+        stop.set()
+        sampler.join(5)
+        twice = [s for s in samples if s[1]]
+        report = 'forced down: samples %d, two running copies: %d' % (
+            len(samples), len(twice))
+        self.addDetail('partition-fence-forced', content.text_content(
+            report))
+        print(report)
+        self.assertEqual([], twice, report)
+        server = self.admin.server(kept)
+        self.assertEqual(('ACTIVE', PROXIED, 1), (
+            server['status'], server['OS-EXT-SRV-ATTR:host'],
+            server['OS-EXT-STS:power_state']))
+        for server_id in ids:
+            self.admin.delete('/servers/%s' % server_id, expect=204)
+
 
 class FenceConfigRefusedTest(testtools.TestCase):
     """nova-moves-compute refuses to start (before it reaches for the

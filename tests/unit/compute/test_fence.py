@@ -232,17 +232,22 @@ class FenceTest(testtools.TestCase):
 
     def test_forced_down_host_stays_fenced(self):
         uuid = self._server()
+        evacuated = self._server()
         self._silent(6)
         self.fence.tick(self.ctxt)
+        db_api.instance_update(evacuated, {'host': 'h2', 'node': 'h2'})
         self.fence.reported(forced_down=True)
         self.fence.tick(self.ctxt)
         self.fence._next_restore = 0
         self.fence.tick(self.ctxt)
-        self.assertEqual({uuid: 'paused'}, self._powers())
+        # What is settled is reported; only the restore waits.
+        self.assertEqual('paused', self._powers()[uuid])
         self.assertEqual([uuid], list(self._record()))
+        self.assertIn('on h2 now', db_api.instance_fault_get_latest(
+            evacuated)['message'])
         self.fence.reported(forced_down=False)
         self.fence.tick(self.ctxt)
-        self.assertEqual({uuid: 'running'}, self._powers())
+        self.assertEqual('running', self._powers()[uuid])
 
     def test_conductor_tells_forced_down(self):
         from nova_moves.conductor import db_proxy
