@@ -53,6 +53,18 @@ class FencePartitionTest(tcp_proxy_fixture.OnBrokerProxy,
                         {'name': PROXIED, 'broker_port': cls.proxy.port,
                          'compute': {'fence_after': FENCE_AFTER}}]
 
+    def _sample(self, ids):
+        """Start sampling: (the samples so far, the stop event, the
+        thread)."""
+        state = os.path.join(self.stack.workdir, 'state')
+        samples, stop = [], threading.Event()
+        sampler = threading.Thread(target=self._sampler,
+                                   args=(state, ids, samples, stop),
+                                   daemon=True)
+        sampler.start()
+        self.addCleanup(stop.set)
+        return samples, stop, sampler
+
     def _sampler(self, state, ids, samples, stop):
         while not stop.is_set():
             at = time.monotonic()
@@ -66,13 +78,7 @@ class FencePartitionTest(tcp_proxy_fixture.OnBrokerProxy,
         ids = [self.boot('fence-%d' % i, host=PROXIED)['id']
                for i in range(3)]
         evacuated, kept = ids[:2], ids[2]
-        state = os.path.join(self.stack.workdir, 'state')
-        samples, stop = [], threading.Event()
-        sampler = threading.Thread(target=self._sampler,
-                                   args=(state, ids, samples, stop),
-                                   daemon=True)
-        sampler.start()
-        self.addCleanup(stop.set)
+        samples, stop, sampler = self._sample(ids)
         time.sleep(1)
 
         self.proxy.cut()
@@ -154,13 +160,7 @@ class FencePartitionTest(tcp_proxy_fixture.OnBrokerProxy,
         ids = [self.boot('forced-%d' % i, host=PROXIED)['id']
                for i in range(2)]
         evacuated, kept = ids
-        state = os.path.join(self.stack.workdir, 'state')
-        samples, stop = [], threading.Event()
-        sampler = threading.Thread(target=self._sampler,
-                                   args=(state, ids, samples, stop),
-                                   daemon=True)
-        sampler.start()
-        self.addCleanup(stop.set)
+        samples, stop, sampler = self._sample(ids)
         self.proxy.cut()
         self.addCleanup(self.set_forced_down, PROXIED, False)
         self.wait_service_state(PROXIED, 'down', timeout=30)
