@@ -39,6 +39,9 @@ RETRY_INTERVAL = 2.0
 # fence_action -> (guest power when fenced, task_state its restore claims)
 ACTIONS = {'pause': ('paused', states.UNPAUSING),
            'stop': ('shutdown', states.POWERING_ON)}
+# The vm_states whose guest runs: a resized server waiting for its
+# confirmation runs on its new host as an active one does.
+RUNNING_VM_STATES = (states.ACTIVE, states.RESIZED)
 
 
 class FenceConfigError(exception.NovaMovesException):
@@ -230,13 +233,13 @@ class Fence(base.Steps):
             instance = self.conductor.instance_get(ctxt, uuid)
         except exception.InstanceNotFound:
             return 'deleted meanwhile, its guest left as it is'
+        if instance['task_state'] is not None:
+            return None  # a move or an action settles it first
         if instance['host'] != self.host:
             # Evacuated (the clean-up removed the copy) or moved.
             return self._faulted(ctxt, uuid, entry, 'not restored: the '
                                  'server is on %s now' % instance['host'])
-        if instance['task_state'] is not None:
-            return None
-        if instance['vm_state'] != states.ACTIVE:
+        if instance['vm_state'] not in RUNNING_VM_STATES:
             return self._keep_fenced(ctxt, uuid, entry, instance)
         if self._forced_down:
             return None  # any server of it may be evacuated any time
@@ -247,7 +250,7 @@ class Fence(base.Steps):
         evacuation or action is accepted while its guest comes back."""
         claim = ACTIONS[entry['action']][1]
         expected = dict(expected_task_state=[None],
-                        expected_vm_state=[states.ACTIVE],
+                        expected_vm_state=list(RUNNING_VM_STATES),
                         expected_host=self.host)
         try:
             self._update(ctxt, uuid, {'task_state': claim}, **expected)
@@ -269,7 +272,7 @@ class Fence(base.Steps):
         return self._faulted(ctxt, uuid, entry, 'restored')
 
     def _keep_fenced(self, ctxt, uuid, entry, instance):
-        """Not ACTIVE any more (a failed evacuation left it in ERROR, an
+        """Not running any more (a failed evacuation left it in ERROR, an
         operator reset it): its guest stays as fenced, its row says so."""
         try:
             self._update(ctxt, uuid,

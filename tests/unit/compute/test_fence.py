@@ -147,6 +147,7 @@ class FenceTest(testtools.TestCase):
 
     def test_restore_after_report(self):
         ours = self._server()
+        resized = self._server(vm_state=states.RESIZED)
         evacuated = self._server()
         failed = self._server()
         busy = self._server()
@@ -166,8 +167,10 @@ class FenceTest(testtools.TestCase):
         self.fence.reported()
         self.fence.tick(self.ctxt)
         powers = self._powers()
-        self.assertEqual(('running', 'paused', 'paused', 'paused'), (
-            powers[ours], powers[evacuated], powers[failed], powers[busy]))
+        self.assertEqual(('running', 'running', 'paused', 'paused',
+                          'paused'), (
+            powers[ours], powers[resized], powers[evacuated],
+            powers[failed], powers[busy]))
         row = db_api.instance_get(ours)
         self.assertEqual((states.ACTIVE, None, states.POWER_RUNNING),
                          (row['vm_state'], row['task_state'],
