@@ -161,6 +161,9 @@ class Service:
     def stop(self):
         """Stop consuming; in-flight handlers keep running."""
         self._stop.set()
+        if hasattr(self.manager, 'pre_stop_hook'):
+            # Before the drain: what watches the heartbeat stops with it.
+            self.manager.pre_stop_hook()
         if self._server is not None:
             rpc_shutdown.stop_server(self._server)
 

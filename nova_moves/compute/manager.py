@@ -12,6 +12,7 @@ import oslo_messaging as messaging
 from nova_moves.compute import base
 from nova_moves.compute import console
 from nova_moves.compute import evacuate
+from nova_moves.compute import fence
 from nova_moves.compute import guest_watch
 from nova_moves.compute import lifecycle
 from nova_moves.compute import live_migration
@@ -100,6 +101,7 @@ class ComputeManager:
         self.evacuate = evacuate.EvacuateEndpoint(deps,
                                                   self.evacuation_cleanup)
         self.guest_watch = guest_watch.GuestWatch(deps)
+        self.fence = fence.Fence(deps)
         self.deps = deps
 
     def endpoints(self):
@@ -114,6 +116,9 @@ class ComputeManager:
         recover what it left half-done when this host last stopped."""
         from nova_moves import context as nm_context
         ctxt = nm_context.get_admin_context()
+        # Before the first conductor call: a host restarted while cut
+        # off fences too.
+        self.fence.start()
         # A short timeout: a call sent before any conductor listens is
         # dropped by the broker, and the service start retries it.
         self.conductor.compute_node_sync(ctxt, self.driver.node_info(),
@@ -131,6 +136,11 @@ class ComputeManager:
         """Once serving: watch the guests for ones that stop on their
         own (compute/guest_watch.py)."""
         self.guest_watch.start()
+
+    def pre_stop_hook(self):
+        """On SIGTERM, when the heartbeat stops: a drain longer than
+        fence_after must not fence the guests (a restart does not)."""
+        self.fence.stop()
 
     def before_reporting_up(self, ctxt, evacuations=None):
         """Called by the heartbeat (nova_moves.service) when this host was
@@ -180,6 +190,10 @@ class ComputeManager:
             if isinstance(answer, dict) and answer.get('conductors'):
                 self._conductors = list(answer['conductors'])
             self.__dict__['_shown_down'] = False
+            # Counted (after any settle): fenced guests may come back,
+            # unless an operator forced this host down meanwhile.
+            self.fence.reported(forced_down=isinstance(answer, dict) and
+                                bool(answer.get('forced_down')))
             return answer
 
     def _settle_before_reporting(self, ctxt, host, evacuations=None):

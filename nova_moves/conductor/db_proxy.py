@@ -52,10 +52,14 @@ class ComputeDBProxy:
                 if evacuations:
                     return {'settle_first': True,
                             'evacuations': evacuations}
-        db_api.service_report(host, binary, topic, availability_zone)
+        service = db_api.service_report(host, binary, topic,
+                                        availability_zone)
+        # forced_down: a self-fenced compute keeps its guests fenced
+        # while the operator says it is down (compute/fence.py).
         return {'conductors': [
             s['host'] for s in db_api.service_get_all(binary=CONDUCTOR)
-            if db_api.service_is_up(s)]}
+            if db_api.service_is_up(s)],
+            'forced_down': bool(service and service.get('forced_down'))}
 
     def compute_node_sync(self, ctxt, node):
         return db_api.compute_node_sync(node)

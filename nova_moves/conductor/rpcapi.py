@@ -134,7 +134,8 @@ class ConductorDBAPI:
                        availability_zone=None, timeout=None, server=None,
                        settled=None):
         """To any conductor, or to the one named ``server``. Returns
-        {'conductors': [hosts up]} (None from an older conductor), or
+        {'conductors': [hosts up], 'forced_down': bool} (None from an
+        older conductor; no forced_down before self-fencing), or
         {'settle_first': True} (1.5, ``settled`` False, the host shown
         down). Below 1.5 ``settled`` is not sent: the report counts."""
         kwargs = dict(host=host, binary=binary, topic=topic,

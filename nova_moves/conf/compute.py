@@ -67,6 +67,33 @@ compute_opts = [
     cfg.IntOpt('live_migration_memory_mb', default=0, min=0,
                help='Memory to transfer in a simulated live migration; 0 '
                     'uses the flavor memory.'),
+    cfg.IntOpt('fence_after', default=0, min=0,
+               help='Self-fencing: a host that could not report its '
+                    'heartbeat for this many seconds (the conductors or '
+                    'the broker out of its reach) pauses or stops its '
+                    'running guests ([compute] fence_action), so that an '
+                    'evacuation of its servers never leaves two copies '
+                    'running. It records them in '
+                    '$state_path/fence/<host>.json and, once it reports '
+                    'again, restores the ones still its own (not '
+                    'evacuated meanwhile), with an instance fault on each '
+                    'fenced server. Must be more than [DEFAULT] '
+                    'report_interval and less than [DEFAULT] '
+                    'service_down_time (minus [qemu] shutdown_timeout for '
+                    'fence_action = stop with the qemu driver), else the '
+                    'compute refuses to start. 0 (the default, as Nova) '
+                    'never fences: an outage of the broker itself then '
+                    'leaves every guest running, and an operator must fence '
+                    'a host before evacuating it. A value of about half of '
+                    'service_down_time leaves the fence time to finish '
+                    'before the host is shown down.'),
+    cfg.StrOpt('fence_action', default='pause', choices=[
+                   ('pause', 'Freeze the guests (instant, memory kept; '
+                    'unpaused on restore).'),
+                   ('stop', 'Power the guests off (a clean power-down '
+                    'with the qemu driver; started again on restore).')],
+               help='What self-fencing ([compute] fence_after) does to a '
+                    'running guest.'),
 ]
 
 

@@ -3,12 +3,12 @@ simulated durations, injectable failures (virt/driver.py), and a small
 state file that stands for the host's local disks (so a restarted
 compute still finds the copies it had before it died). For unit tests
 and the harness at scale; ``[compute] driver = qemu`` runs real guests."""
-import json
 import os
 import time
 
 from nova_moves import conf
 from nova_moves import exception
+from nova_moves import statefile
 from nova_moves.virt import driver
 
 CONF = conf.CONF
@@ -28,17 +28,10 @@ class FakeDriver(driver.ComputeDriver):
 
     # -- state file -----------------------------------------------------------
     def _load(self):
-        try:
-            with open(self._path) as f:
-                return json.load(f)
-        except (OSError, ValueError):
-            return {}
+        return statefile.load(self._path)
 
     def _save(self):
-        tmp = self._path + '.tmp'
-        with open(tmp, 'w') as f:
-            json.dump(self._guests, f)
-        os.replace(tmp, self._path)
+        statefile.save(self._path, self._guests)
 
     # -- guests ---------------------------------------------------------------
     def guests(self):

@@ -113,6 +113,11 @@ class _Driver:
         return {'availability_zone': 'nova'}
 
 
+class _Fence:
+    def reported(self, forced_down=False):
+        pass
+
+
 class ComputeSideTest(testtools.TestCase):
 
     def setUp(self):
@@ -125,6 +130,7 @@ class ComputeSideTest(testtools.TestCase):
         manager.host = 'h1'
         manager.driver = _Driver()
         manager.conductor = _Conductor(answers)
+        manager.fence = _Fence()
         manager.settled = []
         manager.before_reporting_up = \
             lambda ctxt, evacuations=None: manager.settled.append(ctxt)
