@@ -4,11 +4,13 @@ import re
 from nova_moves import exception
 
 MIN_VERSION = '2.1'
-MAX_VERSION = '2.95'
+MAX_VERSION = '2.100'
 # One line per version nova_moves behaves differently at (or that Nova
 # introduced and we accept); everything else carries over from Nova.
 HISTORY = """
 2.1   - the base v2.1 API
+2.2   - os-keypairs: type (ssh, x509); create 201, delete 204
+2.10  - os-keypairs: an admin names the user_id
 2.11  - os-services: forced_down field and force-down action
 2.14  - evacuate: onSharedStorage removed; adminPass only in the body
 2.22  - server migrations: force_complete
@@ -18,9 +20,11 @@ HISTORY = """
 2.29  - evacuate: force
 2.30  - os-migrateLive: force
 2.34  - os-migrateLive: checks run asynchronously, reported as events
+2.35  - os-keypairs: paging (limit, marker)
 2.47  - servers: flavor embedded instead of a link
 2.51  - instance actions: non-admins see events (without traceback)
 2.53  - os-services and os-hypervisors identified by uuid
+2.54  - rebuild: key_name (null unsets)
 2.55  - flavors: description
 2.56  - migrate: host (checked by the scheduler unless forced)
 2.58  - instance actions: updated_at, paging, changes-since
@@ -32,7 +36,13 @@ HISTORY = """
 2.80  - os-migrations: user_id and project_id
 2.84  - instance action events: details
 2.88  - os-hypervisors: usage fields removed
+2.92  - os-keypairs: public_key required (no generation); @ and . in names
 2.95  - evacuate: the server is left stopped on the destination
+2.96  - servers: pinned_availability_zone (show, detail, update, rebuild)
+2.97  - server shares (Manila): not served here, the version only
+2.98  - servers: the image's properties embedded in the server's image
+2.99  - spice-direct consoles: not served here, the version only
+2.100 - servers: the boot's scheduler_hints (show, detail, update, rebuild)
 """
 
 _FORMAT = re.compile(r'^([1-9]\d*)\.([1-9]\d*|0)$')

@@ -81,6 +81,8 @@ S = 'os_compute_api:servers:'
 ACTION = 'POST /servers/{server_id}/action (%s)'
 SRV = '/servers/{server_id}'
 MIG = '/servers/{server_id}/migrations/{migration_id}'
+KP = 'os_compute_api:os-keypairs:'
+ADMIN_OR_USER = '(' + ADMIN + ') or user_id:%(user_id)s'
 
 # (name, check string, description, operations "METHOD path").
 _API = [
@@ -397,6 +399,15 @@ _API = [
      'show information for an extension by alias',
      ['GET /extensions', 'GET /extensions/{alias}']),
     # -- nova_moves additions (no Nova counterpart): admin only ------------
+    # -- os-keypairs (nova/policies/keypairs.py): the admin, or the
+    # user whose key pairs they are --------------------------------------
+    (KP + 'index', ADMIN_OR_USER, 'List all keypairs', ['GET /os-keypairs']),
+    (KP + 'create', ADMIN_OR_USER, 'Create a keypair',
+     ['POST /os-keypairs']),
+    (KP + 'delete', ADMIN_OR_USER, 'Delete a keypair',
+     ['DELETE /os-keypairs/{keypair_name}']),
+    (KP + 'show', ADMIN_OR_USER, 'Show details of a keypair',
+     ['GET /os-keypairs/{keypair_name}']),
     ('nova_moves:placement:show', ADMIN,
      'See resource providers, usages and allocations',
      ['GET /os-nova-moves-placement']),

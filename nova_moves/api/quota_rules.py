@@ -1,6 +1,8 @@
 """Quota enforcement, as Nova has it for what this API creates: instances,
-cores and ram per project, counted from the servers; the other quota-set
-fields are shown and stored, never enforced.
+cores and ram per project, counted from the servers; metadata_items
+(server_rules.py) and key_pairs (keypairs.py) are checked where those
+are made; the other quota-set fields are shown and stored, never
+enforced.
 
 Boot counts and creates the server in one transaction under the
 project's quota lock (db/quotas.py: racing boots queue, so the limit
@@ -16,7 +18,7 @@ from nova_moves import exception
 CONF = conf.CONF
 ENFORCED = ('instances', 'cores', 'ram')
 # Nova's other quota-set fields: shown with Nova's defaults, stored when
-# set, never enforced here (nothing in this API creates those things).
+# set; key_pairs and metadata_items are checked by their own APIs.
 OTHER = {'key_pairs': 100, 'metadata_items': 128, 'server_groups': 10,
          'server_group_members': 10}
 BEFORE_2_57 = {'injected_files': 5, 'injected_file_content_bytes': 10240,

@@ -10,8 +10,12 @@ before the cast; the compute re-creates the guest from the image
 or SHUTOFF when it was stopped (Nova's rebuild keeps a stopped server
 stopped). Nothing moves: same host, same flavor, same allocation.
 
+From 2.54 ``key_name`` sets the server's key pair (the caller's; an
+unknown one is Nova's 400 "Invalid key_name provided.", before anything
+is claimed) and null unsets it.
+
 Fields Nova's body carries that nova_moves has nowhere to keep
-(metadata, personality, accessIPv4/6, key_name, user_data, description,
+(metadata, personality, accessIPv4/6, user_data, description,
 trusted_image_certificates, hostname, preserve_ephemeral) are
 validated by Nova's schema for the microversion
 and not kept; doc/api-ref/lifecycle.md says so.
@@ -23,6 +27,7 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import guards
+from nova_moves.api import server_rules
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
@@ -120,9 +125,12 @@ def rebuild(server_id, value):
     if not compute.can_lifecycle():
         raise guards.LifecycleNotSupported(action='rebuild')
     guards.require_host('rebuild', instance)
+    values = {'image_ref': body['imageRef']}
+    if 'key_name' in body:
+        values['key_name'], values['key_data'] = server_rules.key_pair(
+            body['key_name'])
     common.start_move(instance, 'rebuild', TASK_STATE,
                       list(states.ALLOW_REBUILD), 'rebuild')
-    values = {'image_ref': body['imageRef']}
     if 'name' in body:
         values['display_name'] = body['name']
     if 'OS-DCF:diskConfig' in body:
@@ -130,7 +138,9 @@ def rebuild(server_id, value):
         values['auto_disk_config'] = body['OS-DCF:diskConfig'] == 'AUTO'
     before = {'image_ref': instance['image_ref'],
               'display_name': instance['display_name'],
-              'auto_disk_config': instance['auto_disk_config']}
+              'auto_disk_config': instance['auto_disk_config'],
+              'key_name': instance.get('key_name'),
+              'key_data': instance.get('key_data')}
     try:
         instance = db_api.instance_update(
             instance['uuid'], values, expected_task_state=[TASK_STATE])

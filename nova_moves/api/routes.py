@@ -19,6 +19,7 @@ from nova_moves.api import hypervisors
 from nova_moves.api import identity
 from nova_moves.api import images
 from nova_moves.api import instance_actions
+from nova_moves.api import keypairs
 from nova_moves.api import limits
 from nova_moves.api import live_migrate
 from nova_moves.api import migrations
@@ -102,6 +103,12 @@ ROUTES = {
         'GET': ('hypervisors_search', hypervisors.search)},
     _HYPERVISORS + '/{pattern}/servers': {
         'GET': ('hypervisors_servers', hypervisors.servers)},
+    '/v2.1/os-keypairs': {
+        'GET': ('keypairs_index', keypairs.index),
+        'POST': ('keypairs_create', keypairs.create)},
+    '/v2.1/os-keypairs/{keypair_name}': {
+        'GET': ('keypairs_show', keypairs.show),
+        'DELETE': ('keypairs_delete', keypairs.delete)},
     '/v2.1/os-migrations': {'GET': ('migrations_index', migrations.index)},
     '/v2.1/os-migrations/{migration_id}': {
         'GET': ('migrations_show', migrations.show)},

@@ -3,7 +3,9 @@ shared by boot (servers.py), the metadata resource (server_metadata.py)
 and server groups: Nova's limits on metadata (keys of 1-255 characters
 from [a-zA-Z0-9-_:. ], string values of at most 255, at most the
 project's metadata_items quota in all: a 403 past it, as Nova's
-OverQuota) and the group a boot names. A leaf: no handler module."""
+OverQuota), the group a boot names and the key pair a boot or rebuild
+names. A leaf: no handler module."""
+from nova_moves.api import request as api_req
 from nova_moves.api import quota_rules
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -64,3 +66,15 @@ def join_group(ctxt, group, instance_uuid):
     return db_api.server_group_member_add(
         group['uuid'], instance_uuid, ctxt.project_id,
         quota_rules.limits(ctxt.project_id)['server_group_members'])
+
+
+def key_pair(key_name):
+    """(key_name, key_data) of the caller's key pair ``key_name`` for a
+    boot or rebuild (None unsets); an unknown name is Nova's 400."""
+    if key_name is None:
+        return None, None
+    try:
+        keypair = db_api.key_pair_get(api_req.context().user_id, key_name)
+    except db_api.KeypairNotFound:
+        raise exception.Invalid('Invalid key_name provided.')
+    return keypair['name'], keypair['public_key']

@@ -23,7 +23,7 @@ from nova_moves import states
 # Nova accepts many more boot fields; those a client commonly sends are
 # accepted and ignored here, since the fake hypervisor has no network,
 # image or volume service.
-_IGNORED = ('key_name', 'security_groups', 'user_data',
+_IGNORED = ('security_groups', 'user_data',
             'config_drive', 'block_device_mapping_v2', 'adminPass', 'tags',
             'hostname', 'trusted_image_certificates',
             'personality', 'hypervisor_hostname',
@@ -35,6 +35,9 @@ _DISK_CONFIG = {'type': 'string', 'enum': ['AUTO', 'MANUAL']}
 _DESCRIPTION = {'type': ['string', 'null'], 'maxLength': 255,
                 'pattern': r'^[^\x00-\x1f\x7f]*$'}
 _NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+# Nova's parameter_types.name: looked up among the caller's key pairs.
+_KEY_NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+             'pattern': r'^(?!\s)[^\x00-\x1f\x7f]*(?<!\s)$'}
 _KEPT = {'metadata': server_rules.METADATA,
          'accessIPv4': {'type': 'string'}, 'accessIPv6': {'type': 'string'},
          'OS-DCF:diskConfig': _DISK_CONFIG, 'description': _DESCRIPTION}
@@ -60,7 +63,8 @@ CREATE_SCHEMA = {
                                        'maxLength': 255},
                  'networks': {'type': ['string', 'array']},
                  'min_count': _COUNT, 'max_count': _COUNT,
-                 'return_reservation_id': validation.BOOLEAN},
+                 'return_reservation_id': validation.BOOLEAN,
+                 'key_name': _KEY_NAME},
                 **_KEPT, **{name: {} for name in _IGNORED})},
         'os:scheduler_hints': {'type': 'object'},
         'OS-SCH-HNT:scheduler_hints': {'type': 'object'},
@@ -70,6 +74,12 @@ _STATUS_FILTER = {
     'ACTIVE': (states.ACTIVE, None), 'ERROR': (states.ERROR, None),
     'VERIFY_RESIZE': (states.RESIZED, None),
     'SHUTOFF': (states.STOPPED, None), 'BUILD': (states.BUILDING, None)}
+
+
+def scheduler_hints(request):
+    """The boot's hints as given, kept for 2.100's server views."""
+    return dict(request.get('os:scheduler_hints')
+                or request.get('OS-SCH-HNT:scheduler_hints') or {})
 
 
 def _parse_az(value):
@@ -110,6 +120,10 @@ def create():
     group = server_rules.group_hint(ctxt, request)
     flavor = common.flavor_ref(body['flavorRef'])
     kept = kept_values(body, api_req.version())
+    if 'key_name' in body:
+        kept['key_name'], kept['key_data'] = server_rules.key_pair(
+            body['key_name'])
+    kept['scheduler_hints'] = scheduler_hints(request)
     server_rules.check_metadata_count(ctxt.project_id, body.get('metadata'))
     _check_security_groups(body.get('security_groups'))
     zone, host = _parse_az(body.get('availability_zone'))

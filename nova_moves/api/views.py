@@ -10,6 +10,7 @@ from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import faultinfo
+from nova_moves import image_store
 from nova_moves import moves
 from nova_moves import states
 from nova_moves import timeutil
@@ -113,10 +114,7 @@ def _server_detail(instance, fault, show, metadata):
         'metadata': (db_api.instance_metadata_get(instance['uuid'])
                      if metadata is None else metadata),
         'hostId': common_host_id(instance),
-        'image': ({'id': instance['image_ref'],
-                   'links': [common.links('images',
-                                          instance['image_ref'])[1]]}
-                  if instance['image_ref'] else ''),
+        'image': _image(instance['image_ref'], version),
         'flavor': flavor_in_server(instance['flavor'], version),
         'created': timeutil.api_time_z(instance['created_at']),
         'updated': timeutil.api_time_z(instance['updated_at']
@@ -128,7 +126,7 @@ def _server_detail(instance, fault, show, metadata):
         else 'MANUAL',
         'OS-EXT-AZ:availability_zone': availability_zone(instance),
         'config_drive': '',
-        'key_name': None,
+        'key_name': instance.get('key_name'),
         'OS-SRV-USG:launched_at': timeutil.api_time(instance['launched_at']),
         'OS-SRV-USG:terminated_at': timeutil.api_time(
             instance['terminated_at']),
@@ -182,7 +180,10 @@ def _server_detail(instance, fault, show, metadata):
         group = db_api.server_group_of_instance(instance['uuid'])
         body['server_groups'] = [group['uuid']] if group else []
     if version >= '2.96':
-        body['pinned_availability_zone'] = None
+        # Nova's request spec zone: the one asked for at boot.
+        body['pinned_availability_zone'] = instance.get('requested_az')
+    if version >= '2.100':
+        body['scheduler_hints'] = instance.get('scheduler_hints') or {}
     if fault and status in ('ERROR', 'DELETED'):
         message = fault['message']
         if not ctxt.is_admin:
@@ -195,6 +196,38 @@ def _server_detail(instance, fault, show, metadata):
         if ctxt.is_admin and fault.get('details'):
             body['fault']['details'] = fault['details']
     return body
+
+
+# Nova's 2.98 shows the image's standard properties (ImageMetaProps:
+# hardware, OS and image-handling ones), not its custom ones.
+_IMAGE_PROPERTY_PREFIXES = ('hw_', 'os_', 'img_')
+
+
+def _image(image_ref, version):
+    if not image_ref:
+        return ''
+    image = {'id': image_ref,
+             'links': [common.links('images', image_ref)[1]]}
+    if version >= '2.98':
+        image['properties'] = _image_properties(image_ref)
+    return image
+
+
+def _image_properties(image_ref):
+    """The image store's record of ``image_ref`` read once a request;
+    {} for an image it does not hold (the fake driver's)."""
+    cache = flask.g.setdefault('image_properties', {})
+    if image_ref not in cache:
+        try:
+            record = image_store.ImageStore().get(image_ref)
+        except exception.NovaMovesException:
+            record = {}
+        cache[image_ref] = {
+            key: value for key, value in
+            (record.get('properties') or {}).items()
+            if key.startswith(_IMAGE_PROPERTY_PREFIXES)
+            and value is not None}
+    return dict(cache[image_ref])
 
 
 def _hostname(instance):

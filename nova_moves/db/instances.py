@@ -18,7 +18,8 @@ from nova_moves.db.session import (
     utcnow)
 
 
-_JSON_FIELDS = ('flavor', 'old_flavor', 'new_flavor', 'security_groups')
+_JSON_FIELDS = ('flavor', 'old_flavor', 'new_flavor', 'security_groups',
+                'scheduler_hints')
 
 
 def _decode_json(values):

@@ -207,6 +207,13 @@ class Instance(BASE, TimestampMixin):
     # servers it made, and each one's index in it.
     reservation_id = Column(String(255))
     launch_index = Column(Integer)
+    # The key pair named at boot (or rebuild, 2.54) and its public key,
+    # copied: deleting the key pair later changes nothing here (schema
+    # 0014), as in Nova.
+    key_name = Column(String(255))
+    key_data = Column(Text)
+    # The boot's scheduler hints as given (JSON), shown from 2.100.
+    scheduler_hints = Column(Text)
 
 
 class InstanceMetadata(BASE, TimestampMixin):
@@ -400,6 +407,21 @@ class InstanceGroup(BASE, TimestampMixin):
     policy = Column(String(255), nullable=False)
     # JSON: {"max_server_per_host": N} (2.64, anti-affinity only).
     rules = Column(Text)
+
+
+class KeyPair(BASE, TimestampMixin):
+    """A user's key pair (os-keypairs): names are unique per user."""
+    __tablename__ = 'key_pairs'
+    __table_args__ = (UniqueConstraint(
+        'user_id', 'name', name='uniq_key_pairs0user_id0name'),)
+    id = Column(Integer, primary_key=True)
+    name = Column(String(255), nullable=False)
+    user_id = Column(String(255), nullable=False)
+    fingerprint = Column(String(255))
+    public_key = Column(Text)
+    # ssh or x509 (2.2).
+    type = Column(String(16), nullable=False, default='ssh',
+                  server_default='ssh')
 
 
 class InstanceGroupMember(BASE, TimestampMixin):

@@ -175,11 +175,13 @@ class _Fuzz:
             ('GET', '/os-aggregates'), ('POST', '/os-aggregates'),
             ('GET', '/os-aggregates/{id}'), ('PUT', '/os-aggregates/{id}'),
             ('DELETE', '/os-aggregates/{id}'),
-            ('POST', '/os-aggregates/{id}/action')])
+            ('POST', '/os-aggregates/{id}/action'),
+            ('GET', '/os-keypairs'), ('POST', '/os-keypairs'),
+            ('GET', '/os-keypairs/{id}'), ('DELETE', '/os-keypairs/{id}')])
         tokens = st.sampled_from(['admin:admin', 'alice:proj-a',
                                   'bob:proj-b'])
         versions = st.sampled_from(['2.1', '2.25', '2.53', '2.59', '2.80',
-                                    '2.95', 'latest'])
+                                    '2.95', '2.100', 'latest'])
         seen = {'requests': 0, '5xx': []}
 
         @hypothesis.settings(max_examples=FUZZ_EXAMPLES, deadline=None,

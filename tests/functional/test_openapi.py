@@ -15,7 +15,7 @@ CHECKED_IN = os.path.join(os.path.dirname(__file__), '..', '..', 'doc',
                           'api-ref', 'openapi.json')
 VERSIONS = ['2.1', '2.3', '2.11', '2.16', '2.23', '2.27', '2.47', '2.51',
             '2.53', '2.55', '2.58', '2.59', '2.61', '2.62', '2.80', '2.84',
-            '2.87', '2.88', '2.90', '2.95']
+            '2.87', '2.88', '2.90', '2.95', '2.96', '2.98']
 
 
 class OpenAPITest(base.StackTestCase):
@@ -127,6 +127,33 @@ class OpenAPITest(base.StackTestCase):
             self.assertIn(migration['id'],
                           [m['id'] for m in listed['migrations']])
         self.admin.delete('/servers/%s' % sid, expect=204)
+
+    def test_keypairs_and_2_100_match_the_document(self):
+        user = self.admin.as_user('kate:proj-k')
+        key = ('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVf3oO5xVqWnS6B3H0d5W'
+               'h0m0uYtq0lq9b0d5m4Y1Qy openapi')
+        user.post('/os-keypairs', {'keypair': {
+            'name': 'k1', 'public_key': key}}, version='2.92', expect=201)
+        server = user.post('/servers', {'server': {
+            'name': 'keyed', 'flavorRef': self.flavor('small')['id'],
+            'imageRef': 'fake', 'networks': 'none', 'key_name': 'k1'}},
+            expect=202).json()['server']
+        user.wait_for_status(server['id'], 'ACTIVE')
+        for version in ('2.1', '2.2', '2.35', '2.92', '2.100'):
+            listed = self.validate(user, '/os-keypairs', version,
+                                   admin=False)
+            self.assertEqual(['k1'], [k['keypair']['name']
+                                      for k in listed['keypairs']])
+            self.validate(user, '/os-keypairs/k1', version, admin=False,
+                          template='/v2.1/os-keypairs/{keypair_name}')
+        for version in ('2.100',):
+            shown = self.validate(user, '/servers/%s' % server['id'],
+                                  version, admin=False,
+                                  template='/v2.1/servers/{server_id}')
+            self.assertEqual('k1', shown['server']['key_name'])
+            self.assertEqual({}, shown['server']['scheduler_hints'])
+            self.validate(self.admin, '/servers/detail', version)
+        user.delete('/servers/%s' % server['id'], expect=204)
 
     def _drop_migration(self, migration_id):
         with stack_db.stack_database(self.stack) as db:

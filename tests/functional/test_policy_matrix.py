@@ -45,6 +45,8 @@ OUTSIDERS = {'other', 'service'}
 # Rules whose target is the caller's own project: beta's member passes.
 OWN_READERS = READERS | {'other'}
 SERVER_A = '/servers/{a}'
+SSH_KEY = ('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVf3oO5xVqWnS6B3H0d5W'
+           'h0m0uYtq0lq9b0d5m4Y1Qy matrix')
 PUBLIC = ('/', '/v2', '/v2.1', '/openapi.json', '/v3', '/v3/projects',
           '/v3/projects/x', '/v3/users', '/v3/users/x', '/v3/domains',
           '/v3/domains/default')
@@ -120,6 +122,19 @@ def rows(ctx):
          {200}, False),
         ('DELETE', '/os-server-groups/%(group)s' % ctx, None, '2.64',
          MEMBERS, set(), False, MEMBERS),
+        # os-keypairs: the admin or the key pairs' own user (Nova's
+        # rule), so every project persona acts on its own; the create
+        # fails after the rule (a public key that does not parse).
+        ('GET', '/os-keypairs', None, '2.35', ANYONE, {200}, False),
+        ('POST', '/os-keypairs', {'keypair': {
+            'name': 'pk', 'public_key': 'ssh-rsa not-a-key'}}, '2.92',
+         ANYONE, {400}, False),
+        ('GET', '/os-keypairs/no-such-key', None, '2.2', ANYONE, {404},
+         False),
+        ('DELETE', '/os-keypairs/no-such-key', None, '2.2', ANYONE, {404},
+         False),
+        ('GET', '/os-keypairs?user_id=someone-else', None, '2.10', ADMIN,
+         {200}, False),
         ('GET', '/flavors', None, '2.1', NO_POLICY, {200}, False),
         ('GET', '/flavors/detail', None, '2.1', NO_POLICY, {200}, False),
         ('GET', '/flavors/%(small)s' % ctx, None, '2.1', NO_POLICY, {200},
@@ -394,7 +409,25 @@ class PolicyMatrixTest(keystone_fixture.OnKeystone, base.StackTestCase):
                 self.assertLess(response.status_code, 500, (path, persona))
         member.delete('/os-server-groups/%s' % group['id'], version='2.64',
                       expect=204)
+        self._keypair_flow()
         self._positive_flows(a, medium)
+
+    def _keypair_flow(self):
+        """The least-privileged persona imports and deletes its own key
+        pair; another project's member cannot name its user, the admin
+        can."""
+        reader, other = self.clients['reader'], self.clients['other']
+        made = reader.post('/os-keypairs', {'keypair': {
+            'name': 'rk', 'public_key': SSH_KEY}}, version='2.92',
+            expect=201).json()['keypair']
+        path = '/os-keypairs/rk?user_id=%s' % made['user_id']
+        self.assertEqual(403, other.request('GET', path,
+                                            version='2.10').status_code)
+        self.assertEqual(404, other.request('GET', '/os-keypairs/rk',
+                                            version='2.10').status_code)
+        self.admin.get(path, version='2.10', expect=200)
+        reader.request('DELETE', '/os-keypairs/rk', version='2.2',
+                       expect=204)
 
     def report_numbers(self, requests_made, routes):
         self.addDetail('matrix', content.text_content(

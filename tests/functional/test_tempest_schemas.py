@@ -16,6 +16,7 @@ from tempest.lib.services.compute import base_compute_client
 from tempest.lib.services.compute import extensions_client
 from tempest.lib.services.compute import flavors_client
 from tempest.lib.services.compute import hypervisor_client
+from tempest.lib.services.compute import keypairs_client
 from tempest.lib.services.compute import limits_client
 from tempest.lib.services.compute import migrations_client
 from tempest.lib.services.compute import quotas_client
@@ -23,11 +24,14 @@ from tempest.lib.services.compute import servers_client
 from tempest.lib.services.compute import services_client
 from tempest.lib.services.compute import versions_client
 
+from nova_moves.api import microversion
 from tests.functional import base
 
+_SSH_KEY = ('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVf3oO5xVqWnS6B3H0d5W'
+            'h0m0uYtq0lq9b0d5m4Y1Qy tempest')
 VERSIONS = [None, '2.3', '2.16', '2.19', '2.26', '2.47', '2.53', '2.58',
             '2.59', '2.63', '2.71', '2.73', '2.75', '2.80', '2.87', '2.88',
-            '2.95']
+            '2.95', '2.96', '2.98', '2.100']
 
 
 class _Auth:
@@ -71,6 +75,7 @@ class TempestSchemasTest(base.StackTestCase):
         self.extensions = extensions_client.ExtensionsClient(**kwargs)
         self.versions = versions_client.VersionsClient(**kwargs)
         self.limits = limits_client.LimitsClient(**kwargs)
+        self.keypairs = keypairs_client.KeyPairsClient(**kwargs)
         self.zones = availability_zone_client.AvailabilityZoneClient(
             **kwargs)
         # tempest selects a schema by this module-level microversion.
@@ -119,7 +124,7 @@ class TempestSchemasTest(base.StackTestCase):
             self.assertEqual(['nova'], [
                 z['zoneName'] for z in zones['availabilityZoneInfo']])
             self.zones.list_availability_zones(detail=True)
-            if version is None or version < '2.88':
+            if version is None or microversion.APIVersion(version) < '2.88':
                 hypervisors = self.hypervisors.list_hypervisors(
                     detail=True)['hypervisors']
                 self.hypervisors.show_hypervisor(hypervisors[0]['id'])
@@ -132,6 +137,27 @@ class TempestSchemasTest(base.StackTestCase):
         self.versions.get_version_by_url(self.stack.endpoint)
         self.extensions.list_extensions()
         self.extensions.show_extension('nova_moves-move-check')
+
+    def test_keypairs(self):
+        """os-keypairs through tempest's client: generated (below 2.92)
+        and imported, listed, shown and deleted at each schema's version."""
+        for version in (None, '2.2', '2.10', '2.35', '2.92'):
+            self.at(version)
+            if version != '2.92':
+                made = self.keypairs.create_keypair(name='gen')['keypair']
+                self.assertIn('private_key', made)
+            public = self.keypairs.create_keypair(
+                name='imp', public_key=self.keypairs.create_keypair(
+                    name='tmp')['keypair']['public_key']
+                if version != '2.92' else _SSH_KEY)['keypair']['public_key']
+            names = [k['keypair']['name'] for k in
+                     self.keypairs.list_keypairs()['keypairs']]
+            self.assertIn('imp', names)
+            shown = self.keypairs.show_keypair('imp')['keypair']
+            self.assertEqual(public, shown['public_key'])
+            for name in set(names):
+                self.keypairs.delete_keypair(name)
+            self.assertEqual([], self.keypairs.list_keypairs()['keypairs'])
 
     def test_move_actions_and_their_records(self):
         small, large = self.flavor('small')['id'], self.flavor('large', 2)
@@ -187,7 +213,8 @@ class TempestSchemasTest(base.StackTestCase):
         self.servers.show_server(server_id)
         self.servers.unlock_server(server_id)
         for version in (None, '2.19', '2.26', '2.47', '2.54', '2.57',
-                        '2.63', '2.71', '2.73', '2.75', '2.90', '2.95'):
+                        '2.63', '2.71', '2.73', '2.75', '2.90', '2.95',
+                        '2.96', '2.98', '2.100'):
             self.at(version)
             self.servers.rebuild_server(server_id, 'fake')
             self.wait_for(server_id, 'ACTIVE')
