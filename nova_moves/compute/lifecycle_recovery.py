@@ -18,7 +18,6 @@ nothing."""
 from oslo_log import log as logging
 
 from nova_moves.compute import base
-from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves import moves
 from nova_moves.moves import lifecycle as lc_table
@@ -104,6 +103,7 @@ class LifecycleRecovery(base.Steps):
             self.conductor.action_event_finish(
                 ctxt, uuid, instance_actions.NEWEST, event, result,
                 details=details if result == 'Error' else None)
-        except exception.NovaMovesException as exc:
-            # An older conductor, or no action: the server settled anyway.
+        except Exception as exc:
+            # An older conductor, or no action (an ActionNotFound, wrapped
+            # as RPC returns it): the server settled anyway.
             LOG.info('Event %s of %s not closed: %s', event, uuid, exc)

@@ -45,7 +45,8 @@ class ShelveEndpoint(lifecycle.Guarded):
         if instance is not None and instance['task_state'] == \
                 lc_table.row('shelveOffload').task:
             # [compute] shelved_offload_time = 0: straight on (Nova's).
-            self._offload(ctxt, instance_uuid)
+            return self._offload(ctxt, instance_uuid)
+        return instance
 
     @wrap_instance_event('compute')
     @notify_action('shelve_offload')

@@ -109,6 +109,9 @@ for _a in ACTIONS:
             BY_TASK.setdefault(_t, _a)
 TASK_STATES = tuple(sorted(BY_TASK))
 
+# The conductor's part of an unshelve (conductor/tasks/unshelve.py): it
+# places a server in these vm_states, under the row's task_state.
+UNSHELVE_PLACES = (S.SHELVED_OFFLOADED,)
 # What an unshelve of an offloaded server that no host took goes back to.
 UNSHELVE_UNDO = {'vm_state': S.SHELVED_OFFLOADED, 'task_state': None,
                  'host': None, 'node': None}

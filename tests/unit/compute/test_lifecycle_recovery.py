@@ -87,7 +87,14 @@ class LifecycleRecoveryTest(lifecycle_base.LifecycleComputeTestCase):
                 (states.STOPPED, None, 'shutdown'),
         }
         servers = {case: self.server(*case) for case in cases}
-        self.manager.lifecycle_recovery.run(self.ctxt)
+        recovery = self.manager.lifecycle_recovery
+        settled = []
+        recover = recovery.recover
+        self.patch(recovery, 'recover', lambda ctxt, instance: settled.append(
+            recover(ctxt, instance)))
+        recovery.run(self.ctxt)
+        # Each says it settled the server (and closed its event).
+        self.assertEqual([True] * len(cases), settled)
         got = {case: self.state(uuid) for case, uuid in servers.items()}
         self.assertEqual(cases, got)
         offloaded = servers[(states.ACTIVE, states.SHELVING, 'running')]
