@@ -133,13 +133,23 @@ class LifecycleEndpoint(Guarded):
     @notify_action('create')
     def build_and_run_instance(self, ctxt, instance_uuid, request_spec,
                                alternates):
-        try:
-            instance = self._instance(ctxt, instance_uuid)
-        except exception.InstanceNotFound:
-            instance = None
-        if instance is None or instance['task_state'] != states.SPAWNING:
+        row = lc_table.row('create')
+        instance = self._claimed(ctxt, instance_uuid, [row.task])
+        if instance is None:
             LOG.info('Not building %s: deleted meanwhile', instance_uuid)
             return
+        # Counted as running for the sweep's question: a slow spawn is
+        # not a stuck one.
+        self.in_flight.enter(instance_uuid)
+        try:
+            self._spawn_and_finish(ctxt, instance, row, request_spec,
+                                   alternates)
+        finally:
+            self.in_flight.leave(instance_uuid)
+
+    def _spawn_and_finish(self, ctxt, instance, row, request_spec,
+                          alternates):
+        instance_uuid = instance['uuid']
         try:
             self.driver.spawn(instance_uuid, instance['flavor'],
                               image_ref=instance.get('image_ref'))
@@ -151,10 +161,9 @@ class LifecycleEndpoint(Guarded):
             raise
         try:
             self._update(ctxt, instance_uuid,
-                         {'vm_state': states.ACTIVE, 'task_state': None,
-                          'power_state': states.POWER_RUNNING,
-                          'launched_at': timeutil.utcnow_iso()},
-                         expected_task_state=[states.SPAWNING])
+                         dict(lc_table.end_values(row),
+                              launched_at=timeutil.utcnow_iso()),
+                         expected_task_state=[row.task])
         except (exception.InstanceNotFound, exception.UnexpectedTaskState):
             # Deleted while spawning: its terminate may have run before
             # the guest existed, so the copy is removed here.
@@ -167,15 +176,13 @@ class LifecycleEndpoint(Guarded):
         self.conductor.allocations_delete(ctxt, instance_uuid)
         if alternates:
             self._update(ctxt, instance_uuid,
-                         {'task_state': states.SCHEDULING, 'host': None,
-                          'node': None})
+                         dict(lc_table.BUILD_RESCHEDULE))
             spec = dict(request_spec, alternates=alternates)
             self.compute_task_api.build_instances(ctxt, [instance_uuid], spec)
             return
         # The fault first: whoever sees ERROR must also see why.
         self._fault(ctxt, instance_uuid, exc)
-        self._update(ctxt, instance_uuid,
-                     {'vm_state': states.ERROR, 'task_state': None})
+        self._update(ctxt, instance_uuid, lc_table.failed_values('create'))
 
     @wrap_instance_event('compute')
     def terminate_instance(self, ctxt, instance_uuid):

@@ -9,7 +9,8 @@ nova_moves/moves/lifecycle.py: REDO runs the action again through its
 guarded handler (re-entrant: it accepts the task_state the API set or
 the one its own start wrote); SETTLE gives the task_state back with the
 vm_state of the guest's real power (Nova's _init_instance clears a
-pausing/unpausing server's task_state the same way). The action's
+pausing/unpausing server's task_state the same way); UNDO (a boot
+found spawning) is ERROR with a fault, as Nova's. The action's
 compute event, left open by the dead process, is closed on the server's
 newest action. Not an RPC endpoint: the manager runs it at start-up,
 before the RPC server consumes, so no handler of ours runs meanwhile; a
@@ -18,6 +19,7 @@ nothing."""
 from oslo_log import log as logging
 
 from nova_moves.compute import base
+from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves import moves
 from nova_moves.moves import lifecycle as lc_table
@@ -82,6 +84,16 @@ class LifecycleRecovery(base.Steps):
             self._close(ctxt, uuid, event, done, 'Error',
                         '%s was interrupted by a restart of %s; the server '
                         'is as its guest is' % (row.name, self.host))
+            return done is not None
+        if what == lc_table.UNDO:
+            # A boot: its request is gone; ERROR with why (Nova's).
+            exc = exception.InstanceBuildInterrupted(instance_uuid=uuid,
+                                                     host=self.host)
+            self._fault(ctxt, uuid, exc)
+            done = self._claim_cas(ctxt, uuid, lc_table.failed_values(
+                row.name, self.driver.power_state(uuid)),
+                lc_table.accepts(row.name))
+            self._close(ctxt, uuid, event, done, 'Error', exc.message)
             return done is not None
         try:
             done = self._redo[row.name](ctxt, uuid)

@@ -15,7 +15,9 @@ lifecycle.py) has not changed for ``stuck_move_timeout``.
   or acted on again; a restarted host finds no claim and leaves it.
 - An unshelve of an offloaded server no host took (its conductor died
   before placing it): undone, back to SHELVED_OFFLOADED with its claim
-  dropped.
+  dropped. A boot (spawning) is not sent again (its request is gone);
+  only when its host is down is it ERROR with a fault (then it can be
+  evacuated), as a restarted host makes it (Nova's).
 - A rebuilding server with an evacuation under way is the evacuation's
   (recovery.py); a same-host rebuild is never failed as one.
 """
@@ -100,6 +102,11 @@ def _one(ctxt, compute, instance, unreachable):
             unreachable.add(host)
     if running:
         return False  # only slow
+    if running is False and row.recovery == lc_table.UNDO:
+        # A boot: its request is gone, nothing to send again, and its
+        # cast may only be late (Nova's instance_build_timeout is off by
+        # default): left to its host, whose restart ends it.
+        return False
     if running is False:
         LOG.warning('%s of %s stalled on %s; sending it again', row.name,
                     uuid, host)
@@ -108,7 +115,8 @@ def _one(ctxt, compute, instance, unreachable):
     if not _host_down(host):
         return False  # up but not answering now: asked again next pass
     return _give_back(instance, 'its host %s is down' % host,
-                      undo=row.name == 'unshelve' and offloaded)
+                      undo=(row.name == 'unshelve' and offloaded) or
+                      row.recovery == lc_table.UNDO)
 
 
 def _give_back(instance, why, undo=False):
@@ -117,8 +125,9 @@ def _give_back(instance, why, undo=False):
                % (row.name, instance['uuid'], why, instance['task_state']))
     values = None
     if undo:
-        values = {k: v for k, v in lc_table.UNSHELVE_UNDO.items()
-                  if k != 'task_state'}
+        undone = (lc_table.UNSHELVE_UNDO if row.name == 'unshelve'
+                  else lc_table.failed_values(row.name))
+        values = {k: v for k, v in undone.items() if k != 'task_state'}
     try:
         db_api.move_failed(
             instance_uuid=instance['uuid'],
@@ -129,7 +138,7 @@ def _give_back(instance, why, undo=False):
             instance_values=values)
     except exception.MoveConflict:
         return False  # it moved on meanwhile
-    if undo:
+    if undo and row.name == 'unshelve':
         db_api.allocations_delete(instance['uuid'])
     LOG.warning(message)
     return True

@@ -14,8 +14,8 @@ rebuild whose guest may be gone).
 task_states after its host restarted, or by the stuck-move sweep:
 REDO the action on its host (its handler is re-entrant), SETTLE (the
 task_state goes; vm_state follows the guest's real power, Nova's
-"clearing task state" at start-up), or UNDO (nothing was placed: the
-server goes back to where the action started). Policy names stay in the
+"clearing task state" at start-up), or UNDO (``on_failure``: a boot
+found stuck is ERROR, as Nova's). Policy names stay in the
 API (api/lifecycle.py, power.py, shelve.py, rebuild.py).
 
 Pure: imports only nova_moves.states.
@@ -86,6 +86,13 @@ ACTIONS = (
     # unshelve no host took is undone (UNSHELVE_UNDO).
     action('unshelve', S.ALLOW_UNSHELVE, S.UNSHELVING, 'unshelve_instance',
            'unshelve', 'running', S.ACTIVE, S.POWER_RUNNING),
+    # A boot on its host (the conductor's BuildTask placed it, set
+    # spawning and cast it). Found stuck it is ERROR (Nova's
+    # _init_instance): the request it was built from is gone, there is
+    # nothing to send again.
+    action('create', (S.BUILDING,), S.SPAWNING, 'build_and_run_instance',
+           'spawn', 'running', S.ACTIVE, S.POWER_RUNNING,
+           takes_over=(S.SCHEDULING,), on_failure=S.ERROR, recovery=UNDO),
     action('rebuild', S.ALLOW_REBUILD, S.REBUILDING,
            'rebuild_instance_same_host', 'rebuild_spawn', FROM_GUEST,
            FROM_GUEST, FROM_GUEST, started=S.REBUILD_SPAWNING,
@@ -112,6 +119,8 @@ TASK_STATES = tuple(sorted(BY_TASK))
 # The conductor's part of an unshelve (conductor/tasks/unshelve.py): it
 # places a server in these vm_states, under the row's task_state.
 UNSHELVE_PLACES = (S.SHELVED_OFFLOADED,)
+# A boot whose spawn failed with alternates left: back to the conductor.
+BUILD_RESCHEDULE = {'task_state': S.SCHEDULING, 'host': None, 'node': None}
 # What an unshelve of an offloaded server that no host took goes back to.
 UNSHELVE_UNDO = {'vm_state': S.SHELVED_OFFLOADED, 'task_state': None,
                  'host': None, 'node': None}
@@ -169,8 +178,10 @@ def failed_values(name, power_state=None):
     a = BY_NAME[name]
     if a.on_failure == GIVE_BACK:
         return {'task_state': None}
-    return {'vm_state': a.on_failure, 'task_state': None,
-            'power_state': power_state}
+    values = {'vm_state': a.on_failure, 'task_state': None}
+    if power_state is not None:
+        values['power_state'] = power_state
+    return values
 
 
 def settle_values(power_state, vm_state):

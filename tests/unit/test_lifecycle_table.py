@@ -21,9 +21,9 @@ from nova_moves import states
 
 ENDPOINTS = (compute_lifecycle.LifecycleEndpoint,
              compute_shelve.ShelveEndpoint)
-# Handlers of LifecycleEndpoint that are no lifecycle action's (boot and
-# delete are not rows yet).
-NOT_ROWS = {'build_and_run_instance', 'terminate_instance'}
+# Handlers of LifecycleEndpoint that are no lifecycle action's (delete
+# is not a row: the API removes the record itself).
+NOT_ROWS = {'terminate_instance'}
 STATE_NAMES = {v for k, v in vars(states).items() if isinstance(v, str)}
 
 
@@ -57,7 +57,9 @@ class LifecycleTableTest(testtools.TestCase):
             self.assertTrue(row.vm_state in STATE_NAMES or
                             row.vm_state == lc_table.FROM_GUEST, row.name)
             self.assertIn(row.recovery, (lc_table.REDO, lc_table.SETTLE,
-                                         None), row.name)
+                                         lc_table.UNDO, None), row.name)
+            if row.recovery == lc_table.UNDO:
+                self.assertNotEqual(lc_table.GIVE_BACK, row.on_failure)
 
     def test_every_redo_has_its_handler_on_restart(self):
         recovery = lifecycle_recovery.LifecycleRecovery.__init__

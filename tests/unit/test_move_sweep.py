@@ -174,3 +174,21 @@ class LifecycleSweepTest(nm_fixtures.TwoHostsTestCase):
                          (server['vm_state'], server['task_state'],
                           server['host']))
         self.assertEqual({}, db_api.allocations_all())
+
+    def test_a_boot_is_never_sent_again_and_is_error_on_a_down_host(self):
+        uuid = self.boot_on_h1(states.SPAWNING)
+        db_api.instance_update(uuid, {'vm_state': states.BUILDING})
+        compute = nm_fixtures.RecordingCompute(running=False)
+        # Its cast may be late; its request is gone: nothing re-sent.
+        self.assertEqual([], self._sweep(compute))
+        self.assertEqual([('move_step_status', 'h1')], compute.sent)
+        db_api.service_update(
+            db_api.service_get_by_host_and_binary(
+                'h1', 'nova-moves-compute')['id'], {'forced_down': True})
+        self.assertEqual([uuid], self._sweep(
+            nm_fixtures.RecordingCompute(running=None)))
+        server = db_api.instance_get(uuid)
+        self.assertEqual((states.ERROR, None),
+                         (server['vm_state'], server['task_state']))
+        self.assertIn('is down',
+                      db_api.instance_fault_get_latest(uuid)['message'])

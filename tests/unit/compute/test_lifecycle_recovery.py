@@ -85,6 +85,9 @@ class LifecycleRecoveryTest(lifecycle_base.LifecycleComputeTestCase):
                 (states.ACTIVE, None, 'running'),
             (states.STOPPED, states.REBUILD_SPAWNING, None):
                 (states.STOPPED, None, 'shutdown'),
+            # A boot: its request is gone; ERROR (Nova's).
+            (states.BUILDING, states.SPAWNING, None):
+                (states.ERROR, None, None),
         }
         servers = {case: self.server(*case) for case in cases}
         recovery = self.manager.lifecycle_recovery
