@@ -1,13 +1,14 @@
 """A compute agent SIGKILLed inside a lifecycle action (shelving,
-unshelving, pausing, rebooting, powering-off), then restarted: the
-action's cast was acknowledged before its handler ran, so it is lost,
-and the server kept its task_state until an operator reset it (issue
-36). The restarted agent finds the task_state through the lifecycle
-table (nova_moves/moves/lifecycle.py) and redoes or settles it; one host
-is not restarted and the stuck-move sweep gives its server's claim back
-once the host is down. Real processes on the real broker; the action is
-made slow with the fake hypervisor's per-operation durations so the
-kill lands inside it."""
+unshelving, pausing, rebooting, powering-off, a boot's spawn), then
+restarted: the action's cast was acknowledged before its handler ran,
+so it is lost, and the server kept its task_state until an operator
+reset it (issue 36). The restarted agent finds the task_state through
+the lifecycle table (nova_moves/moves/lifecycle.py) and redoes, settles
+or (a boot) ends it in ERROR; one host is not restarted and the
+stuck-move sweep gives its server's claim back once the host is down.
+Real processes on the real broker; the action is made slow with the
+fake hypervisor's per-operation durations so the kill lands inside
+it."""
 import os
 
 from tests.functional import base
@@ -130,6 +131,24 @@ class LifecycleRecoveryTest(base.StackTestCase):
         self.assertEqual('running', self.guest('compute1', server))
         self.assertTrue(self.allocated_on(server))
         self.admin.delete('/servers/%s' % server['id'], expect=204)
+
+    def test_killed_while_spawning_a_boot_is_error_after_restart(self):
+        self.slow('compute1', 'spawn')
+        body = self.admin.boot('lc-boot', self.flavor('small')['id'],
+                               host='compute1', wait=False)
+        server = {'id': body['id']}
+        self.admin.wait_for(lambda: self.operating('compute1') == 'spawn',
+                            timeout=30, what='compute1 spawning')
+        self.stack.kill('compute1')
+        self.stack.restart('compute1')
+        # Its request is gone: ERROR with why (Nova's), deletable.
+        self.assert_settled(server, 'ERROR',
+                            'compute_build_and_run_instance', 'Error')
+        shown = self.admin.server(server['id'])
+        self.assertIn('interrupted', shown['fault']['message'])
+        self.admin.delete('/servers/%s' % server['id'], expect=204)
+        self.admin.wait_for(lambda: not self.allocated_on(server),
+                            timeout=30, what='allocation dropped')
 
     def test_host_down_and_not_restarted_gives_the_claim_back(self):
         server = self.boot('lc-down', host='compute2')
