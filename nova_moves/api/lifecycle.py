@@ -29,7 +29,6 @@ from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves.moves import lifecycle as lc_table
-from nova_moves import states
 
 # Nova ignores these bodies; null or an empty object here.
 _NO_PARAMS = {'type': ['null', 'object'], 'properties': {},
@@ -168,7 +167,7 @@ def inject_network_info(server_id, value):
 # A fake guest has no agent and no OS to hold a password: the claim and
 # the action record are Nova's, the compute's part is nothing, so the
 # claim is given back at once. The password is never stored or logged.
-UPDATING_PASSWORD = 'updating_password'  # Nova's task_state
+UPDATING_PASSWORD = lc_table.CHANGE_PASSWORD.task  # Nova's task_state
 CHANGE_PASSWORD_POLICY = 'os_compute_api:os-admin-password'
 
 
@@ -181,7 +180,8 @@ def change_password(server_id, value):
     instance = common.get_instance(server_id, CHANGE_PASSWORD_POLICY)
     _require_host('changePassword', instance)
     common.start_move(instance, 'changePassword', UPDATING_PASSWORD,
-                      [states.ACTIVE], 'changePassword')
+                      list(lc_table.CHANGE_PASSWORD.vm_states),
+                      'changePassword')
     common.release_task_state(instance['uuid'], UPDATING_PASSWORD)
     return common.accepted()
 

@@ -108,6 +108,12 @@ GUEST_STOPPED = action('guest_stopped', (S.ACTIVE, S.PAUSED), None, None,
                        None, 'shutdown', S.STOPPED, S.POWER_SHUTDOWN,
                        recovery=None)
 
+# changePassword: the API claims it and gives the claim back at once (a
+# fake guest has no agent to set a password through): no compute part,
+# nothing to recover.
+CHANGE_PASSWORD = action('changePassword', (S.ACTIVE,), S.UPDATING_PASSWORD,
+                         None, None, None, S.ACTIVE, None, recovery=None)
+
 # Every task_state a lifecycle action sets -> its row.
 BY_TASK = {}
 for _a in ACTIONS:

@@ -47,7 +47,8 @@ class LifecycleTableTest(testtools.TestCase):
         self.assertEqual(set(), _handlers() - methods - NOT_ROWS)
 
     def test_rows_name_known_states(self):
-        for row in lc_table.ACTIONS + (lc_table.GUEST_STOPPED,):
+        for row in lc_table.ACTIONS + (lc_table.GUEST_STOPPED,
+                                      lc_table.CHANGE_PASSWORD):
             for name in row.vm_states + tuple(
                     t for t in row.takes_over if t is not None):
                 self.assertIn(name, STATE_NAMES, row.name)
