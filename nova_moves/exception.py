@@ -129,6 +129,12 @@ class MigrationPreCheckError(Invalid):
     msg_fmt = 'Migration pre-check error: %(reason)s'
 
 
+class InstanceBuildInterrupted(NovaMovesException):
+    msg_fmt = ('The build of %(instance_uuid)s was interrupted: the compute '
+               'service on %(host)s restarted while it spawned.')
+    code = 500
+
+
 class MoveInterruptedByRestart(NovaMovesException):
     msg_fmt = ('The compute service on %(host)s restarted during '
                '%(step)s of migration %(migration)s; the move was rolled '

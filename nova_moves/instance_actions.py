@@ -13,6 +13,10 @@ from nova_moves import faultinfo
 
 LOG = logging.getLogger(__name__)
 
+# The request id that names a server's newest action (a service's own
+# flow closing the event of an action it finishes: a restarted host).
+NEWEST = 'newest'
+
 
 class Recording:
     """What event() yields. A whole event can be taken by the block

@@ -43,6 +43,7 @@ REBOOT_STARTED_HARD = 'reboot_started_hard'
 SHELVING = 'shelving'
 SHELVING_OFFLOADING = 'shelving_offloading'
 UNSHELVING = 'unshelving'
+UPDATING_PASSWORD = 'updating_password'
 
 # --- power_state (Nova's nova/compute/power_state.py values)
 POWER_NOSTATE = 0

@@ -28,7 +28,7 @@ from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves import exception
-from nova_moves import states
+from nova_moves.moves import lifecycle as lc_table
 
 # Nova ignores these bodies; null or an empty object here.
 _NO_PARAMS = {'type': ['null', 'object'], 'properties': {},
@@ -47,23 +47,19 @@ _REBOOT = {'type': 'object', 'additionalProperties': False,
 
 
 # action -> (policy, vm_states it starts from, task_state it sets,
-#            compute method)
-RULES = {
-    'pause': ('os_compute_api:os-pause-server:pause', (states.ACTIVE,),
-              states.PAUSING, 'pause_instance'),
-    'unpause': ('os_compute_api:os-pause-server:unpause', (states.PAUSED,),
-                states.UNPAUSING, 'unpause_instance'),
-    'suspend': ('os_compute_api:os-suspend-server:suspend',
-                (states.ACTIVE,), states.SUSPENDING, 'suspend_instance'),
-    'resume': ('os_compute_api:os-suspend-server:resume',
-               (states.SUSPENDED,), states.RESUMING, 'resume_instance'),
-    'reboot:SOFT': ('os_compute_api:servers:reboot',
-                    states.ALLOW_SOFT_REBOOT, states.REBOOTING,
-                    'reboot_instance'),
-    'reboot:HARD': ('os_compute_api:servers:reboot',
-                    states.ALLOW_HARD_REBOOT, states.REBOOTING_HARD,
-                    'reboot_instance'),
+#            compute method): the policy is the API's, the rest its row
+# of the lifecycle table (nova_moves/moves/lifecycle.py).
+_POLICY = {
+    'pause': 'os_compute_api:os-pause-server:pause',
+    'unpause': 'os_compute_api:os-pause-server:unpause',
+    'suspend': 'os_compute_api:os-suspend-server:suspend',
+    'resume': 'os_compute_api:os-suspend-server:resume',
+    'reboot:SOFT': 'os_compute_api:servers:reboot',
+    'reboot:HARD': 'os_compute_api:servers:reboot',
 }
+RULES = {name: (policy, lc_table.row(name).vm_states,
+                lc_table.row(name).task, lc_table.row(name).method)
+         for name, policy in _POLICY.items()}
 
 
 # The guards this module's actions meet (api/guards.py), by the names its
@@ -76,11 +72,12 @@ def _claim_hard_reboot(instance):
     """task_state (None or one a hard reboot takes over) -> rebooting_hard
     by compare-and-swap, then the action (the claim is what may race; a
     failed action write gives the claim back)."""
+    hard = lc_table.row('reboot:HARD')
     try:
         db_api.instance_update(
-            instance['uuid'], {'task_state': states.REBOOTING_HARD},
-            expected_task_state=list(states.ALLOW_REBOOT_TASK_STATES),
-            expected_vm_state=list(states.ALLOW_HARD_REBOOT))
+            instance['uuid'], {'task_state': hard.task},
+            expected_task_state=list(hard.takes_over),
+            expected_vm_state=list(hard.vm_states))
     except exception.UnexpectedTaskState as exc:
         raise exception.InstanceInvalidState(
             method='reboot', instance_uuid=instance['uuid'],
@@ -88,7 +85,7 @@ def _claim_hard_reboot(instance):
     try:
         common.record_action(instance, 'reboot')
     except Exception:
-        common.release_task_state(instance['uuid'], states.REBOOTING_HARD)
+        common.release_task_state(instance['uuid'], hard.task)
         raise
 
 
@@ -100,7 +97,7 @@ def _act(name, rule_key, server_id, value, action, **rpc_kwargs):
     if not compute.can_lifecycle():
         raise LifecycleNotSupported(action=name)
     _require_host(name, instance)
-    if task_state == states.REBOOTING_HARD:
+    if lc_table.row(rule_key).takes_over != (None,):
         _claim_hard_reboot(instance)
     else:
         common.start_move(instance, name, task_state, list(vm_states),
@@ -170,7 +167,7 @@ def inject_network_info(server_id, value):
 # A fake guest has no agent and no OS to hold a password: the claim and
 # the action record are Nova's, the compute's part is nothing, so the
 # claim is given back at once. The password is never stored or logged.
-UPDATING_PASSWORD = 'updating_password'  # Nova's task_state
+UPDATING_PASSWORD = lc_table.CHANGE_PASSWORD.task  # Nova's task_state
 CHANGE_PASSWORD_POLICY = 'os_compute_api:os-admin-password'
 
 
@@ -183,7 +180,8 @@ def change_password(server_id, value):
     instance = common.get_instance(server_id, CHANGE_PASSWORD_POLICY)
     _require_host('changePassword', instance)
     common.start_move(instance, 'changePassword', UPDATING_PASSWORD,
-                      [states.ACTIVE], 'changePassword')
+                      list(lc_table.CHANGE_PASSWORD.vm_states),
+                      'changePassword')
     common.release_task_state(instance['uuid'], UPDATING_PASSWORD)
     return common.accepted()
 

@@ -12,7 +12,7 @@ from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import validation
 from nova_moves import exception
-from nova_moves import states
+from nova_moves.moves import lifecycle as lc_table
 
 # The body is ignored by Nova; null or an empty object.
 _NO_PARAMS = {'type': ['null', 'object'], 'properties': {},
@@ -25,12 +25,16 @@ def _body(name):
 
 
 # action -> (policy, vm_states it starts from, task_state, action name,
-#            compute method)
+#            compute method): the policy and the action name are the
+# API's, the rest the lifecycle table's row (nova_moves/moves/lifecycle.py).
+def _action(name, policy, action):
+    row = lc_table.row(name)
+    return policy, list(row.vm_states), row.task, action, row.method
+
+
 _ACTIONS = {
-    'os-start': ('os_compute_api:servers:start', [states.STOPPED],
-                 states.POWERING_ON, 'start', 'start_instance'),
-    'os-stop': ('os_compute_api:servers:stop', [states.ACTIVE, states.ERROR],
-                states.POWERING_OFF, 'stop', 'stop_instance'),
+    'os-start': _action('os-start', 'os_compute_api:servers:start', 'start'),
+    'os-stop': _action('os-stop', 'os_compute_api:servers:stop', 'stop'),
 }
 
 

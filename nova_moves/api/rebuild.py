@@ -32,10 +32,11 @@ from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves import exception
-from nova_moves import states
+from nova_moves.moves import lifecycle as lc_table
 
 POLICY = 'os_compute_api:servers:rebuild'
-TASK_STATE = states.REBUILDING
+ROW = lc_table.row('rebuild')
+TASK_STATE = ROW.task
 
 _NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
          'pattern': r'^(?! )[^\x00-\x1f]*(?<! )$'}
@@ -130,7 +131,7 @@ def rebuild(server_id, value):
         values['key_name'], values['key_data'] = server_rules.key_pair(
             body['key_name'])
     common.start_move(instance, 'rebuild', TASK_STATE,
-                      list(states.ALLOW_REBUILD), 'rebuild')
+                      list(ROW.vm_states), 'rebuild')
     if 'name' in body:
         values['display_name'] = body['name']
     if 'OS-DCF:diskConfig' in body:

@@ -32,6 +32,7 @@ from nova_moves.api import guards
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves.moves import lifecycle as lc_table
 from nova_moves import states
 
 POLICIES = {
@@ -78,11 +79,13 @@ def _validate(name):
     return validation.body()[name]
 
 
-def _start(name, instance, vm_states, task_state):
+def _start(name, instance):
+    """The claim of ``name``'s row of the lifecycle table."""
     compute = api_req.services().compute
     if not compute.can_lifecycle():
         raise guards.LifecycleNotSupported(action=name)
-    common.start_move(instance, name, task_state, list(vm_states), name)
+    row = lc_table.row(name)
+    common.start_move(instance, name, row.task, list(row.vm_states), name)
     return compute
 
 
@@ -91,13 +94,13 @@ def shelve(server_id, value):
     _validate('shelve')
     instance = common.get_instance(server_id, POLICIES['shelve'])
     guards.require_host('shelve', instance)
-    compute = _start('shelve', instance, states.ALLOW_SHELVE,
-                     states.SHELVING)
+    compute = _start('shelve', instance)
     try:
         compute.shelve_instance(api_req.context(), instance['host'],
                                 instance['uuid'])
     except Exception:
-        common.release_task_state(instance['uuid'], states.SHELVING)
+        common.release_task_state(instance['uuid'],
+                                  lc_table.row('shelve').task)
         raise
     return common.accepted()
 
@@ -107,14 +110,13 @@ def shelve_offload(server_id, value):
     _validate('shelveOffload')
     instance = common.get_instance(server_id, POLICIES['shelveOffload'])
     guards.require_host('shelveOffload', instance)
-    compute = _start('shelveOffload', instance, states.ALLOW_SHELVE_OFFLOAD,
-                     states.SHELVING_OFFLOADING)
+    compute = _start('shelveOffload', instance)
     try:
         compute.shelve_offload_instance(api_req.context(), instance['host'],
                                         instance['uuid'])
     except Exception:
         common.release_task_state(instance['uuid'],
-                                  states.SHELVING_OFFLOADING)
+                                  lc_table.row('shelveOffload').task)
         raise
     return common.accepted()
 
@@ -166,8 +168,8 @@ def unshelve(server_id, value):
     if instance['vm_state'] == states.SHELVED_OFFLOADED and \
             not conductor.can_unshelve():
         raise UnshelveNotSupported()
-    compute = _start('unshelve', instance, states.ALLOW_UNSHELVE,
-                     states.UNSHELVING)
+    compute = _start('unshelve', instance)
+    unshelving = lc_table.row('unshelve').task
     ctxt = api_req.context()
     try:
         # Read again under the claim: vm_state cannot change now, and a
@@ -184,10 +186,10 @@ def unshelve(server_id, value):
                 db_api.instance_update(
                     instance['uuid'], {'requested_az': zone,
                                        'availability_zone': zone},
-                    expected_task_state=[states.UNSHELVING])
+                    expected_task_state=[unshelving])
             conductor.unshelve_instance(ctxt, instance['uuid'], host=host)
     except Exception:
-        common.release_task_state(instance['uuid'], states.UNSHELVING)
+        common.release_task_state(instance['uuid'], unshelving)
         raise
     return common.accepted()
 

@@ -10,7 +10,7 @@ from oslo_log import log as logging
 from nova_moves.compute import base
 from nova_moves import conf
 from nova_moves import exception
-from nova_moves import states
+from nova_moves.moves import lifecycle as lc_table
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -53,8 +53,10 @@ class GuestWatch(base.Steps):
             return
         # Something is being done to it (a move, a power action): that
         # flow sees the guest gone and settles the server itself.
-        if instance['host'] != self.host or instance['task_state'] or \
-                instance['vm_state'] not in (states.ACTIVE, states.PAUSED):
+        row = lc_table.GUEST_STOPPED
+        if instance['host'] != self.host or \
+                instance['task_state'] != row.task or \
+                instance['vm_state'] not in row.vm_states:
             return
         LOG.warning('%s stopped on %s without being asked: %s',
                     instance_uuid, self.host, why)
@@ -63,8 +65,10 @@ class GuestWatch(base.Steps):
         self._fault(ctxt, instance_uuid, exc)
         try:
             self._update(ctxt, instance_uuid,
-                         {'vm_state': states.STOPPED,
-                          'power_state': states.POWER_SHUTDOWN},
-                         expected_task_state=[None])
-        except exception.UnexpectedTaskState:
+                         {'vm_state': row.vm_state,
+                          'power_state': row.power_state},
+                         expected_task_state=[row.task],
+                         expected_vm_state=list(row.vm_states))
+        except (exception.UnexpectedTaskState,
+                exception.InstanceInvalidState):
             pass  # an action took it over meanwhile: it settles it

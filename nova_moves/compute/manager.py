@@ -15,6 +15,7 @@ from nova_moves.compute import evacuate
 from nova_moves.compute import fence
 from nova_moves.compute import guest_watch
 from nova_moves.compute import lifecycle
+from nova_moves.compute import lifecycle_recovery
 from nova_moves.compute import live_migration
 from nova_moves.compute import resize
 from nova_moves.compute import resize_settle
@@ -52,7 +53,8 @@ class HostEndpoint(base.Steps):
     # -- 1.3: asked by the stuck-move sweep ---------------------------------
     def move_step_status(self, ctxt, migration_uuid):
         """True while a step handler of this move runs here (a live
-        migration's source counts while it queues or copies)."""
+        migration's source counts while it queues or copies); given a
+        server's uuid, while a lifecycle action of it runs here."""
         if migration_uuid in self.in_flight:
             return True
         return self.live.live_migration_status(ctxt, migration_uuid)
@@ -98,6 +100,8 @@ class ComputeManager:
             deps, self.resize, self.resize_settle)
         self.live_recovery = live_migration.LiveRecovery(deps, self.live)
         self.evacuation_cleanup = evacuate.EvacuationCleanup(deps)
+        self.lifecycle_recovery = lifecycle_recovery.LifecycleRecovery(
+            deps, self.lifecycle, self.shelve)
         self.evacuate = evacuate.EvacuateEndpoint(deps,
                                                   self.evacuation_cleanup)
         self.guest_watch = guest_watch.GuestWatch(deps)
@@ -125,7 +129,8 @@ class ComputeManager:
                                          timeout=3)
         for kind, recover in (('evacuate', self.evacuation_cleanup.run),
                               ('resize', self.resize_recovery.run),
-                              ('live_migration', self.live_recovery.run)):
+                              ('live_migration', self.live_recovery.run),
+                              ('lifecycle', self.lifecycle_recovery.run)):
             try:
                 recover(ctxt)
             except Exception:

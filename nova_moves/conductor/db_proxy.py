@@ -5,6 +5,7 @@ import oslo_messaging as messaging
 
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import instance_actions
 from nova_moves import states
 
 CONDUCTOR = 'nova-moves-conductor'
@@ -121,7 +122,15 @@ class ComputeDBProxy:
                             result, traceback=None, details=None, host=None,
                             start_time=None):
         """1.2: ``host`` and ``start_time`` record a step whole at its end
-        (instance_actions.event(whole=True))."""
+        (instance_actions.event(whole=True)). ``request_id``
+        instance_actions.NEWEST: the server's newest action (an older
+        conductor finds no such action and records nothing)."""
+        if request_id == instance_actions.NEWEST:
+            newest = db_api.actions_get(instance_uuid, limit=1)
+            if not newest:
+                raise exception.ActionNotFound(request_id=request_id,
+                                               instance_uuid=instance_uuid)
+            request_id = newest[0]['request_id']
         return db_api.action_event_finish(
             instance_uuid, request_id, event, result, traceback, details,
             host=host, start_time=start_time)

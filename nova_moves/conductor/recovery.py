@@ -25,6 +25,7 @@ from oslo_log import log as logging
 
 from nova_moves import conf
 from nova_moves import context as nm_context
+from nova_moves.conductor import lifecycle_sweep
 from nova_moves.conductor import steps
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -81,6 +82,9 @@ def recover_interrupted_moves(timeout=None, compute_rpcapi=None,
         return acted
     ctxt = ctxt or nm_context.get_admin_context()
     unreachable = set()  # hosts that did not answer in this sweep
+    # The lifecycle actions (no migration record), from their table.
+    acted += lifecycle_sweep.sweep(ctxt, compute_rpcapi, cutoff,
+                                   unreachable)
     # Moves waiting at the concurrency gate are not stuck, only queued.
     waiting = db_api.move_queue_waiting()
     for migration in db_api.migrations_unsettled():
@@ -109,6 +113,10 @@ def _recover(instance, cutoff, redrive=False):
     live = [m for m in migrations
             if m['status'] not in states.MIGRATION_SETTLED_STATUSES]
     migration = live[0] if live else None
+    if migration is None and lifecycle_sweep.same_host(task_state):
+        # No evacuation: a same-host rebuild, the lifecycle table's
+        # (lifecycle_sweep.py), never failed as an interrupted evacuation.
+        return False
     message = ('Move interrupted (%s): a service died before finishing '
                'it; rolled back' % task_state)
     fault = {'code': 500, 'message': message, 'host': CONF.host}

@@ -73,8 +73,9 @@ def read_guests(state_path):
 
 def running_copies(servers, guests, down_hosts=(), counts=None):
     """Violations of "exactly one running copy per server, on its
-    recorded host"; counts['duplicate_copies'] the servers running on
-    more than one host."""
+    recorded host, and none of a SHUTOFF server";
+    counts['duplicate_copies'] the servers running on more than one
+    host."""
     counts = {} if counts is None else counts
     counts.setdefault('duplicate_copies', 0)
     problems = []
@@ -100,6 +101,12 @@ def running_copies(servers, guests, down_hosts=(), counts=None):
                 host not in down_hosts:
             problems.append('server %s is %s but runs nowhere (recorded on '
                             '%s)' % (server['id'], server['status'], host))
+        elif hosts and server['status'] == 'SHUTOFF' and \
+                not server.get('OS-EXT-STS:task_state'):
+            # A stray power-on (issue 37) or a missed stop: the server is
+            # shown stopped while its guest runs.
+            problems.append('server %s is SHUTOFF but its guest runs on %s'
+                            % (server['id'], hosts[0]))
     return problems
 
 

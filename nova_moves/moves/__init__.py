@@ -148,3 +148,11 @@ def shown_status(vm_state, task_state):
     if vm_state in (states.ERROR, states.DELETED, states.BUILDING):
         return None
     return SHOWN.get(task_state)
+
+
+# An evacuation under way (the statuses its conductor and its
+# destination's rebuild run in): a rebuilding server is then the
+# evacuation's, not a same-host rebuild (moves/lifecycle.py's row).
+EVACUATING = frozenset(
+    st for s in evacuate.STEPS if s.host != SOURCE
+    for g in (s.start, s.end) if g is not None for st in g.status)

@@ -9,12 +9,16 @@ from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
 
 
+def _sweep(test, compute):
+    """One sweep with a timeout of 0: everything stalled is stuck."""
+    time.sleep(0.01)
+    return recovery.recover_interrupted_moves(
+        timeout=0, compute_rpcapi=compute, ctxt=test.ctxt)
+
+
 class SweepTest(nm_fixtures.TwoHostsTestCase):
 
-    def _sweep(self, compute):
-        time.sleep(0.01)
-        return recovery.recover_interrupted_moves(
-            timeout=0, compute_rpcapi=compute, ctxt=self.ctxt)
+    _sweep = _sweep
 
     def _finish_lost(self):
         uuid = self.boot_on_h1(states.RESIZE_PREP)
@@ -108,3 +112,83 @@ class SweepTest(nm_fixtures.TwoHostsTestCase):
             self.assertIsNone(db_api.instance_get(uuid)['task_state'])
             self.assertEqual({self.rps['h1']: {'VCPU': 1}},
                              db_api.allocations_get(uuid))
+
+
+class LifecycleSweepTest(nm_fixtures.TwoHostsTestCase):
+    """The sweep's part for the lifecycle actions (no migration record,
+    conductor/lifecycle_sweep.py)."""
+
+    def setUp(self):
+        super().setUp()
+        db_api.service_report('h1', 'nova-moves-compute', 'compute', 'nova')
+
+    _sweep = _sweep
+
+    def test_a_lost_cast_is_sent_again(self):
+        uuid = self.boot_on_h1(states.PAUSING)
+        compute = nm_fixtures.RecordingCompute(running=False)
+        self.assertEqual([uuid], self._sweep(compute))
+        self.assertEqual([('move_step_status', 'h1'),
+                          ('pause_instance', 'h1')], compute.sent)
+        self.assertEqual(states.PAUSING,
+                         db_api.instance_get(uuid)['task_state'])
+
+    def test_a_running_action_is_left_alone(self):
+        uuid = self.boot_on_h1(states.SHELVING)
+        compute = nm_fixtures.RecordingCompute(running=True)
+        self.assertEqual([], self._sweep(compute))
+        self.assertEqual(states.SHELVING,
+                         db_api.instance_get(uuid)['task_state'])
+
+    def test_same_host_rebuild_is_never_failed_as_an_evacuation(self):
+        uuid = self.boot_on_h1(states.REBUILDING)
+        compute = nm_fixtures.RecordingCompute(running=False)
+        self.assertEqual([uuid], self._sweep(compute))
+        self.assertEqual(('rebuild_instance_same_host', 'h1'),
+                         compute.sent[-1])
+        server = db_api.instance_get(uuid)
+        self.assertEqual((states.ACTIVE, states.REBUILDING),
+                         (server['vm_state'], server['task_state']))
+
+    def test_a_host_that_is_down_gives_the_task_state_back(self):
+        uuid = self.boot_on_h1(states.POWERING_OFF)
+        db_api.service_update(
+            db_api.service_get_by_host_and_binary(
+                'h1', 'nova-moves-compute')['id'], {'forced_down': True})
+        compute = nm_fixtures.RecordingCompute(running=None)
+        self.assertEqual([uuid], self._sweep(compute))
+        server = db_api.instance_get(uuid)
+        self.assertEqual((states.ACTIVE, None),
+                         (server['vm_state'], server['task_state']))
+        self.assertIn('is down', db_api.instance_fault_get_latest(uuid)[
+            'message'])
+
+    def test_an_unshelve_no_host_took_is_undone(self):
+        uuid = self.boot_on_h1(states.UNSHELVING)
+        db_api.instance_update(uuid, {'vm_state': states.SHELVED_OFFLOADED,
+                                      'host': None, 'node': None})
+        compute = nm_fixtures.RecordingCompute(running=False)
+        self.assertEqual([uuid], self._sweep(compute))
+        server = db_api.instance_get(uuid)
+        self.assertEqual((states.SHELVED_OFFLOADED, None, None),
+                         (server['vm_state'], server['task_state'],
+                          server['host']))
+        self.assertEqual({}, db_api.allocations_all())
+
+    def test_a_boot_is_never_sent_again_and_is_error_on_a_down_host(self):
+        uuid = self.boot_on_h1(states.SPAWNING)
+        db_api.instance_update(uuid, {'vm_state': states.BUILDING})
+        compute = nm_fixtures.RecordingCompute(running=False)
+        # Its cast may be late; its request is gone: nothing re-sent.
+        self.assertEqual([], self._sweep(compute))
+        self.assertEqual([('move_step_status', 'h1')], compute.sent)
+        db_api.service_update(
+            db_api.service_get_by_host_and_binary(
+                'h1', 'nova-moves-compute')['id'], {'forced_down': True})
+        self.assertEqual([uuid], self._sweep(
+            nm_fixtures.RecordingCompute(running=None)))
+        server = db_api.instance_get(uuid)
+        self.assertEqual((states.ERROR, None),
+                         (server['vm_state'], server['task_state']))
+        self.assertIn('is down',
+                      db_api.instance_fault_get_latest(uuid)['message'])

@@ -12,12 +12,16 @@ from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import faultinfo
+from nova_moves.moves import lifecycle as lc_table
 from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 # The task_states a boot has before its compute reports ACTIVE.
 BUILDING = (states.SCHEDULING, states.SPAWNING)
+# The boot's row of the lifecycle table (nova_moves/moves/lifecycle.py):
+# the placed server's task_state, claimed from scheduling.
+_ROW = lc_table.row('create')
 
 
 class BuildAborted(exception.NovaMovesException):
@@ -79,8 +83,8 @@ class BuildTask(base.TaskBase):
         self.db.instance_update(
             self.ctxt, self.instance_uuid,
             {'host': selection['host'], 'node': selection['nodename'],
-             'task_state': states.SPAWNING},
-            expected={'expected_task_state': [states.SCHEDULING]})
+             'task_state': _ROW.task},
+            expected={'expected_task_state': list(_ROW.takes_over)})
         self.compute_rpcapi.build_and_run_instance(
             self.ctxt, selection['host'], self.instance_uuid,
             self.request_spec, alternates)

@@ -14,9 +14,11 @@ from oslo_log import log as logging
 
 from nova_moves.conductor.tasks import base
 from nova_moves import exception
-from nova_moves import states
+from nova_moves.moves import lifecycle as lc_table
 
 LOG = logging.getLogger(__name__)
+# Its row of the lifecycle table (nova_moves/moves/lifecycle.py).
+_ROW = lc_table.row('unshelve')
 
 
 class UnshelveTask(base.TaskBase):
@@ -44,12 +46,12 @@ class UnshelveTask(base.TaskBase):
 
     def execute(self):
         instance = self.db.instance_get(self.ctxt, self.instance_uuid)
-        if instance['task_state'] != states.UNSHELVING or \
-                instance['vm_state'] != states.SHELVED_OFFLOADED:
+        if instance['task_state'] != _ROW.task or \
+                instance['vm_state'] not in lc_table.UNSHELVE_PLACES:
             # A duplicate or late request: not ours to run or undo.
             raise exception.UnexpectedTaskState(
                 instance_uuid=self.instance_uuid,
-                expected=[states.UNSHELVING],
+                expected=[_ROW.task],
                 actual=instance['task_state'])
         selection = self.scheduler.select_destinations(
             self.ctxt, self._spec(instance), [self.instance_uuid],
@@ -58,8 +60,8 @@ class UnshelveTask(base.TaskBase):
         self.db.instance_update(
             self.ctxt, self.instance_uuid,
             {'host': selection['host'], 'node': selection['nodename']},
-            expected={'expected_task_state': [states.UNSHELVING],
-                      'expected_vm_state': [states.SHELVED_OFFLOADED]})
+            expected={'expected_task_state': [_ROW.task],
+                      'expected_vm_state': list(lc_table.UNSHELVE_PLACES)})
         LOG.info('Unshelving %s on %s', self.instance_uuid,
                  selection['host'])
         self.compute_rpcapi.unshelve_instance(
@@ -75,6 +77,5 @@ class UnshelveTask(base.TaskBase):
             self.ctxt, self.instance_uuid, getattr(exc, 'code', 500),
             str(exc) or type(exc).__name__)
         self.db.instance_update(
-            self.ctxt, self.instance_uuid,
-            {'task_state': None, 'host': None, 'node': None},
-            expected={'expected_task_state': [states.UNSHELVING]})
+            self.ctxt, self.instance_uuid, dict(lc_table.UNSHELVE_UNDO),
+            expected={'expected_task_state': [_ROW.task]})

@@ -4,47 +4,12 @@ RPC would reach), on SQLite, with an instant fake hypervisor. What is
 checked: each handler finishes only the claim the API made; a claim
 taken over meanwhile (a hard reboot, os-resetState) is left alone; a
 hypervisor failure gives the task_state back with a fault."""
-import testtools
-
-from nova_moves.compute import manager as compute_manager
-from nova_moves.conductor import db_proxy
-from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves import states
-from tests.fixtures import rpc as fake_rpc
-from tests.unit.compute import served
-from tests.unit import fixtures as nm_fixtures
+from tests.unit.compute import lifecycle_base
 
 
-class _DirectConductor(db_proxy.ComputeDBProxy):
-    """The proxy with the client's calling convention (**expected)."""
-
-    def instance_update(self, ctxt, instance_uuid, values, **expected):
-        return super().instance_update(ctxt, instance_uuid, values,
-                                       expected=expected)
-
-
-class ComputeLifecycleTest(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.useFixture(nm_fixtures.Database())
-        self.useFixture(nm_fixtures.FakeHosts())
-        self.useFixture(fake_rpc.FakeTransport())
-        nm_fixtures.compute('h1')
-        self.compute = served.Served(compute_manager.ComputeManager(
-            'h1', conductor=_DirectConductor()))
-        self.ctxt = nm_context.get_admin_context()
-        self.flavor = nm_fixtures.flavor()
-
-    def server(self, vm_state, task_state, power='running'):
-        instance = db_api.instance_create({
-            'display_name': 'vm', 'user_id': 'u', 'project_id': 'p',
-            'vm_state': vm_state, 'task_state': task_state, 'host': 'h1',
-            'node': 'h1', 'power_state': 1, 'flavor': self.flavor})
-        self.compute.driver.spawn(instance['uuid'], self.flavor,
-                                  power=power)
-        return instance['uuid']
+class ComputeLifecycleTest(lifecycle_base.LifecycleComputeTestCase):
 
     def test_pause_then_unpause(self):
         uuid = self.server(states.ACTIVE, states.PAUSING)

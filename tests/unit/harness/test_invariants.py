@@ -43,6 +43,17 @@ class RunningCopiesTest(testtools.TestCase):
             [_server('a', 'h2', 'SHUTOFF')],
             {'h2': {'a': {'power': 'shutdown'}}}))
 
+    def test_a_shutoff_server_whose_guest_runs(self):
+        problems = invariants.running_copies(
+            [_server('a', 'h2', 'SHUTOFF')], {'h2': {'a': RUNNING}})
+        self.assertEqual(1, len(problems))
+        self.assertIn('SHUTOFF but its guest runs on h2', problems[0])
+        # Being started: its guest may run before the record says so.
+        starting = dict(_server('a', 'h2', 'SHUTOFF'),
+                        **{'OS-EXT-STS:task_state': 'powering-on'})
+        self.assertEqual([], invariants.running_copies(
+            [starting], {'h2': {'a': RUNNING}}))
+
     def test_down_hosts_run_nothing(self):
         # An evacuated server's old copy on its dead source.
         self.assertEqual([], invariants.running_copies(
