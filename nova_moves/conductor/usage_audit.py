@@ -21,8 +21,9 @@ from nova_moves import timeutil
 LOG = logging.getLogger(__name__)
 TASK_NAME = 'instance_usage_audit'
 COMPUTE_BINARY = 'nova-moves-compute'
-# Looking for work costs a few queries: not on every fast tick.
-CHECK_EVERY = 60.0
+# Looking for work costs two queries: not on every fast tick, but soon
+# enough that a compute registering late is audited within seconds.
+CHECK_EVERY = 10.0
 
 
 class UsageAudit:
