@@ -3,11 +3,19 @@ under gunicorn, a conductor running the usage audit, two computes):
 what a client sees of a real server through /ips, os-hosts, the usage
 report, the audit log the conductor writes, the server password and
 external events."""
+import json
+import os
 import time
 import urllib.parse
 import uuid
 
+import jsonschema
+
+from nova_moves.api import openapi
 from tests.functional import api_server_base
+
+DOCUMENT = os.path.join(os.path.dirname(__file__), '..', '..', 'doc',
+                        'api-ref', 'openapi.json')
 
 
 class NovaComputeAPIsTest(api_server_base.APIServerTestCase):
@@ -120,3 +128,35 @@ class NovaComputeAPIsTest(api_server_base.APIServerTestCase):
         response = self.admin.post('/servers/%s/action' % uuid.uuid4(),
                                    {'os-getConsoleOutput': {'length': 10}})
         self.assertEqual(404, response.status_code)
+
+    def test_responses_match_the_document(self):
+        with open(DOCUMENT) as f:
+            document = json.load(f)
+        sid, host = self.server['id'], self.server['OS-EXT-SRV-ATTR:host']
+        gets = [('/servers/%s/ips' % sid, '/servers/{server_id}/ips'),
+                ('/servers/%s/os-server-password' % sid,
+                 '/servers/{server_id}/os-server-password'),
+                ('/os-hosts', None), ('/os-hosts/' + host,
+                                      '/os-hosts/{host_name}'),
+                ('/os-simple-tenant-usage?detailed=1&limit=1'
+                 '&start=2020-01-01T00:00:00', '/os-simple-tenant-usage'),
+                ('/os-simple-tenant-usage/admin?start=2020-01-01T00:00:00',
+                 '/os-simple-tenant-usage/{tenant_id}'),
+                ('/os-simple-tenant-usage/nobody',
+                 '/os-simple-tenant-usage/{tenant_id}'),
+                ('/os-instance_usage_audit_log', None),
+                ('/os-instance_usage_audit_log/2026-01-01%2000:00:00',
+                 '/os-instance_usage_audit_log/{before_timestamp}'),
+                ('/extensions', None)]
+        failures = []
+        for version in ('2.1', '2.40', '2.42'):
+            for path, template in gets:
+                response = self.admin.get(path, version=version)
+                self.assertEqual(200, response.status_code, path)
+                schema = openapi.response_schema(
+                    document, '/v2.1' + (template or path), 'get', 200,
+                    version)
+                failures += ['%s %s: %s' % (version, path, e.message)
+                             for e in jsonschema.Draft202012Validator(
+                                 schema).iter_errors(response.json())]
+        self.assertEqual([], failures)
