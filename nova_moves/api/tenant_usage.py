@@ -155,6 +155,10 @@ def _links(servers, limit, path):
 
 
 def index():
+    if flask.request.path.endswith('/'):
+        # An empty tenant id (GET .../os-simple-tenant-usage/): Nova
+        # routes no such path; the app otherwise ignores trailing slashes.
+        raise exception.NotFound('The resource could not be found.')
     api_req.authorize(RULE % 'list', {})
     detailed = flask.request.args.get('detailed', '0') == '1'
     usages, servers, limit = _usages(None, detailed,

@@ -202,6 +202,9 @@ class TenantUsageTest(_Base):
                          .status_code)
         self.assertEqual(403, self.get('/os-simple-tenant-usage', OWNER)
                          .status_code)
+        # An empty tenant id is no route (tempest's negative test).
+        self.assertEqual(404, self.get('/os-simple-tenant-usage/?' +
+                                       self.query(start, NOW)).status_code)
 
     def test_bad_period_and_paging(self):
         start = NOW - datetime.timedelta(days=4)
