@@ -245,6 +245,18 @@ def time_arg(name):
 json_body = api_req.json_body
 
 
+def host_usage(usages, host):
+    """Used VCPU, MEMORY_MB and DISK_GB over the providers of ``host``'s
+    tree (``usages``: db provider_usages()); os-hypervisors, os-hosts."""
+    used = {'VCPU': 0, 'MEMORY_MB': 0, 'DISK_GB': 0}
+    for entry in usages.values():
+        if entry['root'] != host:
+            continue
+        for rc in used:
+            used[rc] += entry['usages'].get(rc, 0)
+    return used
+
+
 def no_content():
     return flask.Response(status=204)
 

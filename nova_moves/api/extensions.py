@@ -16,6 +16,7 @@ ones it wants in the ``Nova-Moves-Extensions`` header, comma-separated.
 """
 import flask
 
+from nova_moves.api import extension_list
 
 HEADER = 'Nova-Moves-Extensions'
 PHASES = 'nova_moves-migration-phases'
@@ -62,8 +63,25 @@ def info(extension):
             'updated': UPDATED}
 
 
+def nova_info(alias, name, description):
+    """One entry of Nova's frozen list, as Nova answers it."""
+    return {'alias': alias, 'name': name, 'description': description,
+            'links': [], 'namespace': extension_list.NAMESPACE,
+            'updated': extension_list.UPDATED}
+
+
 def advertised():
-    return [info(e) for e in EXTENSIONS]
+    """Nova's frozen list, then what nova_moves adds."""
+    return ([nova_info(*entry) for entry in extension_list.NOVA] +
+            [info(e) for e in EXTENSIONS])
+
+
+def find(alias):
+    """The entry of ``alias`` (Nova's or ours), or None."""
+    for entry in advertised():
+        if entry['alias'] == alias:
+            return entry
+    return None
 
 
 def requested(name):

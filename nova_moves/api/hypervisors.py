@@ -18,14 +18,7 @@ from nova_moves import timeutil
 
 
 def _usage(usages, node):
-    """Used and capacity per resource class over the node's providers."""
-    used = {'VCPU': 0, 'MEMORY_MB': 0, 'DISK_GB': 0}
-    for entry in usages.values():
-        if entry['root'] != node['host']:
-            continue
-        for rc in used:
-            used[rc] += entry['usages'].get(rc, 0)
-    return used
+    return common.host_usage(usages, node['host'])
 
 
 def _view(node, detail, services, usages, instances, servers=None):

@@ -3,6 +3,7 @@ summary, query parameters, responses and extras (x-min-version ...).
 openapi_routes.py adds and refines some (kept apart so that each module
 stays small)."""
 from nova_moves.api import openapi_keypairs
+from nova_moves.api import openapi_nova_apis
 from nova_moves.api import openapi_routes
 from nova_moves.api.openapi_schemas import (
     ANY_OBJ, INT, LINKS, STR, f, listing, obj, ref, wrap)
@@ -207,5 +208,6 @@ NO_TOKEN = {'versions', 'v21', 'v21_slash', 'identity_version',
 ALIASES = {'v21_slash': 'v21', 'identity_version_slash': 'identity_version'}
 OPERATIONS.update(openapi_routes.OPERATIONS)
 OPERATIONS.update(openapi_keypairs.OPERATIONS)
+OPERATIONS.update(openapi_nova_apis.OPERATIONS)
 NO_TOKEN |= openapi_routes.NO_TOKEN
 ALIASES.update(openapi_routes.ALIASES)

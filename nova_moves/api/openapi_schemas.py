@@ -72,6 +72,14 @@ def wrap(key, schema):
     return obj({key: schema})
 
 
+def ok(schema, description='OK'):
+    """A JSON response of ``schema`` (a name: that component's)."""
+    if isinstance(schema, str):
+        schema = ref(schema)
+    return {'description': description,
+            'content': {'application/json': {'schema': schema}}}
+
+
 def listing(key, schema):
     return obj({key: {'type': 'array', 'items': schema},
                 key + '_links': f(LINKS, optional=True)})

@@ -23,6 +23,8 @@ from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
 
+from nova_moves.api import host_usage_policies
+
 ADMIN = 'rule:context_is_admin'
 PROJECT_MANAGER_OR_ADMIN = 'rule:project_manager_or_admin'
 PROJECT_MEMBER_OR_ADMIN = 'rule:project_member_or_admin'
@@ -67,6 +69,10 @@ _BASE = [
      'rule:project_reader_api or rule:context_is_admin',
      'Default rule for Project reader or admin APIs.',
      _DEPRECATED_ADMIN_OR_OWNER),
+    ('service_api', 'role:service',
+     'Default rule for service-to-service APIs.', _DEPRECATED_ADMIN),
+    ('service_or_admin', 'rule:service_api or rule:context_is_admin',
+     'Default rule for service or admin APIs.', _DEPRECATED_ADMIN),
 ]
 # The legacy rules themselves, kept under Nova's names so that a
 # policy file written against them still parses; nothing uses them.
@@ -424,6 +430,8 @@ _API = [
      'Inject failures into compute agents (only when enabled)',
      ['PUT /os-nova-moves-test/computes/{host}/faults']),
 ]
+
+_API += host_usage_policies.RULES
 
 # Nova's deprecated_rule for the rules it split in 32.0.0: an operator's
 # override of the old rule carries over to the new, admin-only one.

@@ -15,11 +15,13 @@ from nova_moves.api import availability_zones
 from nova_moves.api import flavor_extras
 from nova_moves.api import flavors
 from nova_moves.api import host_drains
+from nova_moves.api import hosts
 from nova_moves.api import hypervisors
 from nova_moves.api import identity
 from nova_moves.api import images
 from nova_moves.api import instance_actions
 from nova_moves.api import keypairs
+from nova_moves.api import ips
 from nova_moves.api import limits
 from nova_moves.api import live_migrate
 from nova_moves.api import migrations
@@ -28,12 +30,16 @@ from nova_moves.api import quota_classes
 from nova_moves.api import quotas
 from nova_moves.api import server_actions
 from nova_moves.api import server_diagnostics
+from nova_moves.api import server_external_events
 from nova_moves.api import server_groups
 from nova_moves.api import server_metadata
+from nova_moves.api import server_password
 from nova_moves.api import server_tags
 from nova_moves.api import servers
 from nova_moves.api import services
+from nova_moves.api import tenant_usage
 from nova_moves.api import test_hooks
+from nova_moves.api import usage_audit_log
 from nova_moves.api import versions
 
 _SERVER = '/v2.1/servers/{server_id}'
@@ -173,6 +179,33 @@ ROUTES = {
     _SERVER + '/os-instance-actions/{request_id}': {
         'GET': ('actions_show', instance_actions.show)},
 }
+# Nova's own compute APIs of issue 40: addresses, os-hosts (below 2.43),
+# usage reports, the server password, external events.
+_HOST = '/v2.1/os-hosts/{host_name}'
+_USAGE = '/v2.1/os-simple-tenant-usage'
+_AUDIT = '/v2.1/os-instance_usage_audit_log'
+ROUTES.update({
+    _SERVER + '/ips': {'GET': ('ips_index', ips.index)},
+    _SERVER + '/ips/{network_label}': {'GET': ('ips_show', ips.show)},
+    _SERVER + '/os-server-password': {
+        'GET': ('server_password_show', server_password.index),
+        'DELETE': ('server_password_clear', server_password.clear)},
+    '/v2.1/os-hosts': {'GET': ('hosts_index', hosts.index)},
+    _HOST: {'GET': ('hosts_show', hosts.show),
+            'PUT': ('hosts_update', hosts.update)},
+    _HOST + '/startup': {'GET': ('hosts_startup', hosts.startup)},
+    _HOST + '/shutdown': {'GET': ('hosts_shutdown', hosts.shutdown)},
+    _HOST + '/reboot': {'GET': ('hosts_reboot', hosts.reboot)},
+    _USAGE: {'GET': ('tenant_usage_index', tenant_usage.index)},
+    _USAGE + '/{tenant_id}': {'GET': ('tenant_usage_show',
+                                      tenant_usage.show)},
+    _AUDIT: {'GET': ('usage_audit_log_index', usage_audit_log.index)},
+    _AUDIT + '/{before_timestamp}': {
+        'GET': ('usage_audit_log_show', usage_audit_log.show)},
+    '/v2.1/os-server-external-events': {
+        'POST': ('server_external_events_create',
+                 server_external_events.create)},
+})
 
 # A minimal identity v3 (api/identity.py): served with noauth only, where
 # made-up projects and users are true; with Keystone, /v3 is Keystone's.

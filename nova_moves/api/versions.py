@@ -79,9 +79,9 @@ def extension_list():
 
 def extension(alias):
     api_req.authorize('os_compute_api:extensions')
-    for entry in extensions.EXTENSIONS:
-        if entry['name'] == alias:
-            return flask.jsonify({'extension': extensions.info(entry)})
+    entry = extensions.find(alias)
+    if entry is not None:
+        return flask.jsonify({'extension': entry})
     raise exception.NotFound('Extension %s could not be found.' % alias[:64])
 
 

@@ -64,6 +64,13 @@ def flavor_in_server(flavor, version):
             'links': [common.links('flavors', flavor['flavorid'])[1]]}
 
 
+def addresses(instance):
+    """{network label: [{"version", "addr"}]}: what the server shows and
+    GET /servers/{id}/ips serves. No network service stands behind
+    nova_moves' servers, so there are none."""
+    return {}
+
+
 def server_brief(instance):
     return {'id': instance['uuid'], 'name': instance['display_name'],
             'links': common.links('servers', instance['uuid'])}
@@ -119,7 +126,7 @@ def _server_detail(instance, fault, show, metadata):
         'created': timeutil.api_time_z(instance['created_at']),
         'updated': timeutil.api_time_z(instance['updated_at']
                                        or instance['created_at']),
-        'addresses': {},
+        'addresses': addresses(instance),
         'accessIPv4': instance.get('access_ip_v4') or '',
         'accessIPv6': instance.get('access_ip_v6') or '',
         'OS-DCF:diskConfig': 'AUTO' if instance.get('auto_disk_config')

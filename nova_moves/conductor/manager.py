@@ -12,6 +12,7 @@ from nova_moves.conductor import admission
 from nova_moves.conductor import db_proxy
 from nova_moves.conductor import drain
 from nova_moves.conductor import recovery
+from nova_moves.conductor import usage_audit
 from nova_moves import conf
 from nova_moves.conductor.tasks import build
 from nova_moves.conductor.tasks import live_migrate
@@ -48,8 +49,10 @@ class ConductorManager:
         return [self, self.db]
 
     def post_start_hook(self):
+        self.usage_audit = usage_audit.UsageAudit()
         self._recovery = recovery.RecoveryThread(
-            self.compute_rpcapi, fast_tasks=[self.drains.tick])
+            self.compute_rpcapi,
+            fast_tasks=[self.drains.tick, self.usage_audit.tick])
         self._recovery.start()
         self.gate.start()
 

@@ -88,6 +88,18 @@ default_opts = [
                     'back or left to the stuck-move sweep. The thread '
                     'sending it waits meanwhile. 0: give up after '
                     'move_step_cast_retries.'),
+    cfg.BoolOpt('instance_usage_audit', default=False,
+                help='Audit the servers of every compute host once per '
+                     'instance_usage_audit_period (Nova\'s option; here a '
+                     'conductor does it for each host, so it is set on the '
+                     'conductors). The audit writes the task log that GET '
+                     '/os-instance_usage_audit_log reports.'),
+    cfg.StrOpt('instance_usage_audit_period', default='month',
+               regex='^(hour|month|day|year)(@([0-9]+))?$',
+               help='The period the usage audit and the usage audit log '
+                    'cover: hour, day, month or year, with an optional '
+                    'offset after @ (month@15: from the 15th of each '
+                    'month; day@18: from 18:00 UTC).'),
 ]
 
 

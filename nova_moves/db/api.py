@@ -23,6 +23,7 @@ from nova_moves.db.server_groups import *  # noqa: F401,F403
 from nova_moves.db.move_history import *  # noqa: F401,F403
 from nova_moves.db.aggregates import *  # noqa: F401,F403
 from nova_moves.db.keypairs import *  # noqa: F401,F403
+from nova_moves.db.usage import *  # noqa: F401,F403
 
 # Private helpers the tests and the recovery reach through this door.
 from nova_moves.db.allocations import (  # noqa: F401,E402

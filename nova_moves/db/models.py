@@ -464,3 +464,38 @@ class AggregateMetadata(BASE, TimestampMixin):
                           nullable=False, index=True)
     key = Column(String(255), nullable=False)
     value = Column(String(255), nullable=False)
+
+
+class TaskLog(BASE, TimestampMixin):
+    """Nova's task_log: one row per (task, host, period) of a periodic
+    audit (``instance_usage_audit``), RUNNING then DONE; read by
+    os-instance_usage_audit_log. The unique key lets only one conductor
+    audit a host for a period."""
+    __tablename__ = 'task_log'
+    __table_args__ = (UniqueConstraint(
+        'task_name', 'host', 'period_beginning', 'period_ending',
+        name='uniq_task_log0task_name0host0period_beginning0period_ending'),
+    )
+    id = Column(Integer, primary_key=True)
+    task_name = Column(String(255), nullable=False)
+    state = Column(String(255), nullable=False)
+    host = Column(String(255), nullable=False, index=True)
+    period_beginning = Column(DateTime, nullable=False, index=True)
+    period_ending = Column(DateTime, nullable=False, index=True)
+    message = Column(String(255), nullable=False)
+    task_items = Column(Integer, default=0)
+    errors = Column(Integer, default=0)
+
+
+class InstanceSystemMetadata(BASE, TimestampMixin):
+    """Nova's instance_system_metadata: what Nova keeps about a server
+    that its owner does not set; here the server password's chunks
+    (``password_0`` .. ``password_3``, os-server-password)."""
+    __tablename__ = 'instance_system_metadata'
+    __table_args__ = (UniqueConstraint(
+        'instance_uuid', 'key',
+        name='uniq_instance_system_metadata0instance_uuid0key'),)
+    id = Column(Integer, primary_key=True)
+    instance_uuid = Column(String(36), nullable=False, index=True)
+    key = Column(String(255), nullable=False)
+    value = Column(String(255))

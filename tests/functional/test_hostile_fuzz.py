@@ -119,7 +119,10 @@ class _Fuzz:
             'quota_class_set', 'metadata_items',
             # Networking actions.
             'injectNetworkInfo', 'addSecurityGroup',
-            'removeSecurityGroup']), st.text(max_size=10))
+            'removeSecurityGroup',
+            # os-hosts updates, external events.
+            'maintenance_mode', 'events', 'server_uuid', 'tag']),
+            st.text(max_size=10))
         bodies = st.recursive(
             scalars, lambda inner: st.one_of(
                 st.lists(inner, max_size=4),
@@ -131,7 +134,8 @@ class _Fuzz:
                              'project_id', 'hypervisor_hostname_pattern',
                              'binary', 'migration_type', 'all_projects',
                              'offset', 'sort_dir', 'minRam', 'minDisk',
-                             'is_public', 'flavor', 'with_servers']),
+                             'is_public', 'flavor', 'with_servers',
+                             'start', 'end', 'detailed', 'zone']),
             st.one_of(st.text(max_size=20),
                       st.sampled_from(['0', '-1', HUGE, '1.5', '²', 'nan',
                                        sid, '2026-13-01', 'x' * 300])),
@@ -177,7 +181,17 @@ class _Fuzz:
             ('DELETE', '/os-aggregates/{id}'),
             ('POST', '/os-aggregates/{id}/action'),
             ('GET', '/os-keypairs'), ('POST', '/os-keypairs'),
-            ('GET', '/os-keypairs/{id}'), ('DELETE', '/os-keypairs/{id}')])
+            ('GET', '/os-keypairs/{id}'), ('DELETE', '/os-keypairs/{id}'),
+            # Nova's own compute APIs of issue 40.
+            ('GET', '/servers/{id}/ips'),
+            ('GET', '/servers/%s/ips/{id}' % sid),
+            ('GET', '/servers/{id}/os-server-password'),
+            ('GET', '/os-hosts'), ('GET', '/os-hosts/{id}'),
+            ('PUT', '/os-hosts/{id}'), ('GET', '/os-hosts/{id}/reboot'),
+            ('GET', '/os-simple-tenant-usage'),
+            ('GET', '/os-simple-tenant-usage/{id}'),
+            ('GET', '/os-instance_usage_audit_log/{id}'),
+            ('POST', '/os-server-external-events')])
         tokens = st.sampled_from(['admin:admin', 'alice:proj-a',
                                   'bob:proj-b'])
         versions = st.sampled_from(['2.1', '2.25', '2.53', '2.59', '2.80',

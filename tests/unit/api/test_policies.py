@@ -107,6 +107,22 @@ NOVA = {
     'os_compute_api:os-quota-class-sets:update': ADMIN,
     'os_compute_api:os-console-output': MEMBER,
     'os_compute_api:os-server-diagnostics': ADMIN,
+    # Nova's own compute APIs of issue 40.
+    'os_compute_api:ips:index': READER, 'os_compute_api:ips:show': READER,
+    'os_compute_api:os-hosts:list': ADMIN,
+    'os_compute_api:os-hosts:show': ADMIN,
+    'os_compute_api:os-hosts:update': ADMIN,
+    'os_compute_api:os-hosts:reboot': ADMIN,
+    'os_compute_api:os-hosts:shutdown': ADMIN,
+    'os_compute_api:os-hosts:start': ADMIN,
+    'os_compute_api:os-simple-tenant-usage:list': ADMIN,
+    'os_compute_api:os-simple-tenant-usage:show': READER,
+    'os_compute_api:os-instance-usage-audit-log:list': ADMIN,
+    'os_compute_api:os-instance-usage-audit-log:show': ADMIN,
+    'os_compute_api:os-server-password:show': READER,
+    'os_compute_api:os-server-password:clear': MEMBER,
+    'os_compute_api:os-server-external-events:create':
+        'rule:service_or_admin',
 }
 
 
@@ -206,6 +222,10 @@ class RuleTableTest(testtools.TestCase):
                          self.who_may('os_compute_api:limits'))
         self.assertEqual(set(), self.who_may(
             'compute:servers:resize:cross_cell'))
+
+    def test_external_events_are_the_service_users_or_admins(self):
+        self.assertEqual({'admin', 'service'}, self.who_may(
+            'os_compute_api:os-server-external-events:create'))
 
     def legacy_enforcer(self):
         conf = cfg.ConfigOpts()
