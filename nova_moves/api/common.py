@@ -6,6 +6,7 @@ import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import input_guard
+from nova_moves.api import query
 from nova_moves.db import api as db_api
 from nova_moves import exception
 
@@ -134,17 +135,7 @@ def limit_and_marker():
     min(max_limit, limit)), ``marker`` the last item of the page before
     ('' is no marker)."""
     args = flask.request.args
-    limit = args.get('limit')
-    if limit is not None:
-        try:
-            limit = int(limit)
-            if limit < 0:
-                raise ValueError()
-        except ValueError:
-            raise exception.ValidationError(
-                detail="Invalid input for query parameters limit. Value: "
-                       "%s. It must be a non-negative integer."
-                       % input_guard.excerpt(limit))
+    limit = query.int_arg('limit')
     from nova_moves import conf
     max_limit = conf.CONF.api.max_limit
     limit = max_limit if limit is None else min(limit, max_limit)
