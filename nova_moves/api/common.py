@@ -224,12 +224,16 @@ def time_arg(name):
         return None
     try:
         parsed = datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
-    except ValueError:
+        if parsed.tzinfo is not None:
+            # OverflowError: 9999-12-31T23:59:59-14:00 is past year 9999
+            # in UTC.
+            parsed = parsed.astimezone(datetime.timezone.utc).replace(
+                tzinfo=None)
+    except (ValueError, OverflowError):
         raise exception.ValidationError(
             detail="Invalid input for query parameters %s. Value: %s. It "
-                   "must be an ISO 8601 date-time." % (name, value))
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+                   "must be an ISO 8601 date-time from year 1 to 9999 in "
+                   "UTC." % (name, input_guard.excerpt(value)))
     return parsed.isoformat()
 
 
