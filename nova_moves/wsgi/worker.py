@@ -17,6 +17,7 @@ import asyncio
 import concurrent.futures
 import email.utils
 import io
+import json
 import logging as std_logging
 import os
 import signal
@@ -45,6 +46,7 @@ BODY_SLACK = 64 * 1024
 # Headers whose name holds "_" are dropped, as gunicorn does: a proxy
 # that set X-Forwarded-For could not stop a client's X_Forwarded_For.
 _NO_BODY = frozenset((204, 304))
+_FAULT_NAMES = {400: 'badRequest', 500: 'computeFault'}
 
 
 class _Date:
@@ -229,9 +231,12 @@ class Request(httputil.HTTPMessageDelegate):
             self.server.busy.pop(self.server_conn, None)
 
     def _respond_error(self, code, reason):
+        # Nova's fault body, as every other answer: never a bare text.
         self.server.busy.pop(self.server_conn, None)
+        body = json.dumps({_FAULT_NAMES.get(code, 'computeFault'): {
+            'code': code, 'message': reason}}).encode()
         self._write(code, reason, httputil.HTTPHeaders(
-            {'Content-Type': 'text/plain'}), reason.encode())
+            {'Content-Type': 'application/json'}), body)
 
     def _write(self, code, reason, headers, body):
         if 'Server' not in headers:
