@@ -43,17 +43,21 @@ api_opts = [
                     'seconds before it exits.'),
     cfg.IntOpt('max_connections', default=5000, min=1,
                help='Open client connections one worker holds at most '
-                    '(idle, being read, or running); one more is closed '
-                    'at once. nova-moves-api raises its open-file limit '
-                    'to the hard limit at start to allow them. When '
-                    'full, the connection that has sent the least of a '
-                    'request for the longest is closed to make room.'),
+                    '(idle, being read, or running). When full, the '
+                    'connection that has sent the least of a request for '
+                    'the longest (waiting for headers, oldest first, then '
+                    'reading a body; never one with a request in flight) '
+                    'is closed to make room for the newcomer. '
+                    'nova-moves-api raises its open-file limit to the hard '
+                    'limit at start to allow them.'),
     cfg.IntOpt('max_connections_per_source', default=0, min=0,
                help='Open connections one worker holds at most from one '
-                    'client address; one more is closed at once. 0: no '
-                    'limit (behind a load balancer or reverse proxy every '
-                    'client shares its address). For deployments where '
-                    'clients connect directly.'),
+                    'client address; beyond, that address\'s connection '
+                    'that has sent the least of a request for the longest '
+                    'is closed (the newcomer when all are in flight). 0: '
+                    'no limit (behind a load balancer or reverse proxy '
+                    'every client shares its address). For deployments '
+                    'where clients connect directly.'),
     cfg.StrOpt('auth_strategy', default='keystone',
                choices=[('keystone', 'keystonemiddleware auth_token '
                          'validates the X-Auth-Token with Keystone (the '
