@@ -17,6 +17,14 @@ own stack (api, conductor, scheduler, computes; the stack's defaults: one
 API worker of 16 threads); --url http://127.0.0.1:PORT/v2.1 measures an
 API already running (noauth token admin:admin).
 
+--max-connections sets the started API's [api] max_connections (per
+worker) so that the slow clients can fill it (2 x --slow above it: the
+worker must shed a slow one for every newcomer), --per-source its [api]
+max_connections_per_source, and --new-connections makes every normal
+request open a connection of its own (as a client arriving while the
+worker is full). Every client is on 127.0.0.1: one source address.
+Prints the % of normal requests answered.
+
     .venv/bin/python tools/bench_slow_clients.py --slow 1000 --duration 30
 """
 import argparse
@@ -176,10 +184,13 @@ class SlowClients:
         pipe.send((still_open, dict(self.stats)))
 
 
-def normal_client(endpoint, paths, until, timeout, results):
+def normal_client(endpoint, paths, until, timeout, results,
+                  new_connections=False):
     session = requests.Session()
     session.headers.update({'X-Auth-Token': 'admin:admin',
                             'Accept': 'application/json'})
+    if new_connections:
+        session.headers['Connection'] = 'close'
     i = 0
     while time.monotonic() < until:
         path = paths[i % len(paths)]
@@ -256,7 +267,8 @@ def measure(args, endpoint, server_id=None, api_cpu=None):
     paths = ['/flavors'] + (['/servers/%s' % server_id] if server_id else [])
     threads = [threading.Thread(
         target=normal_client, args=(endpoint, paths, until, args.timeout,
-                                    results)) for _ in range(args.normal)]
+                                    results, args.new_connections))
+        for _ in range(args.normal)]
     if server_id and args.migrates:
         threads.append(threading.Thread(
             target=mover, args=(endpoint, server_id, until, args.timeout,
@@ -292,6 +304,9 @@ def measure(args, endpoint, server_id=None, api_cpu=None):
     print('slow clients over the run: %s' % dict(sorted(slow_stats.items())))
     errors = sum(n for o, n in outcomes.items()
                  if o not in ('GET 200', 'POST 202', 'POST 204'))
+    print('normal requests answered: %d of %d (%.2f %%)' % (
+        len(results) - errors, len(results),
+        100.0 * (len(results) - errors) / max(1, len(results))))
     return latencies, errors
 
 
@@ -310,6 +325,12 @@ def main(argv=None):
     parser.add_argument('--url', help='an API already running (loopback)')
     parser.add_argument('--api-workers', type=int, default=1)
     parser.add_argument('--api-threads', type=int, default=16)
+    parser.add_argument('--max-connections', type=int,
+                        help='[api] max_connections of the started API')
+    parser.add_argument('--per-source', type=int, default=0,
+                        help='[api] max_connections_per_source')
+    parser.add_argument('--new-connections', action='store_true',
+                        help='a new connection for every normal request')
     args = parser.parse_args(argv)
     if not 0 <= args.slow <= MAX_SLOW or not 0 < args.duration <= 600:
         sys.exit('bench_slow_clients: --slow 0..%d, --duration 1..600'
@@ -317,9 +338,12 @@ def main(argv=None):
     if args.url:
         measure(args, args.url.rstrip('/'))
         return 0
-    stack = nm_stack.Stack(computes=2, extra_conf={'api': {
-        'workers': args.api_workers, 'threads': args.api_threads}})
-    stack.start()
+    api_conf = {'workers': args.api_workers, 'threads': args.api_threads,
+                'max_connections_per_source': args.per_source}
+    if args.max_connections:
+        api_conf['max_connections'] = args.max_connections
+    stack = nm_stack.Stack(computes=2, extra_conf={'api': api_conf})
+    stack.start(timeout=300)  # a shared, busy machine starts slowly
     try:
         server_id = None
         if args.migrates:

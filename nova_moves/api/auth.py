@@ -124,12 +124,40 @@ def _uwsgi_connection_fd():
         return None
 
 
-def noauth_refusal(environ):
+# A reverse proxy names its client in one of these; the connection's
+# peer is then the proxy, loopback when it runs on this host.
+_FORWARDED = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_FOR', 'HTTP_X_REAL_IP')
+_FORWARDED_FOR = re.compile(r'for\s*=\s*"?\[?([^\]",;]+)', re.I)
+
+
+def forwarded_client(environ):
+    """The client a proxy says it forwards for (the nearest hop), or None
+    when no forwarding header is there; '' when one is there but names no
+    address."""
+    present = [key for key in _FORWARDED if key in environ]
+    if not present:
+        return None
+    real_ip = environ.get('HTTP_X_REAL_IP', '').strip()
+    if real_ip:
+        return real_ip
+    hops = [hop.strip() for hop in
+            environ.get('HTTP_X_FORWARDED_FOR', '').split(',')
+            if hop.strip()]
+    if hops:
+        return hops[-1]
+    hops = _FORWARDED_FOR.findall(environ.get('HTTP_FORWARDED', ''))
+    return hops[-1].strip() if hops else ''
+
+
+def noauth_refusal(environ, trusted_proxies=()):
     """Why this request may not be served with noauth, or None.
 
     Fails closed: a server that does not say which address the connection
     came to is refused. A Unix socket is local, but a front end (nginx,
-    Apache) that passes REMOTE_ADDR of a network client is refused."""
+    Apache) that passes REMOTE_ADDR of a network client is refused, and
+    so is a request a proxy forwarded (a forwarding header) unless its
+    peer is one of ``trusted_proxies`` and the client it names is
+    loopback."""
     local = _local_address(environ)
     if local is None:
         return ('the WSGI server does not tell which address this request '
@@ -140,7 +168,29 @@ def noauth_refusal(environ):
     if remote and remote != 'unix' and _is_ip(remote) and \
             not is_loopback(remote):
         return 'this request came from a non-loopback address'
+    client = forwarded_client(environ)
+    if client is not None:
+        if not _listed(remote, trusted_proxies):
+            return ('this request was forwarded by a proxy (Forwarded, '
+                    'X-Forwarded-For or X-Real-IP) that [api] '
+                    'noauth_trusted_proxies does not list')
+        if not is_loopback(client):
+            return 'this request was forwarded for a non-loopback client'
     return None
+
+
+def _listed(address, addresses):
+    address = (address or '').strip('[]')
+    for entry in addresses:
+        entry = entry.strip().strip('[]')
+        if entry == address:
+            return True
+        try:
+            if ipaddress.ip_address(entry) == ipaddress.ip_address(address):
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def _is_ip(value):
@@ -156,11 +206,12 @@ class NoauthGuard:
     embedded server, and gunicorn/uwsgi/mod_wsgi bind where their own
     configuration says."""
 
-    def __init__(self, app):
+    def __init__(self, app, trusted_proxies=()):
         self.app = app
+        self.trusted_proxies = tuple(trusted_proxies)
 
     def __call__(self, environ, start_response):
-        why = noauth_refusal(environ)
+        why = noauth_refusal(environ, self.trusted_proxies)
         if why is None:
             return self.app(environ, start_response)
         LOG.error('Refused a request: [api] auth_strategy = noauth is '
@@ -187,8 +238,9 @@ def wrap(wsgi_app, conf):
     if _strategy(conf) != 'keystone':
         if conf.api.insecure_noauth_on_network:
             return wsgi_app
-        return NoauthGuard(wsgi_app)
+        return NoauthGuard(wsgi_app, conf.api.noauth_trusted_proxies)
     from nova_moves.api import keystone_auth  # Keystone down: 503
+    keystone_auth.set_defaults(conf)
     return keystone_auth.AuthProtocol(wsgi_app, {
         'oslo_config_config': conf, 'delay_auth_decision': True})
 

@@ -6,6 +6,7 @@ import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import input_guard
+from nova_moves.api import query
 from nova_moves.db import api as db_api
 from nova_moves import exception
 
@@ -134,17 +135,7 @@ def limit_and_marker():
     min(max_limit, limit)), ``marker`` the last item of the page before
     ('' is no marker)."""
     args = flask.request.args
-    limit = args.get('limit')
-    if limit is not None:
-        try:
-            limit = int(limit)
-            if limit < 0:
-                raise ValueError()
-        except ValueError:
-            raise exception.ValidationError(
-                detail="Invalid input for query parameters limit. Value: "
-                       "%s. It must be a non-negative integer."
-                       % input_guard.excerpt(limit))
+    limit = query.int_arg('limit')
     from nova_moves import conf
     max_limit = conf.CONF.api.max_limit
     limit = max_limit if limit is None else min(limit, max_limit)
@@ -233,12 +224,16 @@ def time_arg(name):
         return None
     try:
         parsed = datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
-    except ValueError:
+        if parsed.tzinfo is not None:
+            # OverflowError: 9999-12-31T23:59:59-14:00 is past year 9999
+            # in UTC.
+            parsed = parsed.astimezone(datetime.timezone.utc).replace(
+                tzinfo=None)
+    except (ValueError, OverflowError):
         raise exception.ValidationError(
             detail="Invalid input for query parameters %s. Value: %s. It "
-                   "must be an ISO 8601 date-time." % (name, value))
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+                   "must be an ISO 8601 date-time from year 1 to 9999 in "
+                   "UTC." % (name, input_guard.excerpt(value)))
     return parsed.isoformat()
 
 

@@ -10,6 +10,7 @@ from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import microversion
+from nova_moves.api import query
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
@@ -74,15 +75,8 @@ def _create_schema(version):
 
 
 def _int_filter(name, column):
-    value = flask.request.args.get(name)
-    if value is None:
-        return None
-    try:
-        return column, int(value)
-    except ValueError:
-        raise exception.ValidationError(
-            detail='Invalid %s filter [%s]' % (name,
-                                                input_guard.excerpt(value)))
+    value = query.int_arg(name)
+    return None if value is None else (column, value)
 
 
 def _is_public():

@@ -32,6 +32,7 @@ import sys
 
 from nova_moves.api import microversion
 from nova_moves.api import openapi_operations
+from nova_moves.api import query as query_ints
 from nova_moves.api.openapi_schemas import (
     OPENAPI_VERSION,
     SCHEMAS,
@@ -106,8 +107,15 @@ def _parameters(path, query):
     params = [{'name': name, 'in': 'path', 'required': True,
                'schema': STR} for name in re.findall(r'{([^{}]+)}', path)]
     params += [{'name': name, 'in': 'query', 'required': False,
-                'schema': STR} for name in query]
+                'schema': _query_schema(name)} for name in query]
     return params
+
+
+def _query_schema(name):
+    if name not in query_ints.INTEGERS:
+        return STR
+    low, high = query_ints.INTEGERS[name]
+    return {'type': 'integer', 'minimum': low, 'maximum': high}
 
 
 def _errors(endpoint):

@@ -12,6 +12,7 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import microversion
+from nova_moves.api import query
 from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -102,19 +103,7 @@ def create():
 
 
 def _paging():
-    args = flask.request.args
-    values = {}
-    for name in ('limit', 'offset'):
-        if name in args:
-            try:
-                values[name] = int(args[name])
-            except ValueError:
-                raise exception.ValidationError(
-                    detail='%s must be an integer.' % name)
-            if values[name] < 0:
-                raise exception.ValidationError(
-                    detail='%s must be >= 0.' % name)
-    return values.get('limit'), values.get('offset', 0)
+    return query.int_arg('limit'), query.int_arg('offset', 0)
 
 
 def index():

@@ -6,6 +6,7 @@ from oslo_log import log as logging
 
 from nova_moves.api import app as api_app
 from nova_moves.api import auth
+from nova_moves.api import keystone_auth
 from nova_moves import conf
 from nova_moves import service
 from nova_moves.wsgi import server
@@ -22,6 +23,11 @@ def main():
     except auth.InsecureConfig as exc:
         LOG.error('%s', exc)
         sys.exit('nova-moves-api: %s' % exc)
+    problem = keystone_auth.config_problem(CONF)
+    if problem:
+        # Started anyway, every request with a token would fail.
+        LOG.error('%s', problem)
+        sys.exit('nova-moves-api: %s' % problem)
     options = server.server_options()
     LOG.info('nova-moves-api listening on %s, %d workers of %d threads',
              ', '.join(options['bind']), options['workers'],

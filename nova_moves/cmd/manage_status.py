@@ -1,7 +1,8 @@
 """nova-moves-manage status check, on oslo.upgradecheck.
 
 Checks the database schema is at head, the RabbitMQ of ``transport_url``
-accepts a connection (short timeout) and the services are up. Exit codes
+accepts a connection (short timeout), the services are up and the API's
+authentication is configured. Exit codes
 are oslo.upgradecheck's: 0 success, 1 warning, 2 failure (the worst
 result wins).
 """
@@ -81,6 +82,15 @@ def check_services():
     return SUCCESS, '%d services up.' % len(services)
 
 
+def check_api_auth():
+    from nova_moves.api import keystone_auth
+    problem = keystone_auth.config_problem(CONF)
+    if problem:
+        return FAILURE, problem
+    return SUCCESS, '[api] auth_strategy = %s is configured.' % (
+        CONF.api.auth_strategy)
+
+
 def _result(fn):
     def check(_self):
         return upgradecheck.Result(*fn())
@@ -90,7 +100,8 @@ def _result(fn):
 class Checks(upgradecheck.UpgradeCommands):
     _upgrade_checks = (('Database schema', _result(check_database)),
                        ('RabbitMQ', _result(check_rabbitmq)),
-                       ('Services', _result(check_services)))
+                       ('Services', _result(check_services)),
+                       ('API authentication', _result(check_api_auth)))
 
     def _get_details(self, result):
         # Unwrapped: a host name in the details stays greppable.
@@ -104,5 +115,6 @@ def check(args):
 def setup(parser):
     sub = parser.add_subparsers(dest='action')
     sub.required = True
-    sub.add_parser('check', help='Check the schema, the broker and the '
-                                 'services').set_defaults(func=check)
+    sub.add_parser('check', help='Check the schema, the broker, the '
+                   'services and the API authentication').set_defaults(
+                       func=check)

@@ -43,9 +43,21 @@ api_opts = [
                     'seconds before it exits.'),
     cfg.IntOpt('max_connections', default=5000, min=1,
                help='Open client connections one worker holds at most '
-                    '(idle, being read, or running); one more is closed '
-                    'at once. nova-moves-api raises its open-file limit '
-                    'to the hard limit at start to allow them.'),
+                    '(idle, being read, or running). When full, the '
+                    'connection that has sent the least of a request for '
+                    'the longest (waiting for headers, oldest first, then '
+                    'reading a body; never one with a request in flight) '
+                    'is closed to make room for the newcomer. '
+                    'nova-moves-api raises its open-file limit to the hard '
+                    'limit at start to allow them.'),
+    cfg.IntOpt('max_connections_per_source', default=0, min=0,
+               help='Open connections one worker holds at most from one '
+                    'client address; beyond, that address\'s connection '
+                    'that has sent the least of a request for the longest '
+                    'is closed (the newcomer when all are in flight). 0: '
+                    'no limit (behind a load balancer or reverse proxy '
+                    'every client shares its address). For deployments '
+                    'where clients connect directly.'),
     cfg.StrOpt('auth_strategy', default='keystone',
                choices=[('keystone', 'keystonemiddleware auth_token '
                          'validates the X-Auth-Token with Keystone (the '
@@ -64,6 +76,14 @@ api_opts = [
                      'warning at start). Anyone who can reach the port is '
                      'then admin (the token "admin:x"). Only for an '
                      'isolated lab network; never on a shared one.'),
+    cfg.ListOpt('noauth_trusted_proxies', default=[],
+                help='With auth_strategy = noauth: addresses of reverse '
+                     'proxies whose forwarded requests (Forwarded, '
+                     'X-Forwarded-For or X-Real-IP headers) are served, '
+                     'when the client they name is loopback too. A request '
+                     'carrying such a header from any other peer is '
+                     'refused (403): a proxy on the same host would '
+                     'otherwise make every client it forwards admin.'),
     cfg.StrOpt('link_prefix',
                help='Base URL of the links in API responses (e.g. '
                     'https://compute.example.com:8774) when the API is '

@@ -36,5 +36,7 @@ def set_defaults(conf=None):
         # namespace is generated after this hook ran).
         from nova_moves.api import cors_defaults
         cors_defaults.set_defaults()
+        from nova_moves.api import keystone_auth
+        keystone_auth.set_defaults(cfg.CONF)
         return
     database.set_defaults(conf)

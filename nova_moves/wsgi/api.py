@@ -5,7 +5,9 @@ The configuration is read at import, when the server loads this module:
 the files named by $NOVA_MOVES_CONFIG (comma separated; default
 /etc/nova_moves/nova_moves.conf). A file that does not exist stops the
 server's start with its name, rather than serving with defaults (an empty
-SQLite database) that would look like a working API.
+SQLite database) that would look like a working API; so does an
+``auth_strategy = keystone`` whose [keystone_authtoken] cannot validate a
+token (naming the missing options).
 
 The app itself is built on the first request, after the server forked
 its workers (each worker its own RPC transport and database pool), and
@@ -17,6 +19,7 @@ import threading
 from oslo_log import log as logging
 
 from nova_moves.api import app as api_app
+from nova_moves.api import keystone_auth
 from nova_moves import conf
 from nova_moves import fileperms
 from nova_moves import logsafe
@@ -27,6 +30,10 @@ DEFAULT_CONFIG = '/etc/nova_moves/nova_moves.conf'
 
 
 class ConfigFileMissing(RuntimeError):
+    pass
+
+
+class AuthNotConfigured(RuntimeError):
     pass
 
 
@@ -53,6 +60,11 @@ def init_config():
     logging.setup(CONF, 'nova_moves')
     # Request values in log messages: one record, one line.
     logsafe.install()
+    problem = keystone_auth.config_problem(CONF)
+    if problem:
+        # The server does not load the app: better than a 500 per request.
+        logging.getLogger(__name__).error('%s', problem)
+        raise AuthNotConfigured('nova_moves.wsgi.api: %s' % problem)
     # SIGUSR2 (Guru Meditation) in the worker; a WSGI server that keeps
     # SIGUSR2 for itself wins, as it registers its handler later.
     service.setup_reports('nova-moves-api')

@@ -17,6 +17,7 @@ import asyncio
 import concurrent.futures
 import email.utils
 import io
+import json
 import logging as std_logging
 import os
 import signal
@@ -33,6 +34,7 @@ from tornado import httputil
 
 from nova_moves import conf
 from nova_moves import service
+from nova_moves.wsgi import edge
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -44,6 +46,7 @@ BODY_SLACK = 64 * 1024
 # Headers whose name holds "_" are dropped, as gunicorn does: a proxy
 # that set X-Forwarded-For could not stop a client's X_Forwarded_For.
 _NO_BODY = frozenset((204, 304))
+_FAULT_NAMES = {400: 'badRequest', 500: 'computeFault'}
 
 
 class _Date:
@@ -109,11 +112,13 @@ class Request(httputil.HTTPMessageDelegate):
         self.announced = None
         self.stream = None
         self.local_addr = ''
+        self.finishing = False
 
     def headers_received(self, start_line, headers):
         self.start_line = start_line
         self.headers = headers
         self.local_addr = _local_address(self.conn.stream)
+        self.server.progress(self.server_conn, self.server.reading)
         length = headers.get('Content-Length', '')
         if length.isdigit() and int(length) > self.server.max_body_size:
             # Too big to read: the app answers now, from the announced
@@ -131,9 +136,21 @@ class Request(httputil.HTTPMessageDelegate):
         # The client went away before its request was complete.
         self.chunks = []
 
+    def body_too_big(self):
+        """A chunked body grew past what the server reads: answer the
+        pipeline's 413 now (as for an announced length) and linger."""
+        self.announced = str(self.server.max_body_size + 1)
+        self.chunks = []
+        self.stream = self.conn.detach()
+        self.finish()
+
     def finish(self):
+        if self.finishing:
+            return  # answered early (body_too_big); tornado calls again
+        self.finishing = True
         # From here the request is in flight: a drain waits for it (one
         # still being read is not: its client can send it again).
+        self.server.progress(self.server_conn, None)
         self.server.busy[self.server_conn] = self
         try:
             environ = self.environ()
@@ -214,9 +231,12 @@ class Request(httputil.HTTPMessageDelegate):
             self.server.busy.pop(self.server_conn, None)
 
     def _respond_error(self, code, reason):
+        # Nova's fault body, as every other answer: never a bare text.
         self.server.busy.pop(self.server_conn, None)
+        body = json.dumps({_FAULT_NAMES.get(code, 'computeFault'): {
+            'code': code, 'message': reason}}).encode()
         self._write(code, reason, httputil.HTTPHeaders(
-            {'Content-Type': 'text/plain'}), reason.encode())
+            {'Content-Type': 'application/json'}), body)
 
     def _write(self, code, reason, headers, body):
         if 'Server' not in headers:
@@ -260,18 +280,23 @@ class Request(httputil.HTTPMessageDelegate):
             stream.close()
             return
 
-        def close(future):
-            future.exception()  # a client that left is no news
-            stream.close()
-        written.add_done_callback(close)
+        server = self.server
+
+        def linger(future):
+            if future.exception() is not None:  # a client that left
+                stream.close()
+                return
+            server.loop.create_task(server.linger(stream))
+        written.add_done_callback(linger)
 
 
-class HTTPServer(httpserver.HTTPServer):
-    """tornado's server with a connection cap and the requests in flight
-    known (for the drain)."""
+class HTTPServer(edge.Edge, httpserver.HTTPServer):
+    """tornado's server with a connection cap that sheds the least
+    advanced connections (edge.py), and the requests in flight known (for
+    the drain)."""
 
     def initialize(self, app, executor, address, multiprocess,
-                   max_connections, **kwargs):
+                   max_connections, max_per_source=0, **kwargs):
         super().initialize(None, **kwargs)
         self.loop = asyncio.get_event_loop()
         self.app = app
@@ -284,17 +309,13 @@ class HTTPServer(httpserver.HTTPServer):
         # HTTP1ServerConnection -> its Request read whole and not yet
         # answered.
         self.busy = {}
+        self.init_edge(max_per_source)
 
     def start_request(self, server_conn, request_conn):
-        return Request(self, server_conn, request_conn)
-
-    def handle_stream(self, stream, address):
-        if len(self._connections) >= self.max_connections:
-            # Full: the newest connection goes, the others keep their
-            # place (the cap is what bounds the memory and descriptors).
-            stream.close()
-            return
-        super().handle_stream(stream, address)
+        self.progress(server_conn, self.waiting)
+        request = Request(self, server_conn, request_conn)
+        edge.answer_413_for_chunked(request_conn, request)
+        return request
 
     def close_idle(self):
         for conn in list(self._connections):
@@ -305,8 +326,9 @@ class HTTPServer(httpserver.HTTPServer):
 def max_body_size():
     """What the server reads of a body: [oslo_middleware]
     max_request_body_size and some slack, so that a body a little over
-    the limit gets the pipeline's 413 with its message; a bigger one is
-    refused by the server (400) before it is read."""
+    the limit gets the pipeline's 413 with its message; a bigger one
+    gets the same 413 before the rest is read (announced or chunked),
+    then a lingering close (edge.py)."""
     try:
         limit = CONF.oslo_middleware.max_request_body_size
     except cfg.NoSuchOptError:
@@ -358,6 +380,7 @@ class Worker(base.Worker):
         self.server = HTTPServer(
             self.wsgi, executor, _server_address(self.sockets),
             self.cfg.workers > 1, self.cfg.worker_connections,
+            max_per_source=CONF.api.max_connections_per_source,
             no_keep_alive=keepalive <= 0,
             idle_connection_timeout=deadline,
             body_timeout=CONF.api.body_timeout,

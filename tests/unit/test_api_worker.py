@@ -2,6 +2,7 @@
 thread, the environ built from a buffered request, the open-files limit.
 The server itself is tested for real in tests/functional/test_api_server.py
 (drain, SIGHUP, IPv6) and test_api_http.py (idle and slow clients)."""
+import json
 import resource
 from unittest import mock
 
@@ -90,3 +91,18 @@ class OpenFilesLimitTest(testtools.TestCase):
     def test_left_alone_when_enough(self, getrlimit, setrlimit):
         self.assertEqual(65536, server.raise_open_files_limit(5100))
         setrlimit.assert_not_called()
+
+
+class WorkerErrorTest(testtools.TestCase):
+
+    def test_an_app_that_fails_gets_a_fault_body_not_bare_text(self):
+        srv = mock.Mock(busy={})
+        srv.date.return_value = 'Sun, 29 Nov 2026 07:00:00 GMT'
+        conn = mock.Mock()
+        req = worker.Request(srv, object(), conn)
+        req.start_line = httputil.RequestStartLine('GET', '/v2.1/servers',
+                                                   'HTTP/1.1')
+        req._respond_error(500, 'Internal Server Error')
+        _start, headers, body = conn.write_headers.call_args[0]
+        self.assertEqual('application/json', headers['Content-Type'])
+        self.assertEqual(500, json.loads(body)['computeFault']['code'])

@@ -130,6 +130,30 @@ class NoauthRefusalTest(testtools.TestCase):
         self.assertIsNone(auth.noauth_refusal(environ))
 
 
+    def test_a_forwarded_request_is_refused_unless_its_proxy_is_trusted(self):
+        base = {'gunicorn.socket': _Socket(('127.0.0.1', 8774)),
+                'REMOTE_ADDR': '127.0.0.1'}
+        for header, value in (('HTTP_X_FORWARDED_FOR', '198.51.100.7'),
+                              ('HTTP_X_REAL_IP', '198.51.100.7'),
+                              ('HTTP_FORWARDED', 'for=198.51.100.7'),
+                              ('HTTP_X_FORWARDED_FOR', '127.0.0.1'),
+                              ('HTTP_FORWARDED', 'by=x')):
+            environ = dict(base, **{header: value})
+            why = auth.noauth_refusal(environ)
+            self.assertIn('noauth_trusted_proxies', why, (header, value))
+            # A trusted proxy still may not forward a network client.
+            why = auth.noauth_refusal(environ, ['127.0.0.1'])
+            if value == '127.0.0.1':
+                self.assertIsNone(why)
+            else:
+                self.assertIsNotNone(why, (header, value))
+        environ = dict(base, HTTP_FORWARDED='for="[::1]:1234"')
+        self.assertIsNone(auth.noauth_refusal(environ, ['::1', '127.0.0.1']))
+        self.assertIsNotNone(auth.noauth_refusal(environ, ['127.0.0.2']))
+        # X-Forwarded-Proto/Host name no client: served as before.
+        environ = dict(base, HTTP_X_FORWARDED_PROTO='https')
+        self.assertIsNone(auth.noauth_refusal(environ))
+
 class ListenTest(_ConfTest):
 
     def setUp(self):

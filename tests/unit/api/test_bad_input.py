@@ -66,6 +66,10 @@ class BadInputTest(testtools.TestCase):
         self.assertFault(self.get(path + '?changes-before=2026-13-01'), 400,
                          'changes-before')
         self.assertFault(self.get(path + '?limit=-1'), 400, 'limit')
+        # Past year 9999 once in UTC (was a 500: OverflowError).
+        self.assertFault(self.get(
+            path + '?changes-since=9999-12-31T23:59:59-14:00'), 400,
+            'changes-since')
         self.assertEqual(200, self.get(
             path + '?changes-since=2026-01-01T00:00:00Z').status_code)
 
