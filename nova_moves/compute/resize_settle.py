@@ -23,6 +23,7 @@ from nova_moves import timeutil
 LOG = logging.getLogger(__name__)
 notify_action = notifications.notify_action
 _guard = resize._guard
+_fail_guard = resize._fail_guard
 _vm_state_before = resize._vm_state_before
 _dest_part = resize._dest_part
 same_host = resize.same_host
@@ -223,8 +224,8 @@ class ResizeSettleEndpoint(base.Steps):
         except Exception as exc:
             self._move_failed(ctxt, migration_uuid, exc,
                               'compute_finish_revert_resize',
-                              expected_status=[states.M_REVERTING],
-                              instance_values={'vm_state': states.ERROR})
+                              instance_values={'vm_state': states.ERROR},
+                              **_fail_guard('finish_revert_resize'))
             return False
         return True
 
