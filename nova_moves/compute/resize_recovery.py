@@ -131,12 +131,13 @@ class ResizeRecovery(base.Steps):
             if now - updated < window:
                 continue
             try:
-                self.conductor.migration_update(
-                    ctxt, migration['uuid'], {'status': states.M_CONFIRMING},
-                    expected_status=[states.M_FINISHED])
+                # The one start of a confirm (as the API's and a drain's).
+                migration, facts = self.conductor.settle_start(
+                    ctxt, 'confirm_resize', migration['uuid'])
             except Exception:
                 continue  # the user confirmed or reverted meanwhile
             LOG.info('Auto-confirming migration %s of %s',
                      migration['uuid'], migration['instance_uuid'])
             self.settle.confirm_resize(ctxt, instance_uuid=migration[
-                'instance_uuid'], migration_uuid=migration['uuid'])
+                'instance_uuid'], migration_uuid=migration['uuid'],
+                confirm=facts)

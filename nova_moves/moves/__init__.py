@@ -73,6 +73,14 @@ def claim_fail_guard(kind, name):
     return {'task_states': list(step_named(kind, name).end.task)}
 
 
+def request_task_state(kind):
+    """The task_state the API's move_start gives the server (None -> it):
+    the one the kind's conductor row checks."""
+    [row] = [s for s in kind.STEPS if s.host == CONDUCTOR]
+    [task] = row.end.task
+    return task
+
+
 def control_guard(kind, name):
     """move_advance's arguments for a control of a running step (a live
     migration's abort or force-complete): its check, nothing written."""

@@ -113,3 +113,7 @@ def revert_facts(migration, instance):
             'source_node': migration['source_node'],
             'flavor': instance['old_flavor'] or instance['flavor'],
             'vm_state': S.vm_state_after_resize(instance['power_state'])}
+
+
+# What the cast of each settling step carries, by step.
+FACTS = {'confirm_resize': confirm_facts, 'revert_resize': revert_facts}
