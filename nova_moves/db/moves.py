@@ -7,6 +7,7 @@ from nova_moves.db import models
 from nova_moves.db import move_queue
 from nova_moves.db import phases
 from nova_moves import exception
+from nova_moves import moves
 from nova_moves import states
 from nova_moves.db.allocations import (_CONSUMER_GENERATION, _move_in,
                                        _with_cas_retry)
@@ -168,10 +169,8 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
 def migrations_unsettled():
     """Migrations whose move is under way (not parked waiting for a user
     or a dead host, not ended): what the stuck-move sweep looks at."""
-    moving = (states.M_QUEUED, states.M_PREPARING, states.M_RUNNING,
-              states.M_PRE_MIGRATING, states.M_MIGRATING,
-              states.M_POST_MIGRATING, states.M_CONFIRMING,
-              states.M_REVERTING)
+    # The statuses the step tables' swept compute steps accept.
+    moving = moves.SWEPT
     with _session(writer=False) as session:
         return [_to_dict(r) for r in session.scalars(
             sa.select(models.Migration).where(
