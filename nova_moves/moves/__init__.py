@@ -47,15 +47,19 @@ def step_named(kind, name):
 
 
 def guard_of(kind, name, phase='end'):
-    """move_advance's arguments for ``name``'s ``phase`` ('start' or
-    'end'): the guard, and at the end the step's allocation change; the
-    start of a step with none is its end's check with nothing written."""
+    """move_advance's arguments for ``name``'s ``phase`` ('start', 'end'
+    or one of the row's ``phases``): the guard, and at the end (or an
+    'end_*' phase) the step's allocation change; the start of a step
+    with none is its end's check with nothing written."""
     s = step_named(kind, name)
     g = getattr(s, phase) if phase in ('start', 'end') else s.phases[phase]
     if g is None:
         g = s.end._replace(to_status=KEEP, to_task=KEEP)
     kwargs = g.kwargs()
-    if phase == 'end' and s.allocations and s.host != CONDUCTOR:
+    # A step's allocation change goes with its end, and with a phase
+    # named 'end_*' (another way the step ends).
+    ends = phase == 'end' or phase.startswith('end_')
+    if ends and s.allocations and s.host != CONDUCTOR:
         kwargs['allocations'] = {'op': s.allocations}
     return kwargs
 

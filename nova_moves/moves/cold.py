@@ -56,12 +56,19 @@ STEPS = (
     # remain for a guest without the mark. Their 'request' phase is the
     # one start of a confirm or revert, whoever asks (the API, the
     # auto-confirm, a host drain: db migration_settle_start).
+    # Its end leaves the server without a task_state (a resized server
+    # has none: no other action is allowed on it); 'end_left_behind': the
+    # end when the old copy could not be removed (the server runs fine
+    # on the destination, the migration ends in error).
     step('confirm_resize', SOURCE,
          start=guard(S.M_CONFIRMING, vm_state=S.RESIZED),
-         end=guard(S.M_CONFIRMING, S.M_CONFIRMED, vm_state=S.RESIZED),
+         end=guard(S.M_CONFIRMING, S.M_CONFIRMED, (None,), None,
+                   vm_state=S.RESIZED),
          allocations='drop_source', event='compute_confirm_resize',
          sweep=RESEND, restart=RESTART_REDO,
-         phases={'request': guard(S.M_FINISHED, S.M_CONFIRMING)}),
+         phases={'request': guard(S.M_FINISHED, S.M_CONFIRMING),
+                 'end_left_behind': guard(S.M_CONFIRMING, S.M_ERROR, (None,),
+                                      None, vm_state=S.RESIZED)}),
     # Chained (compute RPC 1.7), revert_resize makes only its start call:
     # its end (event, drop_dest) is written by finish_revert_resize's
     # start, whose guard is the same.
