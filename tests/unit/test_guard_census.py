@@ -53,6 +53,26 @@ def _move_state_names():
             isinstance(v, tuple) and v and set(v) <= named}
 
 
+def _literal(value, names):
+    return [n.attr for n in ast.walk(value)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == 'states' and n.attr in names]
+
+
+def _patched(rel, node, names):
+    """A derived guard patched by hand (``end['status'][0] =
+    states.M_PREPARING``): a literal assigned into a guard's check."""
+    out = []
+    for target in node.targets:
+        keys = {n.value for n in ast.walk(target)
+                if isinstance(n, ast.Constant)}
+        if isinstance(target, ast.Subscript) and keys & CHECKS:
+            out += ['%s:%d patched %s=states.%s' % (
+                rel, node.lineno, sorted(keys & CHECKS)[0], name)
+                for name in _literal(node.value, names)]
+    return out
+
+
 def census(root=ROOT):
     """['path:line call arg=states.NAME'] of every literal guard."""
     names = _move_state_names()
@@ -62,6 +82,9 @@ def census(root=ROOT):
         if rel.startswith('nova_moves/moves/') or rel in NOT_MOVE_KINDS:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign):
+                found += _patched(rel, node, names)
+                continue
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -97,12 +120,15 @@ class GuardCensusTest(testtools.TestCase):
             '                  status=[states.M_QUEUED, states.M_PREPARING],'
             '\n                  task_state=[states.MIGRATING])\n'
             '    self._move_failed(ctxt, uuid, None, status=states.M_ERROR,'
-            '\n                      expected_status=[states.M_REVERTING])\n')
+            '\n                      expected_status=[states.M_REVERTING])\n'
+            "    end['status'][0] = states.M_PREPARING\n")
         self.assertEqual(
-            ['nova_moves/compute/x.py:2 _advance status=states.M_QUEUED',
-             'nova_moves/compute/x.py:2 _advance status=states.M_PREPARING',
+            ['nova_moves/compute/x.py:2 _advance status=states.M_PREPARING',
+             'nova_moves/compute/x.py:2 _advance status=states.M_QUEUED',
              'nova_moves/compute/x.py:2 _advance task_state=states.'
              'MIGRATING',
              'nova_moves/compute/x.py:5 _move_failed expected_status='
-             'states.M_REVERTING'], census(tmp))
+             'states.M_REVERTING',
+             'nova_moves/compute/x.py:7 patched status=states.M_PREPARING'],
+            sorted(census(tmp)))
 
