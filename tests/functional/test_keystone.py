@@ -16,13 +16,13 @@ import uuid
 
 from tests.functional import keystone_fixture
 from tests.functional import test_databases
-from tests.functional import test_evacuate
+from tests.functional import evacuate_base
 from tests.functional import test_openstackclient
 
 PASSWORD = 'pw-%s' % uuid.uuid4().hex[:8]
 
 
-class KeystoneTest(keystone_fixture.OnKeystone, test_evacuate.EvacuateBase):
+class KeystoneTest(keystone_fixture.OnKeystone, evacuate_base.EvacuateBase):
 
     COMPUTES = 2
     TOKEN_EXPIRATION = 20
