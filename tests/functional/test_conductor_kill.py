@@ -20,7 +20,7 @@ import time
 
 import testtools.content as content
 
-from tests.functional import test_databases
+from tests.functional import databases
 from tests.functional import evacuate_base
 
 STUCK_MOVE_TIMEOUT = 10
@@ -168,14 +168,14 @@ class SQLiteConductorKillTest(ConductorKillTests,
 
 
 class MySQLConductorKillTest(ConductorKillTests,
-                             test_databases.FreshDatabase,
+                             databases.FreshDatabase,
                              evacuate_base.EvacuateBase):
-    ADMIN_URL = test_databases.MYSQL_ADMIN_URL
-    URL_FORMAT = test_databases.MYSQL_URL_FORMAT
+    ADMIN_URL = databases.MYSQL_ADMIN_URL
+    URL_FORMAT = databases.MYSQL_URL_FORMAT
 
 
 class PostgreSQLConductorKillTest(ConductorKillTests,
-                                  test_databases.FreshDatabase,
+                                  databases.FreshDatabase,
                                   evacuate_base.EvacuateBase):
-    ADMIN_URL = test_databases.PG_ADMIN_URL
-    URL_FORMAT = test_databases.PG_URL_FORMAT
+    ADMIN_URL = databases.PG_ADMIN_URL
+    URL_FORMAT = databases.PG_URL_FORMAT
