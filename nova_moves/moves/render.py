@@ -7,6 +7,7 @@ is not what this renders, so the pictures cannot drift from the tables.
 
 Every table module of this package is drawn (any module with STEPS: a
 new table appears here without a change to this file)."""
+import functools
 import importlib
 import os
 import pkgutil
@@ -48,8 +49,9 @@ def _task(value):
 
 def _arrows(step):
     """(from status, to status, label) of each guarded write of a row."""
-    named = [('start', step.start), ('end', step.end)]
-    named += sorted((step.phases or {}).items())
+    named = [('start', getattr(step, 'start', None)),
+             ('end', getattr(step, 'end', None))]
+    named += sorted((getattr(step, 'phases', None) or {}).items())
     for phase, g in named:
         if g is None or not hasattr(g, 'status'):
             continue
@@ -82,7 +84,7 @@ def mermaid(module):
 
 
 def _guard_text(g):
-    if g is None:
+    if g is None or not hasattr(g, 'status'):
         return ''
     text = '/'.join(g.status)
     if g.to_status != moves.KEEP:
@@ -101,12 +103,19 @@ def rows(module):
            '| undo on restart | sweep cleanup |',
            '|---|---|---|---|---|---|---|---|---|']
     for s in module.STEPS:
+        # Any row with a name (a table of another shape draws what it
+        # has).
+        field = functools.partial(getattr, s)
         phases = '; '.join('%s: %s' % (name, _guard_text(g))
-                           for name, g in sorted((s.phases or {}).items()))
-        cleanup = '%s %s' % s.cleanup if s.cleanup else ''
+                           for name, g in sorted(
+                               (field('phases', None) or {}).items()))
+        cleanup = field('cleanup', None)
         out.append('| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |' % (
-            s.name, s.host, _guard_text(s.start), _guard_text(s.end),
-            phases, s.sweep or '', s.restart or '', s.undo or '', cleanup))
+            s.name, field('host', ''), _guard_text(field('start', None)),
+            _guard_text(field('end', None)), phases,
+            field('sweep', None) or '', field('restart', None) or '',
+            field('undo', None) or '',
+            '%s %s' % tuple(cleanup) if cleanup else ''))
     return out
 
 
