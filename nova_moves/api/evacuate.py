@@ -18,10 +18,14 @@ from nova_moves.api import service_names
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import moves
+from nova_moves.moves import evacuate as table
 from nova_moves import states
 
 POLICY = 'os_compute_api:os-evacuate'
 ALLOWED_VM_STATES = list(states.ALLOW_EVACUATE)
+# What move_start sets: the evacuation table's conductor row's task_state.
+TASK_STATE = moves.request_task_state(table)
 
 _ADMIN_PASSWORD = {'type': 'string'}
 
@@ -122,7 +126,7 @@ def evacuate(server_id, value):
         raise exception.ValidationError(
             detail="The target host can't be the same one.")
     migration = common.start_move(
-        instance, 'evacuate', states.REBUILDING, ALLOWED_VM_STATES,
+        instance, 'evacuate', TASK_STATE, ALLOWED_VM_STATES,
         'evacuate',
         migration={'migration_type': states.EVACUATION,
                    'status': states.M_ACCEPTED,
@@ -137,7 +141,7 @@ def evacuate(server_id, value):
     except Exception:
         # Nothing was sent: the server back as it was, the migration
         # closed (move_failed, without a fault: nothing failed yet).
-        common.abandon_move(instance['uuid'], states.REBUILDING, migration,
+        common.abandon_move(instance['uuid'], TASK_STATE, migration,
                             instance_values={'vm_state': instance[
                                 'vm_state']})
         raise

@@ -15,11 +15,14 @@ from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves.db import phases
 from nova_moves import exception
+from nova_moves import moves
+from nova_moves.moves import live
 from nova_moves import states
 from nova_moves import timeutil
 
 ACTION = 'os-migrateLive'
-TASK_STATE = states.MIGRATING
+# What move_start sets: the live table's conductor row's task_state.
+TASK_STATE = moves.request_task_state(live)
 ALLOWED_VM_STATES = list(states.ALLOW_LIVE_MIGRATE)
 
 
@@ -284,8 +287,9 @@ def _cancel_waiting(migration):
     if migration['uuid'] not in db_api.move_queue_waiting():
         return False
     try:
-        db_api.move_failed(migration['uuid'],
-                           expected_status=[states.M_QUEUED],
+        # Still queued: its source's row has not started.
+        db_api.move_failed(migration['uuid'], expected_status=moves.guard_of(
+                               live, 'live_migration', 'start')['status'],
                            status=states.M_CANCELLED)
     except exception.MoveConflict:
         return False

@@ -20,6 +20,7 @@ from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import moves
 from nova_moves.moves import cold
 from nova_moves import states
 
@@ -79,6 +80,10 @@ MIGRATE_SCHEMA_V256 = {
 MOVABLE_VM_STATES = list(states.ALLOW_RESIZE)
 
 
+# What move_start sets: the cold table's conductor row's task_state.
+TASK_STATE = moves.request_task_state(cold)
+
+
 def _validated(name):
     return validation.body()[name]
 
@@ -88,13 +93,12 @@ def _start_move(instance, method, action, **rpc_kwargs):
     the conductor. A failure before the cast leaves the server as it
     was; losing the CAS is a 409 and records nothing."""
     ctxt = api_req.context()
-    common.start_move(instance, method, states.RESIZE_PREP,
-                      MOVABLE_VM_STATES, action)
+    common.start_move(instance, method, TASK_STATE, MOVABLE_VM_STATES, action)
     try:
         api_req.services().conductor.migrate_server(
             ctxt, instance['uuid'], live=False, do_cast=True, **rpc_kwargs)
     except Exception:
-        common.abandon_move(instance['uuid'], states.RESIZE_PREP)
+        common.abandon_move(instance['uuid'], TASK_STATE)
         raise
     return common.accepted()
 
@@ -165,17 +169,17 @@ def confirm_resize(server_id, value):
     _validated('confirmResize')
     common.check_state(instance, 'confirmResize', [states.RESIZED])
     # The compare-and-swap that makes a second confirm (or a revert) lose,
-    # with the action in the same transaction.
-    migration = db_api.migration_finished_to(
-        instance['uuid'], states.M_CONFIRMING,
-        common.action_of(instance, 'confirmResize'))
+    # with the action in the same transaction (the cold table's
+    # confirm_resize 'request').
+    migration, facts = db_api.settle_start(
+        'confirm_resize', instance_uuid=instance['uuid'],
+        action=common.action_of(instance, 'confirmResize'))
     try:
         api_req.services().compute.confirm_resize(
             api_req.context(), migration['source_compute'], instance['uuid'],
-            migration['uuid'],
-            confirm=cold.confirm_facts(migration, instance))
+            migration['uuid'], confirm=facts)
     except Exception:
-        _restore_migration(migration, states.M_CONFIRMING)
+        db_api.settle_abandon('confirm_resize', migration)
         raise
     return common.no_content()
 
@@ -188,28 +192,17 @@ def revert_resize(server_id, value):
     common.check_state(instance, 'revertResize', [states.RESIZED])
     # One transaction, as confirm's: the migration finished -> reverting,
     # the server's task_state None -> resize_reverting, the action.
-    migration = db_api.migration_finished_to(
-        instance['uuid'], states.M_REVERTING,
-        common.action_of(instance, 'revertResize'),
-        task_state=states.RESIZE_REVERTING)
+    migration, facts = db_api.settle_start(
+        'revert_resize', instance_uuid=instance['uuid'],
+        action=common.action_of(instance, 'revertResize'))
     try:
         api_req.services().compute.revert_resize(
             api_req.context(), migration['dest_compute'], instance['uuid'],
-            migration['uuid'], revert=cold.revert_facts(migration, instance))
+            migration['uuid'], revert=facts)
     except Exception:
-        _restore_migration(migration, states.M_REVERTING)
-        common.release_task_state(instance['uuid'],
-                                  states.RESIZE_REVERTING)
+        db_api.settle_abandon('revert_resize', migration)
         raise
     return common.accepted()
-
-
-def _restore_migration(migration, status):
-    try:
-        db_api.migration_update(migration['id'], {'status': states.M_FINISHED},
-                                expected_status=[status])
-    except exception.NovaMovesException:
-        pass
 
 
 ACTIONS = {

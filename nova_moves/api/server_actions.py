@@ -6,6 +6,7 @@ os-resetState to a caller who is not admin, with a 409; the action's
 own policy is asked first (POLICIES), so a caller it refuses gets its
 403 as in Nova."""
 from nova_moves.api import request as api_req
+from nova_moves.api import validation
 from nova_moves.api import common
 from nova_moves.api import console_output
 from nova_moves.api import evacuate
@@ -67,6 +68,8 @@ def _check_lock(server_id, name):
     guards.check_not_locked(instance)
 
 
+@validation.unvalidated('each action declares its own schema (ACTIONS); '
+                        'it is validated when dispatched')
 def action(server_id):
     body = common.json_body()
     if not isinstance(body, dict) or len(body) != 1:

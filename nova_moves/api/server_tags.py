@@ -67,6 +67,7 @@ def update_all(server_id):
         instance['uuid'], tags)})
 
 
+@validation.unvalidated('the tag is in the path; no body is read')
 def update(server_id, tag):
     """PUT /tags/{tag}: 201 with its Location when added, 204 when the
     server had it already."""

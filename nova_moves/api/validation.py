@@ -1,10 +1,17 @@
 """JSON-schema validation of request bodies, per microversion.
 
 A handler declares its body with ``@schema(body, min_version,
-max_version)``, one per microversion range (Nova's decorator), and reads
-it with ``body()`` where it wants its 400 (some after their policy and
-lookup, as Nova answers them). The OpenAPI document reads the same
+max_version)``, one per microversion range (Nova's decorator), and the
+decorator validates it before the handler runs (as Nova's: a bad body
+is a 400 before the handler's policy and lookup), so a handler that
+never calls ``body()`` is validated all the same; ``body()`` returns
+the validated body. A POST or PUT handler without a body declares that
+instead (``@unvalidated(reason)``): tests/unit/api/test_routes.py fails
+for one that declares neither. The OpenAPI document reads the same
 declarations (``schemas_of``)."""
+import functools
+
+import flask
 import jsonschema
 
 from nova_moves.api import input_guard
@@ -90,10 +97,33 @@ def schema(body, min_version=None, max_version=None):
     high = max_version or microversion.MAX_VERSION
 
     def declare(handler):
+        if not getattr(handler, 'validates_body', False):
+            handler = _validating(handler)
         declared = handler.__dict__.setdefault('body_schemas', [])
         # Decorators apply bottom-up; keep the ranges in version order.
         declared.append((low, high, body))
         declared.sort(key=lambda entry: microversion.APIVersion(entry[0]))
+        return handler
+    return declare
+
+
+def _validating(handler):
+    """``handler``, its request body validated first (against the
+    schema it declared for the request's version)."""
+    @functools.wraps(handler)
+    def validated(*args, **kwargs):
+        flask.g.validated_body = (validated, body(validated))
+        return handler(*args, **kwargs)
+    validated.validates_body = True
+    return validated
+
+
+def unvalidated(reason):
+    """Declare that a POST or PUT handler takes no body to validate
+    (``reason`` says why: none is read, or another handler's schema
+    applies)."""
+    def declare(handler):
+        handler.body_unvalidated = reason
         return handler
     return declare
 
@@ -117,5 +147,8 @@ def body(handler=None):
     """This request's JSON body, validated against the schema its handler
     (or ``handler``) declared for the request's microversion."""
     handler = handler or api_req.handler()
+    done = flask.g.get('validated_body')
+    if done is not None and done[0] is handler:
+        return done[1]  # validated by the decorator on the way in
     return validate(api_req.json_body(),
                     schema_for(handler, api_req.version()))

@@ -22,6 +22,8 @@ from nova_moves.compute import base
 from nova_moves.compute import inflight
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves import exception
+from nova_moves import moves
+from nova_moves.moves import evacuate as table
 from nova_moves import notifications
 from nova_moves import states
 
@@ -61,10 +63,8 @@ class EvacuateEndpoint(base.Steps):
                          allocations=None, recreate=True, stop_after=False):
         guard = {'dest_compute': self.host}
         rows = self._advance(
-            ctxt, migration_uuid, EVENT, status=[states.M_PRE_MIGRATING],
-            task_state=[states.REBUILDING, states.REBUILD_SPAWNING],
-            instance_values={'task_state': states.REBUILD_SPAWNING},
-            expected_values=guard)
+            ctxt, migration_uuid, EVENT, expected_values=guard,
+            **moves.guard_of(table, 'rebuild_instance', 'start'))
         if rows is None:
             return  # rolled back meanwhile, or a duplicate delivery
         instance = rows['instance']
@@ -88,9 +88,8 @@ class EvacuateEndpoint(base.Steps):
         # half waits for the dead source's return), in one step.
         if self._advance(
                 ctxt, migration_uuid, EVENT, 'Success',
-                status=[states.M_PRE_MIGRATING, states.M_DONE],
-                task_state=[states.REBUILD_SPAWNING, None],
                 expected_values=guard,
+                **moves.guard_of(table, 'rebuild_instance'),
                 instance_values={'host': self.host, 'node': self.host,
                                  'vm_state': (states.STOPPED if stop_after
                                               else states.ACTIVE),
@@ -111,8 +110,8 @@ class EvacuateEndpoint(base.Steps):
         and a failed migration, all in one transaction."""
         self._destroy_partial(instance_uuid)
         self._move_failed(ctxt, migration_uuid, exc, EVENT,
-                          expected_status=[states.M_PRE_MIGRATING],
                           status=states.M_FAILED,
+                          **moves.fail_guard(table, 'rebuild_instance'),
                           expected_values={'dest_compute': self.host})
 
 class EvacuationCleanup(base.Steps):
@@ -141,7 +140,8 @@ class EvacuationCleanup(base.Steps):
             migrations = self.conductor.migration_get_all(
                 ctxt, source_compute=self.host,
                 migration_type=states.EVACUATION,
-                status=[states.M_DONE] + list(states.EVACUATION_IN_FLIGHT))
+                status=list(moves.step_named(
+                    table, '_clean_evacuated').undo_statuses()))
         with self._watch_lock:
             watched = set(self._watching)
         waiting = []
@@ -232,10 +232,7 @@ class EvacuationCleanup(base.Steps):
         # sharing providers of this host); the server's own is elsewhere.
         # One step: a second cleaner finds it completed and stops.
         if self._advance(ctxt, migration['uuid'], None,
-                         status=[[states.M_DONE] +
-                                  list(states.EVACUATION_IN_FLIGHT),
-                                  states.M_COMPLETED],
-                         allocations={'op': 'drop_source'}) is None:
+                         **moves.guard_of(table, '_clean_evacuated')) is None:
             return True
         LOG.info('Evacuation %s of %s from %s completed', migration['uuid'],
                  instance_uuid, self.host)

@@ -159,8 +159,8 @@ class LiveMigrationEndpoint(live_steps.LiveSteps):
             with instance_actions.event(self.event_backend, ctxt,
                                         instance_uuid, name, host=self.host,
                                         whole=True):
-                self._guard(ctxt, migration_uuid, states.M_PREPARING,
-                            dest_compute=self.host)
+                self._guard(ctxt, migration_uuid, 'pre_live_migration',
+                            'start', dest_compute=self.host)
                 return self._prepare(instance_uuid, migrate_data)
         started = timeutil.utcnow_iso()
         try:
@@ -307,6 +307,12 @@ class LiveMigrationEndpoint(live_steps.LiveSteps):
         with self._lock:
             return migration_uuid in self._controls
 
+def _undoable():
+    # What the source's rollback accepts: every status of its run.
+    return {'status': moves.fail_guard(live, 'live_migration')[
+        'expected_status']}
+
+
 class LiveRecovery(base.Steps):
     """At start-up (not an RPC endpoint): what this host's live
     migrations left when it stopped, undone through the endpoint's
@@ -324,7 +330,7 @@ class LiveRecovery(base.Steps):
         for migration in self.conductor.migration_get_all(
                 ctxt, source_compute=self.host,
                 migration_type=states.LIVE_MIGRATION,
-                status=list(states.LIVE_MIGRATION_IN_FLIGHT)):
+                **_undoable()):
             LOG.warning('Rolling back live migration %s of %s left %s',
                         migration['id'], migration['instance_uuid'],
                         migration['status'])

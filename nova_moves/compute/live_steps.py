@@ -40,6 +40,11 @@ PROGRESS_INTERVAL = 0.3   # seconds between two progress writes
 POLL_INTERVAL = 0.05
 SOURCE_EVENT = 'compute_live_migration'
 
+# The live table's row of the hypervisor's transfer of the guest (memory,
+# and disks for a block migration), run by the source between
+# pre_live_migration and the destination's take-over.
+TRANSFER = '_transfer_guest'
+
 
 LiveMigrationAborted = driver.LiveMigrationAborted
 progress = driver.progress
@@ -134,20 +139,19 @@ class LiveSteps(base.Steps):
             self.conductor.move_advance(
                 ctxt, migration_uuid, expected_values=here,
                 **moves.guard_of(live, 'live_migration'))
-            end['status'][0] = states.M_PREPARING
             rows = self.conductor.move_advance(
                 ctxt, migration_uuid, expected_values=here, values=values,
-                events=events, **end)
+                events=events, **moves.guard_of(
+                    live, 'pre_live_migration', 'older_conductor'))
         self.notifier.saw(ctxt, rows)
         return rows
 
     def _post_start(self, ctxt, migration_uuid, source, transferred):
         """The guard of post_live_migration_at_destination, its event
         opened; chained (``source``), the transfer's end with it."""
+        # Unchained, the source wrote post-migrating itself.
         kwargs = moves.guard_of(live, 'post_live_migration_at_destination',
-                                'start')
-        if not source:  # the source wrote post-migrating itself
-            kwargs['status'] = [states.M_POST_MIGRATING]
+                                'start' if source else 'unchained_start')
         rows = self.conductor.move_advance(
             ctxt, migration_uuid, values=transferred or None,
             expected_values={'dest_compute': self.host},
@@ -174,12 +178,14 @@ class LiveSteps(base.Steps):
             return None
         return rows['migration']
 
-    def _guard(self, ctxt, migration_uuid, status, **expected_values):
+    def _guard(self, ctxt, migration_uuid, step, phase,
+               **expected_values):
         """A call from the source for a migration that has moved on (a
-        rollback, a duplicate) is refused: MoveConflict to the caller."""
+        rollback, a duplicate) is refused: MoveConflict to the caller.
+        The check is ``step``'s ``phase`` in the live table."""
         rows = self.conductor.move_advance(
-            ctxt, migration_uuid, status=[status],
-            task_state=[states.MIGRATING], expected_values=expected_values)
+            ctxt, migration_uuid, expected_values=expected_values,
+            **moves.guard_of(live, step, phase))
         self.notifier.saw(ctxt, rows)
         return rows
 
@@ -239,12 +245,13 @@ class LiveSteps(base.Steps):
                 return True
         return False
 
-    def _set_status(self, ctxt, migration, status, expected, **values):
-        """A guarded step: MoveConflict (the run stops) when the migration
-        or the server moved on."""
+    def _set_status(self, ctxt, migration, step, phase, **values):
+        """``step``'s ``phase`` of the live table, unchained (the source
+        writes its own statuses): MoveConflict (the run stops) when the
+        migration or the server moved on."""
         return self.conductor.move_advance(
-            ctxt, migration['uuid'], status=[expected, status],
-            task_state=[states.MIGRATING], values=values)
+            ctxt, migration['uuid'], values=values,
+            **moves.guard_of(live, step, phase))
 
     def _start(self, ctxt, instance_uuid, migration, dest, migrate_data,
                rows):
@@ -274,8 +281,8 @@ class LiveSteps(base.Steps):
             _take_answer(migrate_data, answer)
             return sizes
         try:
-            rows = self._set_status(ctxt, migration, states.M_PREPARING,
-                                    states.M_QUEUED)
+            rows = self._set_status(ctxt, migration, 'live_migration',
+                                    'end')
         except exception.MoveConflict:
             # Another delivery of this cast won the first step and runs
             # the migration: a rollback here would undo its move.
@@ -288,8 +295,7 @@ class LiveSteps(base.Steps):
         # The server as the guarded step above returned it (its flavor
         # does not change while it migrates).
         sizes = self._totals(rows['instance'], migrate_data)
-        self._set_status(ctxt, migration, states.M_RUNNING,
-                         states.M_PREPARING,
+        self._set_status(ctxt, migration, TRANSFER, 'start',
                          **progress(sizes, 0.0))
         return sizes
 
@@ -307,15 +313,14 @@ class LiveSteps(base.Steps):
                 return
             if control.abort.is_set():
                 raise LiveMigrationAborted(migration=migration['uuid'])
-            done = self._lm_transfer(ctxt, migration, sizes, control,
+            done = self._transfer_guest(ctxt, migration, sizes, control,
                                      instance_uuid, migrate_data)
             if chained:
                 post = dict(source=self.host, transferred=done)
             else:
                 # The transfer's final progress goes with the status.
-                self._set_status(ctxt, migration,
-                                 states.M_POST_MIGRATING,
-                                 states.M_RUNNING, **done)
+                self._set_status(ctxt, migration, TRANSFER, 'end',
+                                 **done)
                 post = {}
             # Nova's instance.live_migration_post.* come from the source.
             self.notifier.run(
@@ -350,10 +355,10 @@ class LiveSteps(base.Steps):
         return totals(instance['flavor'], migrate_data,
                                  CONF.compute.live_migration_memory_mb)
 
-    # Named as its step in nova_moves/moves/live.py ('_lm_transfer': a
+    # Named as its step in nova_moves/moves/live.py (TRANSFER: a
     # step no message starts, so private to oslo.messaging).
-    def _lm_transfer(self, ctxt, migration, sizes, control, instance_uuid,
-                     migrate_data=None):
+    def _transfer_guest(self, ctxt, migration, sizes, control,
+                        instance_uuid, migrate_data=None):
         """The hypervisor's transfer (virt/driver.py live_migrate):
         force-complete finishes it, abort stops it. Progress, when the
         copy is long enough to report it, is one guarded write (the
@@ -361,9 +366,7 @@ class LiveSteps(base.Steps):
         progress values (for the next step to write)."""
         last = [time.monotonic()]
         # The transfer's own row: running, migrating, both kept as they are.
-        end = moves.guard_of(live, '_lm_transfer')
-        keep = {'status': end['status'][:1],
-                'task_state': end['task_state'][:1]}
+        keep = moves.guard_of(live, TRANSFER, 'progress')
 
         def report(values, fraction):
             now = time.monotonic()
@@ -398,8 +401,8 @@ class LiveSteps(base.Steps):
                       status, dest_prepared, event, newest):
         failed = self._move_failed(
             ctxt, migration['uuid'], exc,
-            expected_status=list(states.LIVE_MIGRATION_IN_FLIGHT),
-            status=status, instance_values={'progress': 0},
+            **moves.fail_guard(live, 'live_migration'), status=status,
+            instance_values={'progress': 0},
             expected_values={'source_compute': self.host}, event=event,
             newest_action=newest)
         if failed is None:

@@ -45,6 +45,11 @@ def _guard(step, phase='end'):
     return moves.guard_of(cold, step, phase)
 
 
+def _fail_guard(step):
+    """The undo's check of the step, from the cold move's table."""
+    return moves.fail_guard(cold, step)
+
+
 def _vm_state_before(instance):
     return states.vm_state_after_resize(instance['power_state'])
 
@@ -170,8 +175,8 @@ class ResizeEndpoint(base.Steps):
             # Normally the conductor rolled back already and this is a
             # no-op; if it did not answer, nobody else will.
             self._move_failed(ctxt, migration_uuid, exc,
-                              expected_status=[states.M_PRE_MIGRATING],
-                              expected_values={'dest_compute': self.host})
+                              expected_values={'dest_compute': self.host},
+                              **moves.fail_guard(cold, 'prep_resize'))
 
     # -- source: resize_instance -------------------------------------------
     @inflight.tracked

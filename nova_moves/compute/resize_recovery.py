@@ -94,16 +94,24 @@ class ResizeRecovery(base.Steps):
             return
         LOG.warning('Rolling back migration %s of %s: this host died in %s',
                     migration['uuid'], instance_uuid, row.name)
-        exc = self._interrupted(migration, row.name)
-        if row.name == 'resize_instance':
-            if instance['vm_state'] != states.STOPPED:
-                resize.power_on_quietly(self.driver, instance_uuid)
-            self.steps._resize_failed(ctxt, migration, exc)
-        else:  # finish_resize: the new copy goes, the old one runs again
-            if not same_host:
-                resize.destroy_quietly(self.driver, instance_uuid)
-            self.steps._finish_failed(ctxt, migration, exc, None,
-                                instance['vm_state'] == states.STOPPED)
+        # The row names its undo (a RESTART_UNDO row without one fails
+        # tests/unit/test_move_tables.py).
+        getattr(self, row.undo)(ctxt, migration, instance,
+                                self._interrupted(migration, row.name))
+
+    def _undo_resize_instance(self, ctxt, migration, instance, exc):
+        """The source died copying: its old copy runs again."""
+        if instance['vm_state'] != states.STOPPED:
+            resize.power_on_quietly(self.driver, migration['instance_uuid'])
+        self.steps._resize_failed(ctxt, migration, exc)
+
+    def _undo_finish_resize(self, ctxt, migration, instance, exc):
+        """The destination died finishing: the new copy goes, the old
+        one runs again."""
+        if not resize.same_host(migration):
+            resize.destroy_quietly(self.driver, migration['instance_uuid'])
+        self.steps._finish_failed(ctxt, migration, exc, None,
+                                  instance['vm_state'] == states.STOPPED)
 
     def _interrupted(self, migration, step):
         return exception.MoveInterruptedByRestart(
@@ -131,12 +139,13 @@ class ResizeRecovery(base.Steps):
             if now - updated < window:
                 continue
             try:
-                self.conductor.migration_update(
-                    ctxt, migration['uuid'], {'status': states.M_CONFIRMING},
-                    expected_status=[states.M_FINISHED])
+                # The one start of a confirm (as the API's and a drain's).
+                migration, facts = self.conductor.settle_start(
+                    ctxt, 'confirm_resize', migration['uuid'])
             except Exception:
                 continue  # the user confirmed or reverted meanwhile
             LOG.info('Auto-confirming migration %s of %s',
                      migration['uuid'], migration['instance_uuid'])
             self.settle.confirm_resize(ctxt, instance_uuid=migration[
-                'instance_uuid'], migration_uuid=migration['uuid'])
+                'instance_uuid'], migration_uuid=migration['uuid'],
+                confirm=facts)

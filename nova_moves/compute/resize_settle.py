@@ -23,6 +23,7 @@ from nova_moves import timeutil
 LOG = logging.getLogger(__name__)
 notify_action = notifications.notify_action
 _guard = resize._guard
+_fail_guard = resize._fail_guard
 _vm_state_before = resize._vm_state_before
 _dest_part = resize._dest_part
 same_host = resize.same_host
@@ -82,8 +83,7 @@ class ResizeSettleEndpoint(base.Steps):
     def _confirm_end(self, ctxt, instance_uuid, migration_uuid, on_one_host,
                      vm_state, started=None, left=False):
         name = 'compute_confirm_resize'
-        end = _guard('confirm_resize')
-        result, fault = 'Success', None
+        phase, result, fault = 'end', 'Success', None
         try:
             if on_one_host:
                 self.driver.operate('confirm_migration')
@@ -98,14 +98,14 @@ class ResizeSettleEndpoint(base.Steps):
             # may linger. Finish the confirm, record the fault.
             LOG.warning('Could not destroy the old copy of %s on %s: %s',
                         instance_uuid, self.host, exc)
-            end['status'][1], result = states.M_ERROR, 'Error'
+            phase, result = 'end_left_behind', 'Error'
             fault = faultinfo.from_exc(exc, self.host)
         self._advance(ctxt, migration_uuid, name, result, start_time=started,
                       expected_values={'source_compute': self.host},
                       instance_values={
-                          'vm_state': vm_state, 'task_state': None,
+                          'vm_state': vm_state,
                           'old_flavor': None, 'new_flavor': None},
-                      fault=fault, **end)
+                      fault=fault, **_guard('confirm_resize', phase))
 
     # -- destination: revert_resize ----------------------------------------
     @inflight.tracked
@@ -223,8 +223,8 @@ class ResizeSettleEndpoint(base.Steps):
         except Exception as exc:
             self._move_failed(ctxt, migration_uuid, exc,
                               'compute_finish_revert_resize',
-                              expected_status=[states.M_REVERTING],
-                              instance_values={'vm_state': states.ERROR})
+                              instance_values={'vm_state': states.ERROR},
+                              **_fail_guard('finish_revert_resize'))
             return False
         return True
 

@@ -13,7 +13,7 @@ CONDUCTOR = 'nova-moves-conductor'
 
 class ComputeDBProxy:
     """Version history: see conductor/rpcapi.py ConductorDBAPI."""
-    target = messaging.Target(namespace='compute_db', version='1.6')
+    target = messaging.Target(namespace='compute_db', version='1.7')
 
     def __init__(self, on_settled=None):
         # Called when a step settles its migration (the conductor's gate
@@ -85,6 +85,14 @@ class ComputeDBProxy:
 
     def migration_get_all(self, ctxt, filters):
         return db_api.migration_get_all(**filters)
+
+    # -- 1.7 ---------------------------------------------------------------
+    @messaging.expected_exceptions(exception.Conflict)
+    def settle_start(self, ctxt, step, migration_uuid):
+        """db_api.settle_start of one migration: [migration, facts]."""
+        migration, facts = db_api.settle_start(step,
+                                               migration_uuid=migration_uuid)
+        return [migration, facts]
 
     def migration_update(self, ctxt, migration_id, values,
                          expected_status=None):

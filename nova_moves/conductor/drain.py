@@ -311,14 +311,15 @@ class DrainRunner:
         """The drain wants the server off the host: confirm its cold
         migration as a user would (the source drops its copy)."""
         try:
-            db_api.migration_update(migration['id'],
-                                    {'status': states.M_CONFIRMING},
-                                    expected_status=[states.M_FINISHED])
+            # The one start of a confirm (as the API's), with the facts
+            # its cast carries.
+            migration, facts = db_api.settle_start(
+                'confirm_resize', migration_uuid=migration['uuid'])
         except exception.Conflict:
             return  # confirmed or reverted by someone else meanwhile
         self.compute_rpcapi.confirm_resize(
             ctxt, migration['source_compute'], migration['instance_uuid'],
-            migration['uuid'])
+            migration['uuid'], confirm=facts)
 
     def _retry_or_fail(self, drain, server, instance):
         fault = db_api.instance_fault_get_latest(instance['uuid'])

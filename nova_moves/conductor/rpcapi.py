@@ -12,6 +12,8 @@ import oslo_messaging as messaging
 from nova_moves.conductor import compat
 from nova_moves import conf
 from nova_moves import exception
+from nova_moves import moves
+from nova_moves.moves import cold
 from nova_moves import rpc
 
 TOPIC = 'conductor'
@@ -111,14 +113,18 @@ class ConductorDBAPI:
     1.6 - move_advance takes ``passed_phases`` (a status the move went
           through without a write of its own: a chained live migration's
           'preparing', compute 1.6)
+    1.7 - settle_start: the one start of a confirm or a revert (the
+          source's auto-confirm), with the facts its cast carries
 
     Capped by [upgrade_levels] conductor; below 1.1 the two are made of
     1.0 calls (conductor/compat.py); below 1.2 events take a start and a
     finish call; below 1.3 prep_resize makes its start call and a step's
     event with a start time is recorded as started at its end; below 1.6
-    the live migration's steps are not chained.
+    the live migration's steps are not chained; below 1.7 settle_start is
+    made of migration_update (its guard still the table's), without the
+    facts.
     """
-    VERSION = '1.6'
+    VERSION = '1.7'
 
     def __init__(self):
         self.client = rpc.get_client(
@@ -177,6 +183,21 @@ class ConductorDBAPI:
 
     def migration_get_all(self, ctxt, **filters):
         return self._call(ctxt, 'migration_get_all', filters=filters)
+
+    def settle_start(self, ctxt, step, migration_uuid):
+        """``step`` ('confirm_resize', 'revert_resize') starts on the
+        finished migration (its cold table row's 'request' guard):
+        (migration, facts of the step's cast; None below 1.7). Conflict
+        when another request moved it on first."""
+        if self.client.can_send_version('1.7'):
+            migration, facts = self.client.prepare(version='1.7').call(
+                ctxt, 'settle_start', step=step,
+                migration_uuid=migration_uuid)
+            return migration, facts
+        before, after = moves.guard_of(cold, step, 'request')['status']
+        return self.migration_update(ctxt, migration_uuid,
+                                     {'status': after},
+                                     expected_status=[before]), None
 
     def migration_update(self, ctxt, migration_id, values,
                          expected_status=None):

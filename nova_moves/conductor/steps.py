@@ -51,11 +51,9 @@ _RESEND = {
 }
 
 
-def _step(compute, ctxt, migration, instance):
-    """(host, send) for the step the move stalled at (its table's row):
-    the host whose handler runs it and a function re-sending its
-    message; None when there is nothing to re-send (the step belonged to
-    a conductor that died, or its table says ask or roll back)."""
+def _row(migration, instance):
+    """The row of its table the move stalled at (None: no row
+    applies)."""
     server = migration['instance_uuid']
     source, dest = migration['source_compute'], migration['dest_compute']
 
@@ -65,11 +63,25 @@ def _step(compute, ctxt, migration, instance):
         # The revert's destination half: its claim there is gone.
         return source != dest and not _holds_on(server, dest)
 
-    row = moves.sweep_step(migration['migration_type'], migration['status'],
-                           instance['task_state'], done)
+    return moves.sweep_step(migration['migration_type'],
+                            migration['status'], instance['task_state'],
+                            done)
+
+
+def _host(migration, role):
+    return migration['source_compute'] if role == moves.SOURCE \
+        else migration['dest_compute']
+
+
+def _step(compute, ctxt, migration, instance, row):
+    """(host, send) for the step the move stalled at (its table's
+    ``row``): the host whose handler runs it and a function re-sending
+    its message; None when there is nothing to re-send (the step
+    belonged to a conductor that died, or its table says ask or roll
+    back)."""
     if row is None or row.sweep != moves.RESEND:
         return None
-    host = source if row.host == moves.SOURCE else dest
+    host = _host(migration, row.host)
     return host, lambda: _RESEND[row.name](compute, ctxt, host, migration,
                                            instance)
 
@@ -124,7 +136,8 @@ def redrive_or_fail(ctxt, migration, compute, unreachable=None):
                                 migration['updated_at'])
     if claimed is None:
         return False  # another conductor has it, or its step moved on
-    step = _step(compute, ctxt, migration, instance)
+    row = _row(migration, instance)
+    step = _step(compute, ctxt, migration, instance, row)
     running = _still_running(compute, ctxt, migration, step, unreachable)
     if running:
         # Only slow: the claim touched the migration, so it is not asked
@@ -151,10 +164,10 @@ def redrive_or_fail(ctxt, migration, compute, unreachable=None):
                     migration['status'], migration['uuid'],
                     migration['instance_uuid'])
         return True
-    return _fail(ctxt, migration, instance, compute, claimed)
+    return _fail(ctxt, migration, row, compute, claimed)
 
 
-def _fail(ctxt, migration, instance, compute, claimed):
+def _fail(ctxt, migration, row, compute, claimed):
     message = ('Move step %s of migration %s did not finish in time (a '
                'service died or its message was lost); rolled back'
                % (migration['status'], migration['uuid']))
@@ -166,21 +179,16 @@ def _fail(ctxt, migration, instance, compute, claimed):
     except exception.MoveConflict:
         return False  # settled or advanced meanwhile: nothing written
     LOG.warning(message)
-    host = migration['source_compute']
+    # What the step's row says its host cleans up once it is undone.
+    if row is None or row.cleanup is None:
+        return True
+    role, method = row.cleanup
+    host = _host(migration, role)
+    if host is None:
+        return True  # no such host chosen yet: nothing there to clean
     try:
-        if migration['migration_type'] in states.COLD_MIGRATION_TYPES and \
-                migration['status'] in (states.M_MIGRATING,
-                                        states.M_POST_MIGRATING):
-            # The old copy may be powered off: its host powers it back on
-            # (finish_revert_resize of an 'error' migration).
-            compute.finish_revert_resize(ctxt, host,
-                                         migration['instance_uuid'],
-                                         migration['uuid'])
-        elif migration['migration_type'] == states.LIVE_MIGRATION and \
-                migration['dest_compute']:
-            compute.rollback_live_migration_at_destination(
-                ctxt, migration['dest_compute'], migration['instance_uuid'],
-                migration['uuid'])
+        getattr(compute, method)(ctxt, host, migration['instance_uuid'],
+                                 migration['uuid'])
     except Exception:
         LOG.exception('Could not ask the hosts of %s to clean up',
                       migration['uuid'])

@@ -14,6 +14,7 @@ from nova_moves.db.flavor_extras import *  # noqa: F401,F403
 from nova_moves.db.instances import *  # noqa: F401,F403
 from nova_moves.db.actions import *  # noqa: F401,F403
 from nova_moves.db.moves import *  # noqa: F401,F403
+from nova_moves.db.settle import *  # noqa: F401,F403
 from nova_moves.db.quotas import *  # noqa: F401,F403
 from nova_moves.db.metadata import *  # noqa: F401,F403
 from nova_moves.db.transitions import *  # noqa: F401,F403

@@ -3,11 +3,11 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
-from nova_moves.db.actions import _action_start_in
 from nova_moves.db import models
 from nova_moves.db import move_queue
 from nova_moves.db import phases
 from nova_moves import exception
+from nova_moves import moves
 from nova_moves import states
 from nova_moves.db.allocations import (_CONSUMER_GENERATION, _move_in,
                                        _with_cas_retry)
@@ -27,14 +27,6 @@ from nova_moves.db.session import (
 _MIGRATIONS = models.Migration.__table__
 _bp = sa.bindparam
 
-# confirmResize's statements, built once (it runs once per cold move).
-_NEWEST_FINISHED = (
-    sa.select(_MIGRATIONS)
-    .where(_MIGRATIONS.c.instance_uuid == _bp('b_uuid'),
-           _MIGRATIONS.c.status == states.M_FINISHED,
-           _MIGRATIONS.c.migration_type.in_(list(states.COLD_MIGRATION_TYPES)))
-    .order_by(_MIGRATIONS.c.created_at.desc(), _MIGRATIONS.c.id.desc())
-    .limit(1))
 # A cold move of the server that still runs (any status a move may
 # still change).
 _COLD_IN_FLIGHT = (
@@ -58,17 +50,6 @@ _FLAVORS_ON_START = _INSTANCES.update().where(
         _MIGRATIONS.c.status.notin_(
             list(states.MIGRATION_TERMINAL_STATUSES)))).values(
     old_flavor=_bp('old_flavor'), new_flavor=_bp('new_flavor'))
-# A revert's server half: task_state None -> the revert's, while resized.
-_TASK_ON_RESIZED = _INSTANCES.update().where(
-    _INSTANCES.c.uuid == _bp('b_uuid'), _INSTANCES.c.deleted == 0,
-    _INSTANCES.c.task_state.is_(None),
-    _INSTANCES.c.vm_state == states.RESIZED).values(
-    task_state=_bp('v_task'), updated_at=_bp('v_now'))
-_FINISHED_TO = _MIGRATIONS.update().where(
-    _MIGRATIONS.c.id == _bp('b_id'),
-    _MIGRATIONS.c.status == states.M_FINISHED).values(
-    status=_bp('v_status'), phases=_bp('v_phases'),
-    updated_at=_bp('v_now'))
 
 
 def migration_create(values):
@@ -134,41 +115,6 @@ def migration_update(migration_id, values, expected_status=None):
 
 
 @_retry_on_deadlock
-def migration_finished_to(instance_uuid, status, action, task_state=None):
-    """The server's newest finished resize or cold migration moves to
-    ``status`` by compare-and-swap, the server to ``task_state`` when
-    given (None -> it, while still resized: a revert's), and ``action``
-    (action_start's arguments) is recorded, in one transaction. Returns
-    the migration as it was; Invalid when the server has none (it was
-    not resized), Conflict when another request moved either on first."""
-    with _tx() as session:
-        row = session.execute(_NEWEST_FINISHED,
-                              {'b_uuid': instance_uuid}).first()
-        if row is None:
-            raise exception.Invalid(reason='Instance has not been resized.')
-        now = utcnow()
-        if session.execute(_FINISHED_TO, {
-                'b_id': row.id, 'v_status': status, 'v_now': now,
-                'v_phases': phases.stamp(row.phases, status, now),
-        }).rowcount != 1:
-            raise exception.Conflict(
-                reason='migration %s is no longer %s'
-                % (row.id, states.M_FINISHED))
-        if task_state is not None and session.execute(_TASK_ON_RESIZED, {
-                'b_uuid': instance_uuid, 'v_task': task_state,
-                'v_now': now}).rowcount != 1:
-            current = _instance_row(session, instance_uuid, live_only=True)
-            if current is None:
-                raise exception.InstanceNotFound(instance_id=instance_uuid)
-            busy = current.vm_state == states.RESIZED
-            raise exception.InstanceInvalidState(
-                method=action['action'], instance_uuid=instance_uuid,
-                attr='task_state' if busy else 'vm_state',
-                state=current.task_state if busy else current.vm_state)
-        _action_start_in(session, **action)
-        return _row_dict(row)
-
-
 def migration_get_all(instance_uuid=None, host=None, status=None,
                       migration_type=None, source_compute=None,
                       user_id=None, project_id=None, changes_since=None,
@@ -223,10 +169,8 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
 def migrations_unsettled():
     """Migrations whose move is under way (not parked waiting for a user
     or a dead host, not ended): what the stuck-move sweep looks at."""
-    moving = (states.M_QUEUED, states.M_PREPARING, states.M_RUNNING,
-              states.M_PRE_MIGRATING, states.M_MIGRATING,
-              states.M_POST_MIGRATING, states.M_CONFIRMING,
-              states.M_REVERTING)
+    # The statuses the step tables' swept compute steps accept.
+    moving = moves.SWEPT
     with _session(writer=False) as session:
         return [_to_dict(r) for r in session.scalars(
             sa.select(models.Migration).where(

@@ -32,9 +32,7 @@ RESTART_UNDO, RESTART_REDO = _step.RESTART_UNDO, _step.RESTART_REDO
 
 def _guards(kind):
     for s in kind.STEPS:
-        for g in (s.start, s.end):
-            if g is not None:
-                yield g
+        yield from s.guards()
 
 
 def kind_of(migration_type):
@@ -49,17 +47,42 @@ def step_named(kind, name):
 
 
 def guard_of(kind, name, phase='end'):
-    """move_advance's arguments for ``name``'s ``phase`` ('start' or
-    'end'): the guard, and at the end the step's allocation change; the
-    start of a step with none is its end's check with nothing written."""
+    """move_advance's arguments for ``name``'s ``phase`` ('start', 'end'
+    or one of the row's ``phases``): the guard, and at the end (or an
+    'end_*' phase) the step's allocation change; the start of a step
+    with none is its end's check with nothing written."""
     s = step_named(kind, name)
-    g = getattr(s, phase)
+    g = getattr(s, phase) if phase in ('start', 'end') else s.phases[phase]
     if g is None:
         g = s.end._replace(to_status=KEEP, to_task=KEEP)
     kwargs = g.kwargs()
-    if phase == 'end' and s.allocations and s.host != CONDUCTOR:
+    # A step's allocation change goes with its end, and with a phase
+    # named 'end_*' (another way the step ends).
+    ends = phase == 'end' or phase.startswith('end_')
+    if ends and s.allocations and s.host != CONDUCTOR:
         kwargs['allocations'] = {'op': s.allocations}
     return kwargs
+
+
+def fail_guard(kind, name):
+    """move_failed's check for the undo of step ``name``: the migration
+    statuses it may be undone in (the row's ``fails_from``, else the
+    statuses its guards accept)."""
+    return {'expected_status': list(step_named(kind, name).undo_statuses())}
+
+
+def claim_fail_guard(kind, name):
+    """move_failed's check for the undo of a conductor's step that never
+    made its migration: the server's task_state its row names."""
+    return {'task_states': list(step_named(kind, name).end.task)}
+
+
+def request_task_state(kind):
+    """The task_state the API's move_start gives the server (None -> it):
+    the one the kind's conductor row checks."""
+    [row] = [s for s in kind.STEPS if s.host == CONDUCTOR]
+    [task] = row.end.task
+    return task
 
 
 def control_guard(kind, name):
@@ -82,6 +105,16 @@ UNSETTLED = tuple(sorted(
      for st in g.status + ((g.to_status,) if g.to_status != KEEP else ())}
     - set(states.MIGRATION_TERMINAL_STATUSES)
     - {p for kind in KINDS for p in kind.PARKED}))
+
+
+# What the stuck-move sweep lists: the statuses a compute step that the
+# sweep acts on accepts. A conductor's own step is found by its server's
+# task_state instead (conductor/recovery.py), so 'accepted' (the API's
+# migration, its cast possibly still queued) is not swept by status.
+SWEPT = tuple(sorted(
+    {st for kind in KINDS for s in kind.STEPS
+     if s.sweep is not None and s.host != CONDUCTOR
+     for g in (s.start, s.end) if g is not None for st in g.status}))
 
 
 def failed_instance_values(migration, instance):

@@ -17,6 +17,11 @@ TYPES = S.COLD_MIGRATION_TYPES
 _PREP = guard(S.M_PRE_MIGRATING, task=S.RESIZE_PREP)
 _REVERT = guard(S.M_REVERTING, task=S.RESIZE_REVERTING)
 
+# What the sweep asks after rolling back a step that may have powered the
+# old copy off: its host powers it back on (finish_revert_resize of an
+# 'error' migration).
+_OLD_COPY_BACK = (SOURCE, 'finish_revert_resize')
+
 STEPS = (
     # The API's move_start set resize_prep; the conductor schedules and
     # writes the migration (db cold_move_start) before it casts.
@@ -32,7 +37,8 @@ STEPS = (
          end=guard(S.M_MIGRATING, S.M_POST_MIGRATING, S.RESIZE_MIGRATING,
                    S.RESIZE_MIGRATED),
          event='compute_resize_instance', sweep=RESEND,
-         restart=RESTART_UNDO),
+         restart=RESTART_UNDO, undo='_undo_resize_instance',
+         cleanup=_OLD_COPY_BACK),
     # Its start also ends a chained resize_instance (compute RPC 1.5):
     # from migrating, the server moving here in the same transaction.
     step('finish_resize', DEST,
@@ -41,23 +47,36 @@ STEPS = (
                       S.RESIZE_FINISH), S.RESIZE_FINISH),
          end=guard(S.M_POST_MIGRATING, S.M_FINISHED, S.RESIZE_FINISH, None),
          event='compute_finish_resize', sweep=RESEND,
-         restart=RESTART_UNDO),
+         restart=RESTART_UNDO, undo='_undo_finish_resize',
+         cleanup=_OLD_COPY_BACK),
     # From compute RPC 1.8 confirm_resize, revert_resize and
     # finish_revert_resize make no start call when the cast carries what
     # they need (the hypervisor's mark of the move guards the guest), so
     # confirm is one call and the revert one in all; their start guards
-    # remain for a guest without the mark.
+    # remain for a guest without the mark. Their 'request' phase is the
+    # one start of a confirm or revert, whoever asks (the API, the
+    # auto-confirm, a host drain: db migration_settle_start).
+    # Its end leaves the server without a task_state (a resized server
+    # has none: no other action is allowed on it); 'end_left_behind': the
+    # end when the old copy could not be removed (the server runs fine
+    # on the destination, the migration ends in error).
     step('confirm_resize', SOURCE,
          start=guard(S.M_CONFIRMING, vm_state=S.RESIZED),
-         end=guard(S.M_CONFIRMING, S.M_CONFIRMED, vm_state=S.RESIZED),
+         end=guard(S.M_CONFIRMING, S.M_CONFIRMED, (None,), None,
+                   vm_state=S.RESIZED),
          allocations='drop_source', event='compute_confirm_resize',
-         sweep=RESEND, restart=RESTART_REDO),
+         sweep=RESEND, restart=RESTART_REDO,
+         phases={'request': guard(S.M_FINISHED, S.M_CONFIRMING),
+                 'end_left_behind': guard(S.M_CONFIRMING, S.M_ERROR, (None,),
+                                      None, vm_state=S.RESIZED)}),
     # Chained (compute RPC 1.7), revert_resize makes only its start call:
     # its end (event, drop_dest) is written by finish_revert_resize's
     # start, whose guard is the same.
     step('revert_resize', DEST, start=_REVERT, end=_REVERT,
          allocations='drop_dest', event='compute_revert_resize',
-         sweep=RESEND, restart=RESTART_REDO),
+         sweep=RESEND, restart=RESTART_REDO,
+         phases={'request': guard(S.M_FINISHED, S.M_REVERTING, (None,),
+                                  S.RESIZE_REVERTING, vm_state=S.RESIZED)}),
     step('finish_revert_resize', SOURCE, start=_REVERT,
          end=guard(S.M_REVERTING, S.M_REVERTED, S.RESIZE_REVERTING, None),
          allocations='return_source', event='compute_finish_revert_resize',
@@ -101,3 +120,7 @@ def revert_facts(migration, instance):
             'source_node': migration['source_node'],
             'flavor': instance['old_flavor'] or instance['flavor'],
             'vm_state': S.vm_state_after_resize(instance['power_state'])}
+
+
+# What the cast of each settling step carries, by step.
+FACTS = {'confirm_resize': confirm_facts, 'revert_resize': revert_facts}

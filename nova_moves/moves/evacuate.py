@@ -8,8 +8,11 @@ from nova_moves.moves.step import (CONDUCTOR, DEST, KEEP, RESEND,
 TYPES = (S.EVACUATION,)
 
 STEPS = (
+    # start: the source half parked on the migration; end: the
+    # destination recorded before the cast.
     step('conductor.rebuild_instance', CONDUCTOR,
-         guard(S.M_ACCEPTED, S.M_PRE_MIGRATING, S.REBUILDING),
+         start=guard(S.M_ACCEPTED, S.M_PRE_MIGRATING, S.REBUILDING),
+         end=guard(S.M_PRE_MIGRATING, KEEP, S.REBUILDING),
          allocations='claim', sweep=ROLL_BACK),
     step('rebuild_instance', DEST,
          start=guard(S.M_PRE_MIGRATING, KEEP,

@@ -52,7 +52,7 @@ class Guard(collections.namedtuple(
 
     def task_states(self):
         """Every task_state this guard names (the move's own)."""
-        names = set(self.task or ())
+        names = set(self.task or ()) - {None}
         if self.to_task not in (KEEP, None):
             names.add(self.to_task)
         return names
@@ -70,7 +70,7 @@ def guard(status, to_status=KEEP, task=None, to_task=KEEP, vm_state=None):
 
 class Step(collections.namedtuple(
         'Step', 'name host start end allocations event sweep restart '
-                'after')):
+                'after phases fails_from undo cleanup')):
     """One step of a move.
 
     name        the handler (RPC method) that runs it
@@ -83,6 +83,15 @@ class Step(collections.namedtuple(
     restart     RESTART_*: what a restart of its host does
     after       a step of the same statuses that must be done first (the
                 revert's source half runs once the destination's is done)
+    phases      {name: Guard}: its other guarded writes (a conductor's
+                intermediate write, the unchained form of a chained
+                write, the request that starts it), for guard_of
+    fails_from  the migration statuses its undo (move_failed) accepts;
+                None: every status its guards accept
+    undo        what a restart of its host runs to roll it back (a
+                method of the kind's start-up class; RESTART_UNDO rows)
+    cleanup     (SOURCE or DEST, compute RPC method): what the sweep asks
+                that host to clean up after rolling the step back
     """
 
     def accepts(self, status, task_state):
@@ -91,11 +100,28 @@ class Step(collections.namedtuple(
         return any(g.accepts(status, task_state)
                    for g in (self.start, self.end) if g is not None)
 
+    def guards(self):
+        """Every guarded write of the step: start, end, its phases."""
+        out = [g for g in (self.start, self.end) if g is not None]
+        return out + list((self.phases or {}).values())
+
+    def undo_statuses(self):
+        """The migration statuses move_failed accepts for this step."""
+        if self.fails_from is not None:
+            return tuple(self.fails_from)
+        seen = []
+        for g in (self.start, self.end):
+            for st in g.status if g is not None else ():
+                if st not in seen:
+                    seen.append(st)
+        return tuple(seen)
+
 
 def step(name, host, end, start=None, allocations=None, event=None,
-         sweep=None, restart=RESTART_NONE, after=None):
+         sweep=None, restart=RESTART_NONE, after=None, phases=None,
+         fails_from=None, undo=None, cleanup=None):
     return Step(name, host, start, end, allocations, event, sweep, restart,
-                after)
+                after, phases, fails_from, undo, cleanup)
 
 
 # Re-exported so a table reads as data.

@@ -5,7 +5,7 @@ that an answer is a 4xx carrying Nova's fault body."""
 import requests
 
 from tests.functional import base
-from tests.functional import test_databases
+from tests.functional import databases
 
 # An id past every Integer column (PostgreSQL answered such ids with 500).
 HUGE = '9' * 23
@@ -55,11 +55,11 @@ class HostileInputTestCase(base.StackTestCase):
 
 # The same tests run on each database: a test module mixes its tests
 # (a plain class, so it is never loaded without a database) into these.
-class OnPostgreSQL(test_databases.FreshDatabase):
-    ADMIN_URL = test_databases.PG_ADMIN_URL
-    URL_FORMAT = test_databases.PG_URL_FORMAT
+class OnPostgreSQL(databases.FreshDatabase):
+    ADMIN_URL = databases.PG_ADMIN_URL
+    URL_FORMAT = databases.PG_URL_FORMAT
 
 
-class OnMySQL(test_databases.FreshDatabase):
-    ADMIN_URL = test_databases.MYSQL_ADMIN_URL
-    URL_FORMAT = test_databases.MYSQL_URL_FORMAT
+class OnMySQL(databases.FreshDatabase):
+    ADMIN_URL = databases.MYSQL_ADMIN_URL
+    URL_FORMAT = databases.MYSQL_URL_FORMAT

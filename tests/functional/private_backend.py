@@ -2,7 +2,7 @@
 through: a broker node or cluster (private_broker,
 private_rabbit_cluster), a PostgreSQL cluster (private_postgres), a
 fresh database on the machine's PostgreSQL or MySQL
-(test_databases.FreshDatabase), a Keystone (keystone_fixture.OnKeystone).
+(databases.FreshDatabase), a Keystone (keystone_fixture.OnKeystone).
 
 A mixin (placed before the StackTestCase) starts its backend in its
 setUpClass with ``start_backend`` (whatever else the backend needs

@@ -20,8 +20,8 @@ import time
 
 import testtools.content as content
 
-from tests.functional import test_databases
-from tests.functional import test_evacuate
+from tests.functional import databases
+from tests.functional import evacuate_base
 
 STUCK_MOVE_TIMEOUT = 10
 SLOW = 4  # seconds a compute's step takes while the conductor is killed
@@ -163,19 +163,19 @@ class ConductorKillTests:
 
 
 class SQLiteConductorKillTest(ConductorKillTests,
-                              test_evacuate.EvacuateBase):
+                              evacuate_base.EvacuateBase):
     pass
 
 
 class MySQLConductorKillTest(ConductorKillTests,
-                             test_databases.FreshDatabase,
-                             test_evacuate.EvacuateBase):
-    ADMIN_URL = test_databases.MYSQL_ADMIN_URL
-    URL_FORMAT = test_databases.MYSQL_URL_FORMAT
+                             databases.FreshDatabase,
+                             evacuate_base.EvacuateBase):
+    ADMIN_URL = databases.MYSQL_ADMIN_URL
+    URL_FORMAT = databases.MYSQL_URL_FORMAT
 
 
 class PostgreSQLConductorKillTest(ConductorKillTests,
-                                  test_databases.FreshDatabase,
-                                  test_evacuate.EvacuateBase):
-    ADMIN_URL = test_databases.PG_ADMIN_URL
-    URL_FORMAT = test_databases.PG_URL_FORMAT
+                                  databases.FreshDatabase,
+                                  evacuate_base.EvacuateBase):
+    ADMIN_URL = databases.PG_ADMIN_URL
+    URL_FORMAT = databases.PG_URL_FORMAT

@@ -17,7 +17,7 @@ import time
 
 from nova_moves import rpcstats
 from tests.functional import rpc_injector
-from tests.functional import test_evacuate
+from tests.functional import evacuate_base
 
 # How long a resent step is given to do harm: the fake operations take
 # 0.05 s, a whole cascade of steps well under a second. A step whose
@@ -39,7 +39,7 @@ EVACUATE_STEPS = ('conductor.rebuild_instance',
 
 
 # EvacuateBase: killing, forcing down and restoring a host.
-class DuplicateBase(test_evacuate.EvacuateBase):
+class DuplicateBase(evacuate_base.EvacuateBase):
     """The tap, the snapshot and the moves; no tests of its own."""
     COMPUTES = 2
 

@@ -15,14 +15,14 @@ import time
 import uuid
 
 from tests.functional import keystone_fixture
-from tests.functional import test_databases
-from tests.functional import test_evacuate
+from tests.functional import databases
+from tests.functional import evacuate_base
 from tests.functional import test_openstackclient
 
 PASSWORD = 'pw-%s' % uuid.uuid4().hex[:8]
 
 
-class KeystoneTest(keystone_fixture.OnKeystone, test_evacuate.EvacuateBase):
+class KeystoneTest(keystone_fixture.OnKeystone, evacuate_base.EvacuateBase):
 
     COMPUTES = 2
     TOKEN_EXPIRATION = 20
@@ -247,12 +247,12 @@ class KeystoneTest(keystone_fixture.OnKeystone, test_evacuate.EvacuateBase):
         self.assertIn('unauthorized', response.json())
 
 
-class PostgreSQLKeystoneTest(KeystoneTest, test_databases.FreshDatabase):
+class PostgreSQLKeystoneTest(KeystoneTest, databases.FreshDatabase):
     """The same authorization answers with the stack on PostgreSQL (a
     fresh database as openstack_citest): project ids and user ids are
     Keystone's 32-hex ids there too. The CLI move tour runs once, above."""
-    ADMIN_URL = test_databases.PG_ADMIN_URL
-    URL_FORMAT = test_databases.PG_URL_FORMAT
+    ADMIN_URL = databases.PG_ADMIN_URL
+    URL_FORMAT = databases.PG_URL_FORMAT
     test_moves_through_the_catalog = None
 
     def test_stack_is_on_postgresql(self):

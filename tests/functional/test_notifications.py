@@ -8,7 +8,7 @@ from oslo_config import cfg
 import oslo_messaging as messaging
 
 from nova_moves import rpc as nm_rpc
-from tests.functional import test_evacuate
+from tests.functional import evacuate_base
 
 TOPIC = 'versioned_notifications'
 
@@ -38,7 +38,7 @@ class Collector:
             return list(self.by_server[uuid])
 
 
-class NotificationsTest(test_evacuate.EvacuateBase):
+class NotificationsTest(evacuate_base.EvacuateBase):
 
     COMPUTES = 2
     EXTRA_CONF = {'notifications': {'notification_format': 'versioned'}}

@@ -8,10 +8,10 @@ only when the compute restarts)."""
 import signal
 import time
 
-from tests.functional import test_evacuate
+from tests.functional import evacuate_base
 
 
-class PartitionHealTest(test_evacuate.EvacuateBase):
+class PartitionHealTest(evacuate_base.EvacuateBase):
     COMPUTES = 2
 
     def test_evacuated_copy_removed_before_reporting_up(self):

@@ -23,7 +23,7 @@ from nova_moves.harness import invariants
 from tests.functional import base
 from tests.functional import moves_in_flight
 from tests.functional import tcp_proxy_fixture
-from tests.functional import test_evacuate
+from tests.functional import evacuate_base
 
 SERVICE_DOWN_TIME = 10
 PROXIED = 'compute2'
@@ -39,7 +39,7 @@ def _parse(stamp):
 
 class ComputePartitionTest(tcp_proxy_fixture.OnBrokerProxy,
                            moves_in_flight.MovesMixin,
-                           test_evacuate.EvacuateBase):
+                           evacuate_base.EvacuateBase):
     """compute2 reaches the broker through the proxy; compute1 and
     compute3 directly."""
     COMPUTES = 3

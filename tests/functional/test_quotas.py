@@ -5,7 +5,7 @@ import concurrent.futures
 
 from tests.functional import base
 from tests.functional import private_postgres
-from tests.functional import test_databases
+from tests.functional import databases
 
 
 class QuotaMixin:
@@ -158,10 +158,10 @@ class QuotaPostgresTest(private_postgres.PrivatePostgres, QuotaMixin,
     COMPUTES = 1
 
 
-class QuotaMySQLTest(QuotaMixin, test_databases.FreshDatabase):
+class QuotaMySQLTest(QuotaMixin, databases.FreshDatabase):
     """The race on MySQL/MariaDB (openstack_citest; skipped without it),
     where the lock is the count's FOR UPDATE."""
 
     COMPUTES = 1
-    ADMIN_URL = test_databases.MYSQL_ADMIN_URL
-    URL_FORMAT = test_databases.MYSQL_URL_FORMAT
+    ADMIN_URL = databases.MYSQL_ADMIN_URL
+    URL_FORMAT = databases.MYSQL_URL_FORMAT

@@ -12,7 +12,7 @@ import os
 
 from tests.functional import base
 from tests.functional import private_postgres
-from tests.functional import test_databases
+from tests.functional import databases
 
 SLOTS = int(os.environ.get('NOVA_MOVES_RACE_SLOTS', '50'))
 HOSTS = 5
@@ -74,8 +74,8 @@ class SchedulerRaceTest(private_postgres.PrivatePostgres, _Race,
     """On a private PostgreSQL cluster."""
 
 
-class MySQLSchedulerRaceTest(_Race, test_databases.FreshDatabase):
+class MySQLSchedulerRaceTest(_Race, databases.FreshDatabase):
     """On the machine's MariaDB/MySQL (REPEATABLE READ by default, where
     a stale read inside a transaction is the classic over-commit)."""
-    ADMIN_URL = test_databases.MYSQL_ADMIN_URL
-    URL_FORMAT = test_databases.MYSQL_URL_FORMAT
+    ADMIN_URL = databases.MYSQL_ADMIN_URL
+    URL_FORMAT = databases.MYSQL_URL_FORMAT

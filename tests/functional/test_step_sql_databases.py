@@ -10,7 +10,7 @@ from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.db import migration
 from nova_moves import states
-from tests.functional import test_databases
+from tests.functional import databases
 from tests.unit.db import test_step_sql
 
 
@@ -24,7 +24,7 @@ class _OnServer:
 
     def setUp(self):
         try:
-            name = test_databases.create_database(self.ADMIN_URL, 'nm_step')
+            name = databases.create_database(self.ADMIN_URL, 'nm_step')
         except Exception as exc:
             self.skipTest('%s unavailable: %s' % (type(self).__name__, exc))
         self.addCleanup(self._drop, name)
@@ -33,7 +33,7 @@ class _OnServer:
 
     def _drop(self, name):
         db_api.dispose_engines()
-        test_databases.drop_database(self.ADMIN_URL, name)
+        databases.drop_database(self.ADMIN_URL, name)
 
     def use_database(self):
         db_api.dispose_engines()
@@ -59,10 +59,10 @@ class _OnServer:
 
 
 class PostgreSQLStepSqlTest(_OnServer, test_step_sql.StepSqlTest):
-    ADMIN_URL = test_databases.PG_ADMIN_URL
-    URL_FORMAT = test_databases.PG_URL_FORMAT
+    ADMIN_URL = databases.PG_ADMIN_URL
+    URL_FORMAT = databases.PG_URL_FORMAT
 
 
 class MySQLStepSqlTest(_OnServer, test_step_sql.StepSqlTest):
-    ADMIN_URL = test_databases.MYSQL_ADMIN_URL
-    URL_FORMAT = test_databases.MYSQL_URL_FORMAT
+    ADMIN_URL = databases.MYSQL_ADMIN_URL
+    URL_FORMAT = databases.MYSQL_URL_FORMAT

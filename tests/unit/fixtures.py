@@ -209,3 +209,14 @@ class RecordingCompute:
     def move_step_status(self, ctxt, host, migration_uuid, timeout=None):
         self.sent.append(('move_step_status', host))
         return self.running
+
+
+def app_client(test, *hosts):
+    """The WSGI app's test client on a fresh SQLite database with a
+    compute service per host, for ``test``."""
+    CONF([], project='nova_moves', default_config_files=[])
+    test.useFixture(Database())
+    test.useFixture(fake_rpc.FakeTransport())
+    for host in hosts:
+        compute(host)
+    return api_client(test)

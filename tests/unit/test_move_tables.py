@@ -107,13 +107,13 @@ class MoveTablesTest(testtools.TestCase):
                 self.assertIn(step.allocations, (
                     None, 'park_source', 'drop_source', 'return_source',
                     'drop_dest', 'claim'))
-                for guard in (step.start, step.end):
-                    if guard is None:
-                        continue
+                for guard in step.guards():
                     self.assertLessEqual(set(guard.status), ALL_STATUSES)
                     self.assertIn(guard.to_status,
                                   ALL_STATUSES | {moves.KEEP})
-                    self.assertLessEqual(set(guard.task or ()), ALL_TASKS)
+                    # (None,): only a server without a task_state.
+                    self.assertLessEqual(set(guard.task or ()),
+                                         ALL_TASKS | {None})
                     self.assertIn(guard.to_task,
                                   ALL_TASKS | {moves.KEEP, None})
 
@@ -154,6 +154,39 @@ class MoveTablesTest(testtools.TestCase):
             set(moves.UNSETTLED))
         self.assertFalse(set(moves.UNSETTLED) &
                          set(states.MIGRATION_TERMINAL_STATUSES))
+        # The sweep's input: what its compute steps accept; not the
+        # API's 'accepted' (a conductor's row is found by task_state),
+        # nor a parked or user-awaited status.
+        self.assertEqual(
+            {states.M_QUEUED, states.M_PREPARING, states.M_RUNNING,
+             states.M_PRE_MIGRATING, states.M_MIGRATING,
+             states.M_POST_MIGRATING, states.M_CONFIRMING,
+             states.M_REVERTING}, set(moves.SWEPT))
+
+    def test_every_undo_is_a_field_of_its_row(self):
+        """A restart rolls a RESTART_UNDO row back with the row's own
+        undo (a cold step without one is a failure here, not finish_resize's
+        undo); a live migration's restart rolls back every status of the
+        source's run. The sweep's clean-up after an undo is a compute
+        RPC method on the host the row names."""
+        for kind, _, local in ENDPOINTS:
+            run = moves.step_named(live, 'live_migration').undo_statuses()
+            for step in kind.STEPS:
+                if step.cleanup is not None:
+                    role, method = step.cleanup
+                    self.assertIn(role, (moves.SOURCE, moves.DEST))
+                    self.assertTrue(hasattr(compute_rpcapi.ComputeAPI,
+                                            method), step.name)
+                if step.restart != moves.RESTART_UNDO:
+                    self.assertIsNone(step.undo, step.name)
+                    continue
+                if kind is live:
+                    self.assertLessEqual(set(step.undo_statuses()),
+                                         set(run), step.name)
+                    continue
+                self.assertIsNotNone(step.undo, step.name)
+                self.assertTrue(callable(getattr(local, step.undo, None)),
+                                step.name)
 
     def test_restart_of_the_cold_steps(self):
         both = (moves.SOURCE, moves.DEST)

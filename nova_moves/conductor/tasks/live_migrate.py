@@ -20,10 +20,19 @@ from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import faultinfo
+from nova_moves import moves
+from nova_moves.moves import live
 from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+
+# This task's row in the live migration's table.
+STEP = 'conductor.live_migrate_instance'
+
+
+def _guard(phase):
+    return moves.guard_of(live, STEP, phase)
 COMPUTE_BINARY = 'nova-moves-compute'
 
 
@@ -148,9 +157,7 @@ class LiveMigrationTask(base.TaskBase):
                 # (the server holds nothing else: the source half is
                 # the migration's).
                 self.db.move_advance(
-                    self.ctxt, self.migration_uuid,
-                    status=[states.M_ACCEPTED],
-                    task_state=[states.MIGRATING],
+                    self.ctxt, self.migration_uuid, **_guard('start'),
                     allocations={'op': 'drop_dest', 'host': host})
                 self.generation = self.db.consumer_generation_get(
                     self.ctxt, self.instance_uuid)
@@ -182,8 +189,7 @@ class LiveMigrationTask(base.TaskBase):
             raise exception.Invalid(message, reason=message)
         self._check_service_up(source, 'source')
         self.db.move_advance(self.ctxt, self.migration_uuid,
-                             status=[states.M_ACCEPTED],
-                             task_state=[states.MIGRATING],
+                             **_guard('start'),
                              allocations={'op': 'park_source'})
         self.generation = self.db.consumer_generation_get(
             self.ctxt, self.instance_uuid)
@@ -199,9 +205,7 @@ class LiveMigrationTask(base.TaskBase):
                             block_migration=self.block_migration,
                             flavor=self.instance['flavor'])
         self.db.move_advance(
-            self.ctxt, self.migration_uuid,
-            status=[states.M_ACCEPTED, states.M_QUEUED],
-            task_state=[states.MIGRATING],
+            self.ctxt, self.migration_uuid, **_guard('end'),
             values={'dest_compute': dest, 'dest_node': selection['nodename'],
                     'dest_host': migrate_data.get('dest_ip')},
             events=self.check_events or None)
@@ -217,7 +221,7 @@ class LiveMigrationTask(base.TaskBase):
         try:
             self.db.move_failed(
                 self.ctxt, self.migration_uuid,
-                expected_status=[states.M_ACCEPTED],
+                **moves.fail_guard(live, STEP),
                 fault=faultinfo.from_exc(exc, CONF.host))
         except exception.MoveConflict as conflict:
             LOG.info('Live migration of %s settled elsewhere: %s',

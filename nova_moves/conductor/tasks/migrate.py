@@ -22,10 +22,19 @@ from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import faultinfo
+from nova_moves import moves
+from nova_moves.moves import cold
 from nova_moves import states
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+
+# This task's row in the cold move's table.
+STEP = 'conductor.migrate_server'
+
+
+def _guard():
+    return moves.guard_of(cold, STEP)
 
 
 class MigrationTask(base.TaskBase):
@@ -168,8 +177,7 @@ class MigrationTask(base.TaskBase):
         """Record the destination on the migration, then cast: the
         destination reads it from the database."""
         self.migration = self.db.move_advance(
-            self.ctxt, self.migration['uuid'],
-            status=[states.M_PRE_MIGRATING], task_state=[states.RESIZE_PREP],
+            self.ctxt, self.migration['uuid'], **_guard(),
             values={'dest_compute': selection['host'],
                     'dest_node': selection['nodename'],
                     'dest_host': selection['host']},
@@ -206,9 +214,8 @@ class MigrationTask(base.TaskBase):
                 # The failed host's claim goes and the alternate's comes,
                 # with the new destination, in one transaction.
                 self.migration = self.db.move_advance(
-                    self.ctxt, self.migration['uuid'],
-                    status=[states.M_PRE_MIGRATING],
-                    task_state=[states.RESIZE_PREP], expected_values=guard,
+                    self.ctxt, self.migration['uuid'], **_guard(),
+                    expected_values=guard,
                     values={'dest_compute': selection['host'],
                             'dest_node': selection['nodename'],
                             'dest_host': selection['host']},
@@ -234,13 +241,13 @@ class MigrationTask(base.TaskBase):
             if self.migration is not None:
                 self.db.move_failed(
                     self.ctxt, self.migration['uuid'],
-                    expected_status=[states.M_PRE_MIGRATING], fault=fault,
+                    **moves.fail_guard(cold, STEP), fault=fault,
                     expected_values=({'dest_compute': self.failed_host}
                                      if self.failed_host else None))
             else:
                 self.db.move_failed(
                     self.ctxt, instance_uuid=self.instance_uuid,
-                    task_states=[states.RESIZE_PREP], fault=fault)
+                    **moves.claim_fail_guard(cold, STEP), fault=fault)
         except exception.MoveConflict as conflict:
             LOG.info('Migration of %s settled elsewhere: %s',
                      self.instance_uuid, conflict)

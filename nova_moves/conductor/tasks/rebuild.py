@@ -16,10 +16,18 @@ from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import faultinfo
-from nova_moves import states
+from nova_moves import moves
+from nova_moves.moves import evacuate
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+
+# This task's row in the evacuation's table.
+STEP = 'conductor.rebuild_instance'
+
+
+def _guard(phase):
+    return moves.guard_of(evacuate, STEP, phase)
 
 
 class EvacuateTask(base.TaskBase):
@@ -45,9 +53,7 @@ class EvacuateTask(base.TaskBase):
         # The source half goes to the migration with the step: a late or
         # duplicate request finds the migration moved on and does nothing.
         self.db.move_advance(
-            self.ctxt, self.migration_uuid,
-            status=[states.M_ACCEPTED, states.M_PRE_MIGRATING],
-            task_state=[states.REBUILDING],
+            self.ctxt, self.migration_uuid, **_guard('start'),
             allocations={'op': 'park_source'})
         self.generation = self.db.consumer_generation_get(
             self.ctxt, self.instance_uuid)
@@ -56,8 +62,7 @@ class EvacuateTask(base.TaskBase):
         else:
             dest, node, allocations = self._schedule(instance, source)
         self.db.move_advance(
-            self.ctxt, self.migration_uuid, status=[states.M_PRE_MIGRATING],
-            task_state=[states.REBUILDING],
+            self.ctxt, self.migration_uuid, **_guard('end'),
             values={'dest_compute': dest, 'dest_node': node,
                     'dest_host': dest})
         LOG.info('Evacuating %s from %s to %s', self.instance_uuid, source,
@@ -116,7 +121,7 @@ class EvacuateTask(base.TaskBase):
         try:
             self.db.move_failed(
                 self.ctxt, self.migration_uuid,
-                expected_status=[states.M_ACCEPTED, states.M_PRE_MIGRATING],
+                **moves.fail_guard(evacuate, STEP),
                 fault=faultinfo.from_exc(exc, CONF.host))
         except exception.MoveConflict as conflict:
             LOG.info('Evacuation of %s settled elsewhere: %s',

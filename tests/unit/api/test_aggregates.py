@@ -4,7 +4,7 @@ hosts in os-availability-zone, os-services and the scheduler's view."""
 import testtools
 
 from nova_moves.db import api as db_api
-from tests.unit.api import test_host_drains
+from tests.unit import fixtures as nm_fixtures
 
 ADMIN = {'X-Auth-Token': 'admin:admin'}
 ALICE = {'X-Auth-Token': 'alice:p1'}
@@ -19,7 +19,7 @@ class AggregatesTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = test_host_drains.app_client(self, 'h1', 'h2')
+        self.client = nm_fixtures.app_client(self, 'h1', 'h2')
 
     def create(self, name='a1', zone=None, expect=200, headers=ADMIN):
         body = {'name': name}

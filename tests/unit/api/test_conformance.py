@@ -9,7 +9,6 @@ import testtools
 
 from nova_moves import conf
 from nova_moves.db import api as db_api
-from tests.unit.api import test_host_drains
 from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF
@@ -26,7 +25,7 @@ class _Base(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = test_host_drains.app_client(self, 'h1', 'h2')
+        self.client = nm_fixtures.app_client(self, 'h1', 'h2')
 
     def get(self, path, headers=ADMIN, status=200):
         response = self.client.get(path, headers=headers)

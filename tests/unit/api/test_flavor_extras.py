@@ -4,7 +4,6 @@ hostile input as 4xx."""
 import testtools
 
 from nova_moves.db import api as db_api
-from tests.unit.api import test_host_drains
 from tests.unit import fixtures as nm_fixtures
 
 ADMIN = {'X-Auth-Token': 'admin:admin'}
@@ -20,7 +19,7 @@ class _Base(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = test_host_drains.app_client(self, 'h1')
+        self.client = nm_fixtures.app_client(self, 'h1')
         db_api.flavor_create({'flavorid': 'f1', 'name': 'f1', 'vcpus': 1,
                               'memory_mb': 64})
 

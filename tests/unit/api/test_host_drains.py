@@ -4,29 +4,17 @@ The conductors that run a drain are the functional test's part."""
 import testtools
 
 from nova_moves import conf
-from tests.fixtures import rpc as fake_rpc
 from tests.unit import fixtures as nm_fixtures
 
 CONF = conf.CONF
 ADMIN = {'X-Auth-Token': 'admin:admin'}
 
 
-def app_client(test, *hosts):
-    """The WSGI app's test client on a fresh SQLite database with a
-    compute service per host, for ``test``."""
-    CONF([], project='nova_moves', default_config_files=[])
-    test.useFixture(nm_fixtures.Database())
-    test.useFixture(fake_rpc.FakeTransport())
-    for host in hosts:
-        nm_fixtures.compute(host)
-    return nm_fixtures.api_client(test)
-
-
 class HostDrainsAPITest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = app_client(self, 'h1', 'h2')
+        self.client = nm_fixtures.app_client(self, 'h1', 'h2')
 
     def post(self, body, headers=ADMIN):
         return self.client.post('/v2.1/os-host-drains', json=body,

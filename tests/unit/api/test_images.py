@@ -10,7 +10,6 @@ import testtools
 
 from nova_moves.api import images
 from nova_moves.db import api as db_api
-from tests.unit.api import test_host_drains
 from tests.unit import fixtures as nm_fixtures
 
 ADMIN = {'X-Auth-Token': 'admin:admin'}
@@ -36,7 +35,7 @@ class ImagesAPITest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = test_host_drains.app_client(self, 'h1')
+        self.client = nm_fixtures.app_client(self, 'h1')
         self.store = os.path.join(
             self.useFixture(fixtures.TempDir()).path, 'images')
         self.useFixture(nm_fixtures.Override('store_path', self.store,

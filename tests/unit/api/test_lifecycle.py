@@ -8,7 +8,6 @@ import testtools
 from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves import states
-from tests.unit.api import test_host_drains
 from tests.unit import fixtures as nm_fixtures
 
 ADMIN = {'X-Auth-Token': 'admin:admin'}
@@ -40,7 +39,7 @@ class _Base(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = test_host_drains.app_client(self, 'h1', 'h2')
+        self.client = nm_fixtures.app_client(self, 'h1', 'h2')
         self.flavor = nm_fixtures.flavor()
 
     def server(self, vm_state='active', task_state=None, host='h1',

@@ -2,8 +2,8 @@
 /os-hypervisors/statistics through the WSGI app on a real (SQLite)
 database: Nova's keys per microversion, and who may see what."""
 import testtools
+from tests.unit import fixtures as nm_fixtures
 
-from tests.unit.api import test_host_drains
 
 ADMIN = {'X-Auth-Token': 'admin:admin'}
 ALICE = {'X-Auth-Token': 'alice:p1'}
@@ -17,7 +17,7 @@ class LimitsAndZonesTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = test_host_drains.app_client(self, 'h1')
+        self.client = nm_fixtures.app_client(self, 'h1')
 
     def absolute(self, version, headers=ALICE, query=''):
         response = self.client.get('/v2.1/limits' + query,

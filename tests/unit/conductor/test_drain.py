@@ -28,9 +28,12 @@ class _Gate:
 class _Compute:
     def __init__(self):
         self.confirmed = []
+        self.facts = []
 
-    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
+    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid,
+                       confirm=None):
         self.confirmed.append((host, instance_uuid, migration_uuid))
+        self.facts.append(confirm)
 
 
 class DrainRunnerTest(testtools.TestCase):
@@ -101,6 +104,8 @@ class DrainRunnerTest(testtools.TestCase):
         self.assertEqual('done', servers[active]['state'])
         self.assertEqual([('h1', stopped, cold['uuid'])],
                          self.compute.confirmed)
+        # The same start as the API's: the cast carries the 1.8 facts.
+        self.assertEqual('h2', self.compute.facts[0]['dest'])
         self.assertEqual(states.M_CONFIRMING,
                          db_api.migration_get(cold['uuid'])['status'])
         self.assertEqual('running', db_api.drain_get(drain['uuid'])['status'])

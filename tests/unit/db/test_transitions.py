@@ -189,11 +189,11 @@ class TransitionsTest(testtools.TestCase):
         return migration
 
     def _revert_start(self):
-        return db_api.migration_finished_to(
-            self.uuid, states.M_REVERTING,
-            {'instance_uuid': self.uuid, 'action': 'revertResize',
-             'request_id': 'req-revert', 'user_id': 'u', 'project_id': 'p'},
-            task_state=states.RESIZE_REVERTING)
+        return db_api.settle_start(
+            'revert_resize', instance_uuid=self.uuid,
+            action={'instance_uuid': self.uuid, 'action': 'revertResize',
+                    'request_id': 'req-revert', 'user_id': 'u',
+                    'project_id': 'p'})[0]
 
     def test_a_revert_starts_in_one_transaction(self):
         migration = self._finished()
@@ -215,3 +215,16 @@ class TransitionsTest(testtools.TestCase):
             migration['uuid'])['status'])
         self.assertIsNone(db_api.action_get_by_request_id(
             self.uuid, 'req-revert'))
+
+    def test_a_confirm_starts_by_migration_with_its_facts(self):
+        # The drain's and the auto-confirm's start: the same guard as the
+        # API's, and the facts the confirm's cast carries (compute 1.8).
+        migration = self._finished()
+        started, facts = db_api.settle_start(
+            'confirm_resize', migration_uuid=migration['uuid'])
+        self.assertEqual(migration['uuid'], started['uuid'])
+        self.assertEqual({'dest', 'vm_state'}, set(facts))
+        self.assertEqual(states.M_CONFIRMING, db_api.migration_get(
+            migration['uuid'])['status'])
+        self.assertRaises(exception.Conflict, db_api.settle_start,
+                          'confirm_resize', migration_uuid=migration['uuid'])

@@ -3,8 +3,13 @@
 fake://, checked through the API as a user sees them -- server states,
 the migration record and its statuses, the allocations held by the
 server and by the migration, the instance action's events, the guests
-on the fake hypervisors -- plus the invariants after each test."""
+on the fake hypervisors -- plus the invariants after each test, and
+every guarded write each flow made checked against its step table
+(tests/unit/flows/drift.py: a table that drifts from its handlers fails
+here)."""
+from nova_moves import moves
 from tests.fixtures import inprocess
+from tests.unit.flows import drift
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 MEDIUM = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 1}
@@ -14,6 +19,19 @@ CONFIRMED = ['pre-migrating', 'migrating', 'post-migrating', 'finished',
 
 
 class _MoveTest(inprocess.TestCase):
+
+    # The kind of move each test makes (its table is checked).
+    KIND = None
+
+    def setUp(self):
+        super().setUp()
+        self.recorder = self.useFixture(drift.GuardRecorder())
+        self.addCleanup(self.assert_no_drift)
+
+    def assert_no_drift(self):
+        self.assertEqual([], self.recorder.problems())
+        # The flow's writes were seen: the check cannot pass empty.
+        self.assertIn(self.KIND, self.recorder.kinds())
 
     def allocations(self, consumer):
         """{host: resources} held by ``consumer``."""
@@ -46,6 +64,8 @@ class _MoveTest(inprocess.TestCase):
 
 
 class ColdMigrateTest(_MoveTest):
+
+    KIND = moves.cold
 
     def test_cold_migrate_then_confirm(self):
         server = self.boot(self.flavor(), host='compute1')
@@ -90,6 +110,8 @@ class ColdMigrateTest(_MoveTest):
 
 class ResizeTest(_MoveTest):
 
+    KIND = moves.cold
+
     def test_resize_then_revert(self):
         small = self.flavor()
         medium = self.flavor('medium', vcpus=2, ram=1024)
@@ -125,6 +147,8 @@ class ResizeTest(_MoveTest):
 
 
 class EvacuateTest(_MoveTest):
+
+    KIND = moves.evacuate
 
     HOSTS = ('compute1', 'compute2', 'compute3')
 
@@ -180,3 +204,28 @@ class EvacuateTest(_MoveTest):
         self.assertIn(stay['id'], guests)
         self.assertEqual('compute1', self.host_of(
             self.admin.server(stay['id'], version='2.47')))
+
+
+class LiveMigrateTest(_MoveTest):
+
+    KIND = moves.live
+
+    def test_live_migrate(self):
+        server = self.boot(self.flavor(), host='compute1')
+        self.admin.action(server['id'], {'os-migrateLive': {
+            'host': None, 'block_migration': 'auto'}}, version='2.30',
+            expect=202)
+        self.admin.wait_for(
+            lambda: self.migration_of(server)['status'] == 'completed',
+            timeout=20, what='live migration completed')
+        shown = self.admin.wait_for_status(server['id'], 'ACTIVE')
+        self.assertEqual('compute2', self.host_of(shown))
+        mig = self.migration_of(server)
+        self.assertEqual(('live-migration', 'compute1', 'compute2'),
+                         (mig['migration_type'], mig['source_compute'],
+                          mig['dest_compute']))
+        self.assertEqual({}, self.allocations(mig['uuid']))
+        self.assertEqual({'compute2': SMALL}, self.allocations(server['id']))
+        self.admin.wait_for(
+            lambda: server['id'] not in self.stack.guests('compute1'),
+            timeout=10, what='source guest deleted')
