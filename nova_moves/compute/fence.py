@@ -26,6 +26,7 @@ from oslo_log import log as logging
 from nova_moves.compute import base
 from nova_moves import conf
 from nova_moves import exception
+from nova_moves.moves import lifecycle
 from nova_moves import statefile
 from nova_moves import states
 
@@ -36,12 +37,11 @@ LOG = logging.getLogger(__name__)
 # fenced); a restore waiting on a busy server is tried this often.
 CHECK_INTERVAL = 0.5
 RETRY_INTERVAL = 2.0
-# fence_action -> (guest power when fenced, task_state its restore claims)
-ACTIONS = {'pause': ('paused', states.UNPAUSING),
-           'stop': ('shutdown', states.POWERING_ON)}
-# The vm_states whose guest runs: a resized server waiting for its
-# confirmation runs on its new host as an active one does.
-RUNNING_VM_STATES = (states.ACTIVE, states.RESIZED)
+# fence_action -> (guest power when fenced, task_state its restore
+# claims: the lifecycle table's)
+ACTIONS = {action: (power, lifecycle.UNFENCE_CLAIM[action])
+           for action, power in (('pause', 'paused'), ('stop', 'shutdown'))}
+RUNNING_VM_STATES = lifecycle.UNFENCE_VM_STATES
 
 
 class FenceConfigError(exception.NovaMovesException):

@@ -140,6 +140,17 @@ POWER_STATE_OF = {'running': S.POWER_RUNNING, 'paused': S.POWER_PAUSED,
 _POWER_OF_STATE = {v: k for k, v in POWER_STATE_OF.items() if k}
 
 
+# A self-fenced guest brought back (compute/fence.py): the server is
+# claimed as the unpause or start of its guest would claim it (by
+# fence_action), from a vm_state whose guest runs (a resized server
+# waiting for its confirmation runs as an active one does), so no
+# evacuation or action is accepted meanwhile; the end clears the claim
+# and keeps the vm_state.
+UNFENCE_VM_STATES = (S.ACTIVE, S.RESIZED)
+UNFENCE_CLAIM = {'pause': BY_NAME['unpause'].task,
+                 'stop': BY_NAME['os-start'].task}
+
+
 def row(name):
     return BY_NAME[name]
 

@@ -10,7 +10,6 @@ import testtools
 
 from nova_moves.api import keypair_crypto
 from nova_moves.db import api as db_api
-from tests.unit.api import test_host_drains
 from tests.unit import fixtures as nm_fixtures
 
 ADMIN = {'X-Auth-Token': 'admin:admin'}
@@ -33,7 +32,7 @@ class KeypairsTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = test_host_drains.app_client(self, 'h1')
+        self.client = nm_fixtures.app_client(self, 'h1')
 
     def create(self, body, version='2.92', headers=ALICE, expect=201):
         response = self.client.post(KP, json={'keypair': body},
@@ -185,7 +184,7 @@ class ServerKeyTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = test_host_drains.app_client(self, 'h1')
+        self.client = nm_fixtures.app_client(self, 'h1')
         self.flavor = nm_fixtures.flavor()
         self.public = ssh_key()
         for name in ('k1', 'k2'):

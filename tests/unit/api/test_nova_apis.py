@@ -17,7 +17,6 @@ from nova_moves.api import tenant_usage
 from nova_moves.conductor import usage_audit
 from nova_moves import conf
 from nova_moves.db import api as db_api
-from tests.unit.api import test_host_drains
 from tests.unit import fixtures as nm_fixtures
 
 ADMIN = {'X-Auth-Token': 'admin:admin'}
@@ -34,7 +33,7 @@ class _Base(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = test_host_drains.app_client(self, 'h1', 'h2')
+        self.client = nm_fixtures.app_client(self, 'h1', 'h2')
         self.flavor = nm_fixtures.flavor(vcpus=2, memory_mb=1024,
                                          root_gb=10)
 
