@@ -1,10 +1,98 @@
-"""Is a service up? The database heartbeat always counts; with a tooz
-membership backend, the service must also be a live group member."""
+"""Is a service up, down or unknown? The database heartbeat always
+counts; with a tooz membership backend, the service must also be a live
+group member. "unknown": this process could not see heartbeats lately
+(nova_moves.liveness), so a stale heartbeat proves nothing yet."""
 import threading
 import time
 
+from oslo_log import log as logging
+
+from nova_moves import conf
 from nova_moves import coordination
 from nova_moves.db import api as db_api
+from nova_moves import liveness
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+COMPUTE = 'nova-moves-compute'
+
+
+class FleetWatch:
+    """Opens the FLEET blind window when every compute's heartbeat went
+    stale together, and closes it (and a broker window that could not
+    see its reconnection logged) once a heartbeat is recorded again.
+    Looked at on every verdict (at most once a second) and, in the
+    long-running processes, by a thread every report_interval, so a
+    silence is seen while it lasts, not only by the next request."""
+
+    def __init__(self, observer=None):
+        self.observer = observer or liveness.OBSERVER
+        self._checked = None
+        self._lock = threading.Lock()
+        self._thread = None
+        self._stop = threading.Event()
+
+    def check(self, force=False):
+        with self._lock:
+            now = time.monotonic()
+            if not force and self._checked is not None and \
+                    now - self._checked < 1.0:
+                return
+            self._checked = now
+        newest = db_api.service_newest_report(COMPUTE)
+        if newest is None:
+            return
+        stale = (db_api.utcnow() - newest).total_seconds() > \
+            CONF.service_down_time
+        if stale:
+            self.observer.cut(liveness.FLEET, since=newest)
+            return
+        self.observer.back(liveness.FLEET)
+        since = self.observer.blind_since(liveness.BROKER)
+        if since is not None and newest > since:
+            # A heartbeat went through the broker after our cut.
+            self.observer.back(liveness.BROKER)
+
+    def reset(self):
+        """Tests: forget every window and look again."""
+        self._checked = None
+        self.observer.reset()
+
+    def start(self):
+        """Watch in a thread (a scheduler, a conductor, an API worker)."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name='liveness-watch')
+        self._thread.start()
+
+    def _loop(self):
+        interval = max(0.5, min(CONF.report_interval,
+                                CONF.service_down_time / 4.0))
+        while not self._stop.wait(interval):
+            try:
+                self.check(force=True)
+            except Exception:  # the database away: the heartbeat says it
+                LOG.debug('Liveness watch could not read heartbeats',
+                          exc_info=True)
+
+    def stop(self):
+        self._stop.set()
+
+
+FLEET_WATCH = FleetWatch()
+
+
+def state(service):
+    """up, down or unknown from the database heartbeat alone."""
+    try:
+        FLEET_WATCH.check()
+    except Exception:
+        pass  # the verdict below still reads what the service row says
+    return liveness.OBSERVER.state_of(
+        db_api._parse_time(service['last_seen_up']), service['forced_down'],
+        db_api.utcnow())
 
 
 class ServiceGroup:
@@ -33,9 +121,13 @@ class ServiceGroup:
             self._cache[binary] = (time.monotonic(), members)
         return members
 
+    def state(self, service):
+        verdict = state(service)
+        if verdict != liveness.UP or self._coordinator is None:
+            return verdict
+        if service['host'] in self._members(service['binary']):
+            return liveness.UP
+        return liveness.DOWN
+
     def is_up(self, service):
-        if not db_api.service_is_up(service):
-            return False
-        if self._coordinator is None:
-            return True
-        return service['host'] in self._members(service['binary'])
+        return self.state(service) == liveness.UP

@@ -14,6 +14,7 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import servicegroup_cache
+from nova_moves import liveness
 from nova_moves.api import service_names
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -59,6 +60,13 @@ class ComputeServiceInUse(exception.Invalid):
     msg_fmt = 'Compute service of %(host)s is still in use.'
 
 
+class ComputeServiceUnknown(exception.Invalid):
+    msg_fmt = ('Compute service of %(host)s may still be in use: it has '
+               'not reported since heartbeats could be seen again after '
+               'an outage of the control plane. Retry once it has had '
+               'service_down_time to report.')
+
+
 def _check_target(instance, host):
     if host is None:
         return
@@ -79,7 +87,14 @@ def _check_source_down(instance):
             state=None)
     service = db_api.service_get_by_host_and_binary(instance['host'],
                                                     service_names.COMPUTE_BINARY)
-    if service and servicegroup_cache.is_up(service):
+    if not service:
+        return
+    state = servicegroup_cache.state(service)
+    if state == liveness.UNKNOWN:
+        # Silent only because heartbeats could not be seen (a broker
+        # outage): it may still run the server. Nova evacuates it.
+        raise ComputeServiceUnknown(host=instance['host'])
+    if state != liveness.DOWN:
         raise ComputeServiceInUse(host=instance['host'])
 
 
