@@ -13,6 +13,7 @@ import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import common
+from nova_moves.api import move_sending
 from nova_moves.api import servicegroup_cache
 from nova_moves import liveness
 from nova_moves.api import service_names
@@ -146,9 +147,11 @@ def evacuate(server_id, value):
                    'old_flavor_id': str(instance['flavor']['id']),
                    'new_flavor_id': str(instance['flavor']['id'])})
     try:
-        api_req.services().conductor.rebuild_instance(
-            ctxt, instance['uuid'], migration['uuid'], host=host,
-            force=force, stop_after=version >= '2.95')
+        with move_sending.sending(instance['uuid'], states.REBUILDING,
+                                  migration):
+            api_req.services().conductor.rebuild_instance(
+                ctxt, instance['uuid'], migration['uuid'], host=host,
+                force=force, stop_after=version >= '2.95')
     except Exception:
         # Nothing was sent: the server back as it was, the migration
         # closed (move_failed, without a fault: nothing failed yet).
