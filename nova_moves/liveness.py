@@ -39,7 +39,8 @@ BROKER = 'broker'  # this process's own broker connection
 REPORT = 'report'  # this process's own heartbeat
 FLEET = 'fleet'    # every compute heartbeat stale together
 
-_RABBIT_LOGGER = 'oslo_messaging._drivers.impl_rabbit'
+# oslo_log names the driver's logger with a dot (oslo.messaging...).
+_RABBIT_LOGGER = 'oslo.messaging._drivers.impl_rabbit'
 # The format strings oslo.messaging's RabbitMQ driver logs with.
 _CUT_MARKS = ('is unreachable', 'closed the connection',
               'Connection failed')

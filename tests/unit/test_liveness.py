@@ -5,6 +5,7 @@ service_down_time to report (issue 37). Nova calls them down."""
 import datetime
 import logging
 
+from oslo_messaging._drivers import impl_rabbit
 import sqlalchemy as sa
 import testtools
 
@@ -75,6 +76,9 @@ class LivenessTest(testtools.TestCase):
         self.assertEqual('down', _state('h1'))
 
     def test_own_broker_outage_seen_in_the_driver_log(self):
+        # The logger the RabbitMQ driver really logs to.
+        self.assertEqual(liveness._RABBIT_LOGGER,
+                         impl_rabbit.LOG.logger.name)
         liveness.watch_broker_connection()
         rabbit = logging.getLogger(liveness._RABBIT_LOGGER)
         rabbit.setLevel(logging.INFO)
