@@ -5,6 +5,7 @@ service_down_time to report (issue 37). Nova calls them down."""
 import datetime
 import logging
 
+import oslo_messaging as messaging
 from oslo_messaging._drivers import impl_rabbit
 import sqlalchemy as sa
 import testtools
@@ -161,3 +162,53 @@ class WaitingSchedulerTest(testtools.TestCase):
                                              'conductor'))
         self.useFixture(nm_fixtures.Override('stuck_move_timeout', 30))
         self.assertEqual(15.0, unknown_hosts.wait_bound())
+
+
+class LostReplyTest(nm_fixtures.TwoHostsTestCase):
+    """A select_destinations reply lost in a broker outage: asked
+    again; the claim the first call made is the answer."""
+
+    class Scheduler:
+        def __init__(self, *outcomes):
+            self.outcomes = list(outcomes)
+
+        def select_destinations(self, ctxt, spec, uuids,
+                                return_alternates=True):
+            raise self.outcomes.pop(0)
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(nm_fixtures.Override('report_interval', 1))
+
+    def _select(self, uuid, *outcomes):
+        waiting = unknown_hosts.WaitingScheduler(
+            self.Scheduler(*outcomes), sleep=lambda s: None)
+        return waiting.select_destinations(
+            None, {'consumer_generation': 1, 'ignore_hosts': ['h1']},
+            [uuid])
+
+    def test_claim_of_the_lost_call_is_the_answer(self):
+        uuid = self.boot_on_h1(None)
+        db_api.allocations_replace(uuid, {self.rps['h2']: {'VCPU': 1}})
+        conflict = exception.ConsumerGenerationConflict(
+            consumer=uuid, expected=1, actual=2)
+        selections = self._select(uuid, messaging.MessagingTimeout(),
+                                  conflict)
+        self.assertEqual([[{'host': 'h2', 'nodename': 'h2',
+                            'compute_node_uuid': self.rps['h2'],
+                            'allocation_request': {
+                                self.rps['h2']: {'VCPU': 1}}}]],
+                         selections)
+
+    def test_conflict_without_a_claim_is_raised(self):
+        # The move was rolled back: the server's allocation is on its
+        # own host again.
+        uuid = self.boot_on_h1(None)
+        conflict = exception.ConsumerGenerationConflict(
+            consumer=uuid, expected=1, actual=2)
+        self.assertRaises(exception.ConsumerGenerationConflict, self._select,
+                          uuid, messaging.MessagingTimeout(), conflict)
+        # And a conflict with no lost reply before it is never guessed at.
+        db_api.allocations_replace(uuid, {self.rps['h2']: {'VCPU': 1}})
+        self.assertRaises(exception.ConsumerGenerationConflict, self._select,
+                          uuid, conflict)
