@@ -48,8 +48,9 @@ conductor_opts = [
                     'service_down_time to report after the outage) asks '
                     'the scheduler again for up to this many seconds '
                     'instead of failing with NoValidHost (Nova fails '
-                    'it). Capped at half of stuck_move_timeout. 0: fail '
-                    'at once.'),
+                    'it); a scheduler call whose reply a broker outage '
+                    'lost is asked again within the same time. Capped '
+                    'at half of stuck_move_timeout. 0: fail at once.'),
 ]
 
 
