@@ -2,6 +2,7 @@
 counts; with a tooz membership backend, the service must also be a live
 group member. "unknown": this process could not see heartbeats lately
 (nova_moves.liveness), so a stale heartbeat proves nothing yet."""
+import datetime
 import threading
 import time
 
@@ -19,11 +20,17 @@ COMPUTE = 'nova-moves-compute'
 
 class FleetWatch:
     """Opens the FLEET blind window when every compute's heartbeat went
-    stale together, and closes it (and a broker window that could not
-    see its reconnection logged) once a heartbeat is recorded again.
-    Looked at on every verdict (at most once a second) and, in the
-    long-running processes, by a thread every report_interval, so a
-    silence is seen while it lasts, not only by the next request."""
+    stale together. It closes once half of the hosts that were up when
+    it opened have reported again: the first heartbeats after a broker
+    outage do not mean the others can report yet (the conductors answer
+    a backlog; measured up to 40 s after the broker was back), and a
+    host shown down too early gets evacuated while it runs. A window
+    whose hosts do not come back closes ``3 x service_down_time`` after
+    the first heartbeat. Also closes a broker window whose reconnection
+    the log level hid, once a heartbeat is recorded after it. Looked at
+    on every verdict (at most once a second) and, in the long-running
+    processes, by a thread every report_interval, so a silence is seen
+    while it lasts, not only by the next request."""
 
     def __init__(self, observer=None):
         self.observer = observer or liveness.OBSERVER
@@ -31,6 +38,7 @@ class FleetWatch:
         self._lock = threading.Lock()
         self._thread = None
         self._stop = threading.Event()
+        self._first_back = None  # monotonic: first heartbeat after a cut
 
     def check(self, force=False):
         with self._lock:
@@ -39,23 +47,39 @@ class FleetWatch:
                     now - self._checked < 1.0:
                 return
             self._checked = now
-        newest = db_api.service_newest_report(COMPUTE)
-        if newest is None:
+        beats = db_api.service_heartbeats(COMPUTE)
+        if not beats:
             return
-        stale = (db_api.utcnow() - newest).total_seconds() > \
-            CONF.service_down_time
-        if stale:
+        window = CONF.service_down_time
+        utcnow = db_api.utcnow()
+        newest = max(beats)
+        if (utcnow - newest).total_seconds() > window:
+            self._first_back = None
             self.observer.cut(liveness.FLEET, since=newest)
             return
+        since = self.observer.blind_since(liveness.FLEET)
+        if since is not None and not self._back_enough(beats, since):
+            return
+        self._first_back = None
         self.observer.back(liveness.FLEET)
         since = self.observer.blind_since(liveness.BROKER)
         if since is not None and newest > since:
             # A heartbeat went through the broker after our cut.
             self.observer.back(liveness.BROKER)
 
+    def _back_enough(self, beats, since):
+        if self._first_back is None:
+            self._first_back = time.monotonic()
+        were_up = [b for b in beats if b >= since - datetime.timedelta(
+            seconds=CONF.service_down_time)]
+        back = [b for b in beats if b > since]
+        return 2 * len(back) >= len(were_up) or \
+            time.monotonic() - self._first_back > \
+            3 * CONF.service_down_time
+
     def reset(self):
         """Tests: forget every window and look again."""
-        self._checked = None
+        self._checked = self._first_back = None
         self.observer.reset()
 
     def start(self):

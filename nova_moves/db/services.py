@@ -143,12 +143,13 @@ def service_is_up(service):
     return abs(age) <= CONF.service_down_time
 
 
-def service_newest_report(binary):
-    """The newest heartbeat of any ``binary`` service not forced down,
-    or None: the liveness watch's fleet-wide view (servicegroup.py)."""
+def service_heartbeats(binary):
+    """The last heartbeat of every ``binary`` service not forced down:
+    the liveness watch's fleet-wide view (servicegroup.py)."""
     table = models.Service.__table__
     with _tx(writer=False) as conn:
-        return _parse_time(conn.execute(
-            sa.select(sa.func.max(table.c.last_seen_up))
+        return [_parse_time(value) for value in conn.execute(
+            sa.select(table.c.last_seen_up)
             .where(table.c.binary == binary,
-                   table.c.forced_down == sa.false())).scalar())
+                   table.c.forced_down == sa.false(),
+                   table.c.last_seen_up.is_not(None))).scalars()]

@@ -172,6 +172,8 @@ class SchedulerManager:
         wanted = (spec.get('requested_destination') or {}).get('host')
         return [wanted] if wanted else (spec.get('target_hosts') or None)
 
+    # Unknown hosts are waited on by the caller: no traceback logged.
+    @messaging.expected_exceptions(exception.HostsUnknown)
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):
         resources = db_api.resources_from_flavor(request_spec['flavor'])

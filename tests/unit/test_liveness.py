@@ -70,6 +70,26 @@ class LivenessTest(testtools.TestCase):
         self.assertEqual('down', observer.state_of(
             db_api._parse_time(service['last_seen_up']), False, later))
 
+    def test_window_closes_when_half_of_the_hosts_are_back(self):
+        nm_fixtures.compute('h4')
+        for host in ('h1', 'h2', 'h3', 'h4'):
+            _age(host, 15)
+        self.assertEqual('unknown', _state('h1'))
+        # The first heartbeat after the outage: the conductors may not
+        # answer the others yet; the window stays open.
+        db_api.service_report('h2', COMPUTE, 'compute')
+        servicegroup.FLEET_WATCH.check(force=True)
+        self.assertIsNotNone(
+            liveness.OBSERVER.blind_since(liveness.FLEET))
+        self.assertEqual(['unknown', 'up', 'unknown'],
+                         [_state(h) for h in ('h1', 'h2', 'h4')])
+        db_api.service_report('h4', COMPUTE, 'compute')
+        servicegroup.FLEET_WATCH.check(force=True)
+        self.assertIsNone(liveness.OBSERVER.blind_since(liveness.FLEET))
+        # In the grace that follows: still unknown.
+        self.assertEqual(['unknown', 'unknown'],
+                         [_state('h1'), _state('h3')])
+
     def test_forced_down_is_down(self):
         liveness.OBSERVER.cut(liveness.BROKER)
         service = db_api.service_get_by_host_and_binary('h1', COMPUTE)
