@@ -78,7 +78,9 @@ class FleetWatch:
             3 * CONF.service_down_time
 
     def reset(self):
-        """Tests: forget every window and look again."""
+        """Tests: stop watching, forget every window and look again."""
+        self.stop()
+        self._thread = None
         self._checked = self._first_back = None
         self.observer.reset()
 
@@ -86,15 +88,17 @@ class FleetWatch:
         """Watch in a thread (a scheduler, a conductor, an API worker)."""
         if self._thread is not None and self._thread.is_alive():
             return
-        self._stop.clear()
+        # One event per thread: a stopped one never runs on.
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name='liveness-watch')
+                                        name='liveness-watch',
+                                        args=(self._stop,))
         self._thread.start()
 
-    def _loop(self):
+    def _loop(self, stop):
         interval = max(0.5, min(CONF.report_interval,
                                 CONF.service_down_time / 4.0))
-        while not self._stop.wait(interval):
+        while not stop.wait(interval):
             try:
                 self.check(force=True)
             except Exception:  # the database away: the heartbeat says it

@@ -232,3 +232,33 @@ class LostReplyTest(nm_fixtures.TwoHostsTestCase):
         db_api.allocations_replace(uuid, {self.rps['h2']: {'VCPU': 1}})
         self.assertRaises(exception.ConsumerGenerationConflict, self._select,
                           uuid, conflict)
+
+
+class EvacuationCheckTest(testtools.TestCase):
+    """Evacuation needs a source that is down, not one that is only
+    unknown (Nova evacuates it, and two copies run)."""
+
+    def test_unknown_source_is_refused(self):
+        from nova_moves.api import evacuate as api_evacuate
+        client = nm_fixtures.api_on_database(self)
+        self.useFixture(nm_fixtures.Override('service_down_time', 10))
+        servicegroup.FLEET_WATCH.reset()
+        self.addCleanup(servicegroup.FLEET_WATCH.reset)
+        for host in ('h1', 'h2'):
+            nm_fixtures.compute(host)
+        instance = {'uuid': 'vm', 'host': 'h1'}
+        with client.application.app_context():
+            self.assertRaises(api_evacuate.ComputeServiceInUse,
+                              api_evacuate._check_source_down, instance)
+            # Every host silent together (a broker outage): unknown.
+            _age('h1', 15)
+            _age('h2', 15)
+            servicegroup.FLEET_WATCH.check(force=True)
+            exc = self.assertRaises(api_evacuate.ComputeServiceUnknown,
+                                    api_evacuate._check_source_down,
+                                    instance)
+            self.assertIn('may still be in use', str(exc))
+            # h2 alone silent, h1 reporting for long: h2 is down.
+            servicegroup.FLEET_WATCH.reset()
+            db_api.service_report('h1', COMPUTE, 'compute')
+            api_evacuate._check_source_down({'uuid': 'vm', 'host': 'h2'})
