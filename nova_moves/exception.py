@@ -116,6 +116,15 @@ class NoValidHost(NovaMovesException):
     code = 400
 
 
+class HostsUnknown(NoValidHost):
+    """Every host that fits is "unknown" (nova_moves.liveness): its
+    heartbeat could not be seen lately. The conductor waits and asks
+    again instead of failing the move."""
+    msg_fmt = ('No valid host was found. The hosts that fit (%(hosts)s) '
+               'have not reported since the service could see heartbeats '
+               'again; their liveness is unknown.')
+
+
 class MaxRetriesExceeded(NoValidHost):
     msg_fmt = 'Exceeded maximum number of retries. %(reason)s'
 

@@ -16,6 +16,7 @@ from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import coordination
 from nova_moves import fileperms
+from nova_moves import liveness
 from nova_moves import logsafe
 from nova_moves import rpc
 from nova_moves import rpc_shutdown
@@ -144,7 +145,10 @@ class Service:
                 self.manager.before_reporting_up(ctxt)
             self._report(ctxt, self.host, self.binary, self.topic)
             self._reported_at = time.monotonic()
+            liveness.OBSERVER.back(liveness.REPORT)
         except Exception:
+            # Others' silence proves nothing while ours lasts.
+            liveness.OBSERVER.cut(liveness.REPORT)
             if raise_on_error:
                 raise
             LOG.exception('%s on %s could not report its state',

@@ -13,7 +13,9 @@ import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import common
+from nova_moves.api import move_sending
 from nova_moves.api import servicegroup_cache
+from nova_moves import liveness
 from nova_moves.api import service_names
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -63,6 +65,13 @@ class ComputeServiceInUse(exception.Invalid):
     msg_fmt = 'Compute service of %(host)s is still in use.'
 
 
+class ComputeServiceUnknown(exception.Invalid):
+    msg_fmt = ('Compute service of %(host)s may still be in use: it has '
+               'not reported since heartbeats could be seen again after '
+               'an outage of the control plane. Retry once it has had '
+               'service_down_time to report.')
+
+
 def _check_target(instance, host):
     if host is None:
         return
@@ -83,7 +92,14 @@ def _check_source_down(instance):
             state=None)
     service = db_api.service_get_by_host_and_binary(instance['host'],
                                                     service_names.COMPUTE_BINARY)
-    if service and servicegroup_cache.is_up(service):
+    if not service:
+        return
+    state = servicegroup_cache.state(service)
+    if state == liveness.UNKNOWN:
+        # Silent only because heartbeats could not be seen (a broker
+        # outage): it may still run the server. Nova evacuates it.
+        raise ComputeServiceUnknown(host=instance['host'])
+    if state != liveness.DOWN:
         raise ComputeServiceInUse(host=instance['host'])
 
 
@@ -135,9 +151,11 @@ def evacuate(server_id, value):
                    'old_flavor_id': str(instance['flavor']['id']),
                    'new_flavor_id': str(instance['flavor']['id'])})
     try:
-        api_req.services().conductor.rebuild_instance(
-            ctxt, instance['uuid'], migration['uuid'], host=host,
-            force=force, stop_after=version >= '2.95')
+        with move_sending.sending(instance['uuid'], states.REBUILDING,
+                                  migration):
+            api_req.services().conductor.rebuild_instance(
+                ctxt, instance['uuid'], migration['uuid'], host=host,
+                force=force, stop_after=version >= '2.95')
     except Exception:
         # Nothing was sent: the server back as it was, the migration
         # closed (move_failed, without a fault: nothing failed yet).

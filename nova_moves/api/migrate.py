@@ -16,6 +16,7 @@ the verdict, nothing changes).
 """
 from nova_moves.api import request as api_req
 from nova_moves.api import common
+from nova_moves.api import move_sending
 from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -95,8 +96,10 @@ def _start_move(instance, method, action, **rpc_kwargs):
     ctxt = api_req.context()
     common.start_move(instance, method, TASK_STATE, MOVABLE_VM_STATES, action)
     try:
-        api_req.services().conductor.migrate_server(
-            ctxt, instance['uuid'], live=False, do_cast=True, **rpc_kwargs)
+        with move_sending.sending(instance['uuid'], states.RESIZE_PREP):
+            api_req.services().conductor.migrate_server(
+                ctxt, instance['uuid'], live=False, do_cast=True,
+                **rpc_kwargs)
     except Exception:
         common.abandon_move(instance['uuid'], TASK_STATE)
         raise

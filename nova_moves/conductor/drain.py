@@ -38,6 +38,8 @@ from nova_moves.db import api as db_api
 from nova_moves.db import drains as d
 from nova_moves import drain_plan
 from nova_moves import exception
+from nova_moves import liveness
+from nova_moves import servicegroup
 from nova_moves import states
 from nova_moves import timeutil
 
@@ -134,8 +136,8 @@ class DrainRunner:
         if service is not None:
             values = {'disabled': True,
                       'disabled_reason': disabled_reason(drain)}
-            if drain['force_down_if_dead'] and not db_api.service_is_up(
-                    service):
+            if drain['force_down_if_dead'] and \
+                    servicegroup.state(service) == liveness.DOWN:
                 # Fenced by the operator's word: evacuation needs it.
                 values['forced_down'] = True
             db_api.service_update(service['id'], values)
@@ -183,6 +185,15 @@ class DrainRunner:
                 expected_state=d.PENDING)
         return True
 
+    def _wait_unknown(self, drain, server):
+        reason = ('waiting: host %s has not reported since heartbeats '
+                  'could be seen again (liveness unknown)' % drain['host'])
+        if server['reason'] != reason:
+            db_api.drain_server_update(
+                drain['uuid'], server['instance_uuid'], {'reason': reason},
+                expected_state=d.PENDING)
+        return None
+
     def _kind(self, drain, instance, service):
         """(kind, None) or (None, why the server cannot move): the same
         rule a drain plan states (drain_plan.move_kind)."""
@@ -214,6 +225,11 @@ class DrainRunner:
         if instance['host'] != drain['host'] and not instance['task_state']:
             return self._done(drain, server, 'moved off by someone else',
                               d.PENDING)
+        if service is not None and \
+                servicegroup.state(service) == liveness.UNKNOWN:
+            # Silent only because heartbeats could not be seen (a broker
+            # outage): neither evacuate it nor fail it yet.
+            return self._wait_unknown(drain, server)
         kind, why = self._kind(drain, instance, service)
         if kind is None:
             host_down = service is not None and \

@@ -13,6 +13,7 @@ from nova_moves.conductor import db_proxy
 from nova_moves.conductor import drain
 from nova_moves.conductor import recovery
 from nova_moves.conductor import usage_audit
+from nova_moves.conductor import unknown_hosts
 from nova_moves import conf
 from nova_moves.conductor.tasks import build
 from nova_moves.conductor.tasks import live_migrate
@@ -22,6 +23,7 @@ from nova_moves.conductor.tasks import unshelve
 from nova_moves import exception
 from nova_moves import instance_actions
 from nova_moves.scheduler import rpcapi as scheduler_rpcapi
+from nova_moves import servicegroup
 from nova_moves import states
 
 LOG = logging.getLogger(__name__)
@@ -40,7 +42,8 @@ class ConductorManager:
         self.gate = admission.Gate(self.run_admitted)
         self.db = db_proxy.ComputeDBProxy(on_settled=self.gate.wake)
         self.event_backend = self.db
-        self.scheduler = scheduler_rpcapi.SchedulerAPI()
+        self.scheduler = unknown_hosts.WaitingScheduler(
+            scheduler_rpcapi.SchedulerAPI())
         self.compute_rpcapi = compute_rpcapi.ComputeAPI()
         self.drains = drain.DrainRunner(self.gate, self.start_move,
                                         self.compute_rpcapi)
@@ -50,6 +53,8 @@ class ConductorManager:
 
     def post_start_hook(self):
         self.usage_audit = usage_audit.UsageAudit()
+        # Sees an outage of the heartbeats while it lasts (the drains).
+        servicegroup.FLEET_WATCH.start()
         self._recovery = recovery.RecoveryThread(
             self.compute_rpcapi,
             fast_tasks=[self.drains.tick, self.usage_audit.tick])

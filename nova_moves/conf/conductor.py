@@ -38,6 +38,19 @@ conductor_opts = [
                     'host is back; a host silent for longer than this '
                     'many seconds fails them. A host already down when '
                     'the drain began fails them at once. 0: never wait.'),
+    cfg.IntOpt('unknown_hosts_wait', default=60, min=0,
+               help='A move for which every host that fits is "unknown" '
+                    '(its heartbeat could not be seen because the '
+                    'scheduler, the conductors or the broker were away: '
+                    'every compute heartbeat stale together, or the '
+                    'service\'s own broker connection or heartbeat '
+                    'failed; such hosts stay unknown until they had '
+                    'service_down_time to report after the outage) asks '
+                    'the scheduler again for up to this many seconds '
+                    'instead of failing with NoValidHost (Nova fails '
+                    'it); a scheduler call whose reply a broker outage '
+                    'lost is asked again within the same time. Capped '
+                    'at half of stuck_move_timeout. 0: fail at once.'),
 ]
 
 

@@ -371,3 +371,19 @@ def allocations_orphaned():
                 states.MIGRATION_TERMINAL_STATUSES))))
     return {consumer: allocations for consumer, allocations in
             allocations_all().items() if consumer not in live | moving}
+
+
+def allocation_root_hosts(consumer_id):
+    """{root provider name (the host): root provider uuid} of the
+    providers ``consumer_id`` holds allocations on."""
+    root = sa.orm.aliased(models.ResourceProvider)
+    with _session(writer=False) as session:
+        rows = session.execute(
+            sa.select(root.name, root.uuid)
+            .join(models.ResourceProvider,
+                  models.ResourceProvider.root_provider_id == root.id)
+            .join(models.Allocation, models.Allocation.resource_provider_id
+                  == models.ResourceProvider.id)
+            .where(models.Allocation.consumer_id == consumer_id)
+            .distinct()).all()
+    return dict(rows)

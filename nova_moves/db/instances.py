@@ -201,3 +201,26 @@ def instance_get_all_by_task_states(task_states, updated_before):
             sa.func.coalesce(models.Instance.updated_at,
                              models.Instance.created_at) < updated_before)
         return [_instance_dict(r) for r in session.scalars(query)]
+
+
+def move_keep_alive(instance_uuid, task_state, migration=None):
+    """The API's cast of a move's start still waits for the broker: mark
+    the move's rows as touched now (the server while it keeps
+    ``task_state``, the migration while it keeps the status the API
+    created it with), so the stuck-move sweep does not roll back a move
+    whose start is still being sent. True while the move is still
+    there."""
+    now = utcnow()
+    with _session() as session:
+        kept = session.execute(
+            sa.update(models.Instance).where(
+                models.Instance.uuid == instance_uuid,
+                models.Instance.task_state == task_state)
+            .values(updated_at=now)).rowcount
+        if migration is not None:
+            session.execute(
+                sa.update(models.Migration).where(
+                    models.Migration.uuid == migration['uuid'],
+                    models.Migration.status == migration['status'])
+                .values(updated_at=now))
+    return bool(kept)

@@ -141,3 +141,15 @@ def service_is_up(service):
         return False
     age = (utcnow() - last).total_seconds()
     return abs(age) <= CONF.service_down_time
+
+
+def service_heartbeats(binary):
+    """The last heartbeat of every ``binary`` service not forced down:
+    the liveness watch's fleet-wide view (servicegroup.py)."""
+    table = models.Service.__table__
+    with _tx(writer=False) as conn:
+        return [_parse_time(value) for value in conn.execute(
+            sa.select(table.c.last_seen_up)
+            .where(table.c.binary == binary,
+                   table.c.forced_down == sa.false(),
+                   table.c.last_seen_up.is_not(None))).scalars()]

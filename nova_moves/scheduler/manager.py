@@ -10,6 +10,7 @@ import oslo_messaging as messaging
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves import liveness
 from nova_moves.scheduler import filters as scheduler_filters
 from nova_moves import servicegroup
 
@@ -55,6 +56,11 @@ class SchedulerManager:
             LOG.warning('Could not load the placement view at start-up',
                         exc_info=True)
 
+    def post_start_hook(self):
+        # Sees an outage of the heartbeats while it lasts, not only at
+        # the next request.
+        servicegroup.FLEET_WATCH.start()
+
     def _host_states(self, candidates):
         """Host states of ``candidates`` (an iterable, maybe lazy), in
         chunks: services are read and liveness checked only for the hosts
@@ -69,9 +75,22 @@ class SchedulerManager:
                 hosts=[c['host'] for c in chunk])}
             for candidate in chunk:
                 service = services.get(candidate['host'])
+                state = (self.servicegroup.state(service) if service
+                         else liveness.DOWN)
                 yield dict(candidate, service=service,
-                           up=bool(service) and
-                           self.servicegroup.is_up(service))
+                           up=state == liveness.UP, liveness=state)
+
+    def _passing(self, states, spec, unknown):
+        """The states that pass the filters; ``unknown`` collects those
+        that would pass if their host's liveness were known up."""
+        for state in states:
+            if not scheduler_filters.reject_reasons(state, spec,
+                                                    self.filters):
+                yield state
+            elif state['liveness'] == liveness.UNKNOWN and \
+                    not scheduler_filters.reject_reasons(
+                        dict(state, up=True), spec, self.filters):
+                unknown.append(state['host'])
 
     def _weighed(self, states):
         mult = CONF.scheduler.ram_weight_multiplier
@@ -163,6 +182,8 @@ class SchedulerManager:
         wanted = (spec.get('requested_destination') or {}).get('host')
         return [wanted] if wanted else (spec.get('target_hosts') or None)
 
+    # Unknown hosts are waited on by the caller: no traceback logged.
+    @messaging.expected_exceptions(exception.HostsUnknown)
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):
         resources = db_api.resources_from_flavor(request_spec['flavor'])
@@ -183,15 +204,19 @@ class SchedulerManager:
 
     def _select_one(self, resources, request_spec, instance_uuid,
                     return_alternates):
-        passing = (s for s in self._host_states(
-            self._ordered_candidates(resources, request_spec))
-            if not scheduler_filters.reject_reasons(
-                s, request_spec, self.filters))
+        unknown = []
+        passing = self._passing(self._host_states(
+            self._ordered_candidates(resources, request_spec)),
+            request_spec, unknown)
         # Enough hosts for the random subset and the alternates; more
         # are pulled only if every claim on these is lost.
         ordered = list(itertools.islice(passing, max(
             CONF.scheduler.host_subset_size,
             CONF.scheduler.max_attempts)))
+        if not ordered and unknown:
+            # Not "no host": hosts that could not report while this
+            # service (or the broker) was away. The conductor waits.
+            raise exception.HostsUnknown(hosts=', '.join(sorted(unknown)))
         if not ordered:
             raise exception.NoValidHost(
                 reason='There are not enough hosts available.')
@@ -241,12 +266,15 @@ class SchedulerManager:
             return {'valid': False,
                     'reasons': ['Compute host %s could not be found.' % host]}
         service = services[0]
+        verdict = self.servicegroup.state(service)
         state = {'host': host, 'service': service,
-                 'up': self.servicegroup.is_up(service)}
+                 'up': verdict == liveness.UP, 'liveness': verdict}
         if request_spec.get('instance_uuid'):
             request_spec = self._with_group(request_spec,
                                             request_spec['instance_uuid'])
         reasons = scheduler_filters.reject_reasons(state, request_spec,
                                                    self.filters)
         reasons += db_api.explain_unfit(resources, host)
-        return {'valid': not reasons, 'reasons': reasons}
+        # unknown: the host may only be unable to report (liveness.py).
+        return {'valid': not reasons, 'reasons': reasons,
+                'unknown': verdict == liveness.UNKNOWN}

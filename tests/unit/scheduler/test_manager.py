@@ -1,5 +1,6 @@
 """The scheduler in-process against a temporary SQLite database: filters,
 the weigher, the atomic claim and alternates, check_destination."""
+import oslo_messaging as messaging
 import testtools
 
 from nova_moves.db import api as db_api
@@ -59,6 +60,42 @@ class SchedulerTest(testtools.TestCase):
         self.group.down.add('h1')
         self.assertEqual(['h3'], [s['host'] for s in self.select()])
 
+    def test_unknown_hosts_are_not_no_valid_host(self):
+        # Every host that fits is unknown (heartbeats not seen since an
+        # outage): HostsUnknown, which the conductor waits on; nothing
+        # claimed.
+        self.group.unknown.update(['h1', 'h2', 'h3'])
+        # Expected by the RPC layer (no traceback logged); the caller
+        # gets HostsUnknown itself.
+        wrapped = self.assertRaises(messaging.ExpectedException, self.select)
+        exc = wrapped.exc_info[1]
+        self.assertIsInstance(exc, exception.HostsUnknown)
+        self.assertIn('h1, h2, h3', str(exc))
+        self.assertIsInstance(exc, exception.NoValidHost)
+        self.assertEqual({}, db_api.allocations_all())
+        # One known host up: it is chosen, the unknown ones are not.
+        self.group.unknown.discard('h3')
+        self.assertEqual(['h3'], [s['host'] for s in self.select()])
+        # Unknown hosts that would not fit anyway: plain NoValidHost.
+        self.group.unknown.add('h3')
+        big = nm_fixtures.flavor(memory_mb=100000)
+        exc = self.assertRaises(exception.NoValidHost, self.select,
+                                'vm2', flavor=big)
+        self.assertNotIsInstance(exc, exception.HostsUnknown)
+        # Down hosts are down: NoValidHost.
+        self.group.unknown.clear()
+        self.group.down.update(['h1', 'h2', 'h3'])
+        exc = self.assertRaises(exception.NoValidHost, self.select, 'vm3')
+        self.assertNotIsInstance(exc, exception.HostsUnknown)
+
+    def test_check_destination_says_unknown(self):
+        self.group.unknown.add('h1')
+        verdict = self.scheduler.check_destination(None, self.spec(), 'h1')
+        self.assertFalse(verdict['valid'])
+        self.assertTrue(verdict['unknown'])
+        self.assertFalse(self.scheduler.check_destination(
+            None, self.spec(), 'h2')['unknown'])
+
     def test_availability_zone_requested_host_and_ignore_hosts(self):
         self.assertEqual(['h3'], [s['host'] for s in self.select(
             availability_zone='az2')])
@@ -83,7 +120,7 @@ class SchedulerTest(testtools.TestCase):
             usages[h]['usages']['MEMORY_MB'] for h in ('h1', 'h2', 'h3')])
 
     def test_check_destination_reports_reasons(self):
-        self.assertEqual({'valid': True, 'reasons': []},
+        self.assertEqual({'valid': True, 'reasons': [], 'unknown': False},
                          self.scheduler.check_destination(
                              None, self.spec(), 'h1'))
         self.group.down.add('h1')
