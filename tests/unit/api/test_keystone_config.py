@@ -38,7 +38,9 @@ class _Keystone(testtools.TestCase):
         self.addCleanup(self._unregister, plugin_opts)
 
     def _unregister(self, plugin_opts):
-        CONF.reset()
+        # clear(), not reset(): reset() also unsets the defaults the
+        # product sets at import (max_pool_size, ...) for later tests.
+        CONF.clear()
         CONF.unregister_opts(plugin_opts, group=GROUP)
 
     def override(self, name, value, group=GROUP):
