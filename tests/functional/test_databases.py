@@ -14,6 +14,44 @@ from tests.functional.databases import (
 class _DatabaseStackTest(FreshDatabase):
 
     COMPUTES = 2
+    # Room for a 64 GiB / 1 TiB server (test_live_migrate_a_64_gib_server).
+    EXTRA_CONF = {'compute': {'memory_mb': 131072, 'disk_gb': 2048}}
+
+    def test_live_migrate_a_64_gib_server(self):
+        """A migration's byte counters hold a 64 GiB / 1 TiB server: as
+        32-bit columns they overflowed on these backends
+        (NumericValueOutOfRange, MySQL 1264) at 2 GiB, and the migration
+        went to error."""
+        flavor = self.flavor('huge', ram=65536, disk=1024)
+        server = self.admin.boot('huge', flavor['id'], host='compute1')
+        self.admin.set_faults('compute1', [], {'live_migration': 3})
+        self.addCleanup(self.admin.set_faults, 'compute1', [], {})
+        self.admin.action(server['id'], {'os-migrateLive': {
+            'host': 'compute2', 'block_migration': True}}, version='2.30',
+            expect=202)
+        path = '/servers/%s/migrations' % server['id']
+
+        def progressing():
+            for m in self.admin.get(path, version='2.80',
+                                    expect=200).json()['migrations']:
+                if m['memory_processed_bytes']:
+                    return m
+            return None
+        running = self.admin.wait_for(progressing, timeout=60,
+                                      what='progress of the transfer')
+        self.assertEqual(64 * 1024 ** 3, running['memory_total_bytes'])
+        self.assertEqual(1024 ** 4, running['disk_total_bytes'])
+        self.assertEqual(running['memory_total_bytes'],
+                         running['memory_processed_bytes'] +
+                         running['memory_remaining_bytes'])
+        done = self.admin.wait_for(lambda: next((
+            m for m in self.admin.migrations(instance_uuid=server['id'])
+            if m['status'] in ('completed', 'error', 'failed')), None),
+            timeout=60, what='the live migration to end')
+        self.assertEqual('completed', done['status'])
+        self.assertEqual('compute2', self.admin.server(server['id'])[
+            'OS-EXT-SRV-ATTR:host'])
+        self.admin.delete('/servers/%s' % server['id'], expect=204)
 
     def test_boot_read_back_and_delete(self):
         server = self.boot('db-vm')
