@@ -16,6 +16,8 @@ newest action. Not an RPC endpoint: the manager runs it at start-up,
 before the RPC server consumes, so no handler of ours runs meanwhile; a
 cast still queued for us then finds the claim gone and changes
 nothing."""
+import datetime
+
 from oslo_log import log as logging
 
 from nova_moves.compute import base
@@ -24,6 +26,7 @@ from nova_moves import instance_actions
 from nova_moves import moves
 from nova_moves.moves import lifecycle as lc_table
 from nova_moves import states
+from nova_moves import timeutil
 
 LOG = logging.getLogger(__name__)
 
@@ -31,6 +34,11 @@ class LifecycleRecovery(base.Steps):
 
     def __init__(self, deps, lifecycle, shelve):
         super().__init__(deps)
+        # A claim written after this process started is a request its
+        # RPC server has yet to consume (a boot sent while the host,
+        # back in its membership group, still ran init_host), not one a
+        # dead process left: its own cast runs it.
+        self.started = timeutil.utcnow()
         # Which guarded handler redoes each row.
         self._redo = {
             'reboot:SOFT': lambda c, u: lifecycle._reboot(
@@ -52,11 +60,27 @@ class LifecycleRecovery(base.Steps):
                                                                 self.host):
             if instance['task_state'] not in lc_table.TASK_STATES:
                 continue
+            if self._claimed_since_start(instance):
+                LOG.info('%s: %s since %s started; its own message runs '
+                         'it', instance['uuid'], instance['task_state'],
+                         self.host)
+                continue
             try:
                 self.recover(ctxt, instance)
             except Exception:
                 LOG.exception('Could not recover %s of %s after a restart',
                               instance['task_state'], instance['uuid'])
+
+    def _claimed_since_start(self, instance):
+        stamp = instance.get('updated_at') or instance.get('created_at')
+        if isinstance(stamp, str):
+            stamp = datetime.datetime.fromisoformat(stamp)
+        if stamp is None:
+            return False
+        if stamp.tzinfo is not None:
+            stamp = stamp.astimezone(datetime.timezone.utc).replace(
+                tzinfo=None)
+        return stamp >= self.started
 
     def _evacuating(self, ctxt, instance):
         """A rebuilding server with an evacuation under way is the

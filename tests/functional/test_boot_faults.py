@@ -18,8 +18,12 @@ RPC_TIMEOUT = 6
 
 class BootFaultsTest(base.StackTestCase):
     COMPUTES = 1
+    # unknown_hosts_wait 0: a scheduler that never answers fails the
+    # boot at its first timeout, not after asking again for a minute
+    # (what this class checks is the late claim, refused).
     EXTRA_CONF = {'DEFAULT': {'rpc_response_timeout': RPC_TIMEOUT},
-                  'compute': {'operation_seconds': 'spawn:3'}}
+                  'compute': {'operation_seconds': 'spawn:3'},
+                  'conductor': {'unknown_hosts_wait': 0}}
 
     def freeze_scheduler(self):
         self.stack.kill('scheduler1', signal.SIGSTOP, wait=0)

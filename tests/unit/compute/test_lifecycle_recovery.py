@@ -5,6 +5,7 @@ a message out of turn touches neither the guest nor the server (issue
 (issue 36) as its row says, without an operator."""
 from nova_moves.db import api as db_api
 from nova_moves import states
+from nova_moves import timeutil
 from tests.unit.compute import lifecycle_base
 
 
@@ -91,6 +92,7 @@ class LifecycleRecoveryTest(lifecycle_base.LifecycleComputeTestCase):
         }
         servers = {case: self.server(*case) for case in cases}
         recovery = self.manager.lifecycle_recovery
+        recovery.started = timeutil.utcnow()  # restarted after the claims
         settled = []
         recover = recovery.recover
         self.patch(recovery, 'recover', lambda ctxt, instance: settled.append(
@@ -109,6 +111,20 @@ class LifecycleRecoveryTest(lifecycle_base.LifecycleComputeTestCase):
             'instance_uuid': uuid, 'migration_type': states.EVACUATION,
             'status': states.M_PRE_MIGRATING, 'source_compute': 'h1',
             'dest_compute': 'h2', 'source_node': 'h1', 'dest_node': 'h2'})
+        self.manager.lifecycle_recovery.started = timeutil.utcnow()
         self.manager.lifecycle_recovery.run(self.ctxt)
         self.assertEqual((states.ACTIVE, states.REBUILDING, 'running'),
                          self.state(uuid))
+
+    def test_a_claim_made_since_the_start_is_left_to_its_message(self):
+        """A boot sent to a host still running init_host (back in its
+        membership group) is not a boot a dead process left."""
+        recovery = self.manager.lifecycle_recovery
+        recovery.started = timeutil.utcnow()
+        uuid = self.server(states.BUILDING, states.SPAWNING, None)
+        recovery.run(self.ctxt)
+        self.assertEqual((states.BUILDING, states.SPAWNING, None),
+                         self.state(uuid))
+        recovery.started = timeutil.utcnow()
+        recovery.run(self.ctxt)
+        self.assertEqual((states.ERROR, None, None), self.state(uuid))
