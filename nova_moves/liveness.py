@@ -48,7 +48,9 @@ _BACK_MARK = 'Reconnected to AMQP server'
 
 
 class Observer:
-    """The blind window of one process (module-level OBSERVER)."""
+    """The blind window of one process: owned by its ServiceGroup
+    (nova_moves.servicegroup), told by its Service and its broker log
+    watch."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -122,28 +124,29 @@ def _utcnow():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
-OBSERVER = Observer()
+class BrokerLogWatch(logging.Filter):
+    """Sees the RabbitMQ driver's connection-lost and reconnected lines
+    and tells ``observer``; never drops a record. The logger is
+    process-wide; each observer installs its own watch."""
 
-
-class _BrokerLogWatch(logging.Filter):
-    """Sees the RabbitMQ driver's connection-lost and reconnected lines;
-    never drops a record."""
+    def __init__(self, observer):
+        super().__init__()
+        self.observer = observer
 
     def filter(self, record):
         text = str(record.msg)
         if record.levelno >= logging.ERROR and any(
                 mark in text for mark in _CUT_MARKS):
-            OBSERVER.cut(BROKER)
+            self.observer.cut(BROKER)
         elif _BACK_MARK in text:
-            OBSERVER.back(BROKER)
+            self.observer.back(BROKER)
         return True
 
+    def install(self):
+        """Follow this process's own RabbitMQ connections (idempotent)."""
+        logger = logging.getLogger(_RABBIT_LOGGER)
+        if self not in logger.filters:
+            logger.addFilter(self)
 
-_WATCH = _BrokerLogWatch()
-
-
-def watch_broker_connection():
-    """Follow this process's own RabbitMQ connections (idempotent)."""
-    logger = logging.getLogger(_RABBIT_LOGGER)
-    if _WATCH not in logger.filters:
-        logger.addFilter(_WATCH)
+    def remove(self):
+        logging.getLogger(_RABBIT_LOGGER).removeFilter(self)

@@ -12,7 +12,6 @@ from oslo_messaging.rpc import dispatcher
 
 from nova_moves import conf
 from nova_moves import context as nm_context
-from nova_moves import liveness
 from nova_moves import rpcstats
 
 CONF = conf.CONF
@@ -76,8 +75,6 @@ def get_transport():
     if _Transports.transport is None:
         messaging.set_transport_defaults(control_exchange=EXCHANGE)
         set_defaults(CONF)
-        # This process's own broker outages make it blind to heartbeats.
-        liveness.watch_broker_connection()
         _Transports.transport = messaging.get_rpc_transport(
             CONF, allowed_remote_exmods=ALLOWED_EXMODS)
     return _Transports.transport

@@ -97,14 +97,19 @@ def freeze_heap():
 class Service:
     """One RPC server on ``topic`` addressed as ``host``, and its
     heartbeat. ``report`` is called with (context, host, binary, topic)
-    every report_interval; computes pass one that asks the conductor."""
+    every report_interval; computes pass one that asks the conductor.
+    ``observer`` (liveness.Observer, from the process's ServiceGroup)
+    learns when this process's own heartbeat fails."""
 
-    def __init__(self, host, binary, topic, manager, report):
+    def __init__(self, host, binary, topic, manager, report,
+                 observer=None):
         self.host = host
         self.binary = binary
         self.topic = topic
         self.manager = manager
         self._report = report
+        # None (computes): nothing in the process reads liveness.
+        self._observer = observer or liveness.Observer()
         self._stop = threading.Event()
         self._server = None
         self._heartbeat = None
@@ -145,10 +150,10 @@ class Service:
                 self.manager.before_reporting_up(ctxt)
             self._report(ctxt, self.host, self.binary, self.topic)
             self._reported_at = time.monotonic()
-            liveness.OBSERVER.back(liveness.REPORT)
+            self._observer.back(liveness.REPORT)
         except Exception:
             # Others' silence proves nothing while ours lasts.
-            liveness.OBSERVER.cut(liveness.REPORT)
+            self._observer.cut(liveness.REPORT)
             if raise_on_error:
                 raise
             LOG.exception('%s on %s could not report its state',

@@ -32,8 +32,8 @@ class FleetWatch:
     processes, by a thread every report_interval, so a silence is seen
     while it lasts, not only by the next request."""
 
-    def __init__(self, observer=None):
-        self.observer = observer or liveness.OBSERVER
+    def __init__(self, observer):
+        self.observer = observer
         self._checked = None
         self._lock = threading.Lock()
         self._thread = None
@@ -109,23 +109,18 @@ class FleetWatch:
         self._stop.set()
 
 
-FLEET_WATCH = FleetWatch()
-
-
-def state(service):
-    """up, down or unknown from the database heartbeat alone."""
-    try:
-        FLEET_WATCH.check()
-    except Exception:
-        pass  # the verdict below still reads what the service row says
-    return liveness.OBSERVER.state_of(
-        db_api._parse_time(service['last_seen_up']), service['forced_down'],
-        db_api.utcnow())
-
-
 class ServiceGroup:
+    """This process's view of liveness: it owns the process's blind
+    window (``observer``, which the Service marks when its own heartbeat
+    fails), the broker log watch that feeds it, and the fleet watch."""
 
     def __init__(self, coordinator=None, cache_seconds=1.0):
+        self.observer = liveness.Observer()
+        self.fleet_watch = FleetWatch(self.observer)
+        # Installed before the process builds its transport (the
+        # scheduler and conductor build their group first).
+        self._broker_watch = liveness.BrokerLogWatch(self.observer)
+        self._broker_watch.install()
         self._coordinator = coordinator
         self._cache_seconds = cache_seconds
         self._cache = {}
@@ -149,8 +144,26 @@ class ServiceGroup:
             self._cache[binary] = (time.monotonic(), members)
         return members
 
+    def start(self):
+        """Watch the fleet's heartbeats in a thread (idempotent)."""
+        self.fleet_watch.start()
+
+    def stop(self):
+        self.fleet_watch.stop()
+        self._broker_watch.remove()
+
+    def _heartbeat_state(self, service):
+        """up, down or unknown from the database heartbeat alone."""
+        try:
+            self.fleet_watch.check()
+        except Exception:
+            pass  # the verdict below still reads what the service row says
+        return self.observer.state_of(
+            db_api._parse_time(service['last_seen_up']),
+            service['forced_down'], db_api.utcnow())
+
     def state(self, service):
-        verdict = state(service)
+        verdict = self._heartbeat_state(service)
         if verdict != liveness.UP or self._coordinator is None:
             return verdict
         if service['host'] in self._members(service['binary']):

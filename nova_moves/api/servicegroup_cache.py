@@ -12,7 +12,7 @@ def _group():
         group = servicegroup.ServiceGroup.for_process()
         extensions['nova_moves.servicegroup'] = group
     # Per worker process (a thread does not survive a fork).
-    servicegroup.FLEET_WATCH.start()
+    group.start()
     return group
 
 

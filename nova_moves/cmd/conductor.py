@@ -16,6 +16,8 @@ def _report(ctxt, host, binary, topic):
 
 def main():
     service.prepare(sys.argv, 'nova-moves-conductor')
+    conductor = manager.ConductorManager()
     svc = service.Service(CONF.host, 'nova-moves-conductor', 'conductor',
-                          manager.ConductorManager(), _report)
+                          conductor, _report,
+                          conductor.servicegroup.observer)
     service.exit_with(service.run([svc], coordination.Coordinator()))

@@ -28,5 +28,5 @@ def main():
     threading.Thread(target=scheduler.load_placement, daemon=True,
                      name='placement-load').start()
     svc = service.Service(CONF.host, 'nova-moves-scheduler', 'scheduler',
-                          scheduler, _report)
+                          scheduler, _report, group.observer)
     service.exit_with(service.run([svc], coordinator))

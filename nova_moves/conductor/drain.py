@@ -39,7 +39,6 @@ from nova_moves.db import drains as d
 from nova_moves import drain_plan
 from nova_moves import exception
 from nova_moves import liveness
-from nova_moves import servicegroup
 from nova_moves import states
 from nova_moves import timeutil
 
@@ -70,13 +69,14 @@ def disabled_reason(drain):
 
 class DrainRunner:
 
-    def __init__(self, gate, start_move, compute_rpcapi):
+    def __init__(self, gate, start_move, compute_rpcapi, service_group):
         """``start_move(kind, ctxt, instance_uuid, migration_uuid,
         kwargs)`` runs a started move's conductor flow (through the
         gate)."""
         self.gate = gate
         self.start_move = start_move
         self.compute_rpcapi = compute_rpcapi
+        self.servicegroup = service_group
 
     def tick(self):
         stale = timeutil.utcnow() - datetime.timedelta(
@@ -137,7 +137,7 @@ class DrainRunner:
             values = {'disabled': True,
                       'disabled_reason': disabled_reason(drain)}
             if drain['force_down_if_dead'] and \
-                    servicegroup.state(service) == liveness.DOWN:
+                    self.servicegroup.state(service) == liveness.DOWN:
                 # Fenced by the operator's word: evacuation needs it.
                 values['forced_down'] = True
             db_api.service_update(service['id'], values)
@@ -226,7 +226,7 @@ class DrainRunner:
             return self._done(drain, server, 'moved off by someone else',
                               d.PENDING)
         if service is not None and \
-                servicegroup.state(service) == liveness.UNKNOWN:
+                self.servicegroup.state(service) == liveness.UNKNOWN:
             # Silent only because heartbeats could not be seen (a broker
             # outage): neither evacuate it nor fail it yet.
             return self._wait_unknown(drain, server)

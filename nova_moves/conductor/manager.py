@@ -45,8 +45,11 @@ class ConductorManager:
         self.scheduler = unknown_hosts.WaitingScheduler(
             scheduler_rpcapi.SchedulerAPI())
         self.compute_rpcapi = compute_rpcapi.ComputeAPI()
+        # Heartbeat-only liveness (no membership) for the drains.
+        self.servicegroup = servicegroup.ServiceGroup()
         self.drains = drain.DrainRunner(self.gate, self.start_move,
-                                        self.compute_rpcapi)
+                                        self.compute_rpcapi,
+                                        self.servicegroup)
 
     def endpoints(self):
         return [self, self.db]
@@ -54,7 +57,7 @@ class ConductorManager:
     def post_start_hook(self):
         self.usage_audit = usage_audit.UsageAudit()
         # Sees an outage of the heartbeats while it lasts (the drains).
-        servicegroup.FLEET_WATCH.start()
+        self.servicegroup.start()
         self._recovery = recovery.RecoveryThread(
             self.compute_rpcapi,
             fast_tasks=[self.drains.tick, self.usage_audit.tick])
@@ -65,6 +68,7 @@ class ConductorManager:
         if getattr(self, '_recovery', None) is not None:
             self._recovery.stop()
         self.gate.stop()
+        self.servicegroup.stop()
 
     # -- the concurrency gate ------------------------------------------------
     def _admitted(self, ctxt, kind, instance_uuid, migration_uuid, kwargs):

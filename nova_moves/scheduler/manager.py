@@ -59,7 +59,10 @@ class SchedulerManager:
     def post_start_hook(self):
         # Sees an outage of the heartbeats while it lasts, not only at
         # the next request.
-        servicegroup.FLEET_WATCH.start()
+        self.servicegroup.start()
+
+    def cleanup_host(self):
+        self.servicegroup.stop()
 
     def _host_states(self, candidates):
         """Host states of ``candidates`` (an iterable, maybe lazy), in

@@ -12,7 +12,6 @@ from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves.db import migration
-from nova_moves import servicegroup
 from nova_moves import states
 from tests.fixtures import rpc as fake_rpc
 
@@ -34,9 +33,6 @@ class Database(fixtures.Fixture):
         CONF.set_override('connection', self.url, group='database')
         self.addCleanup(CONF.clear_override, 'connection', group='database')
         self.addCleanup(db_api.dispose_engines)
-        # The process-wide liveness view starts clean in every test.
-        servicegroup.FLEET_WATCH.reset()
-        self.addCleanup(servicegroup.FLEET_WATCH.reset)
 
 
 _TEMPLATE = {}

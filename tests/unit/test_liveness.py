@@ -30,24 +30,26 @@ def _age(host, seconds):
                 seconds=seconds)))
 
 
-def _state(host):
-    return servicegroup.state(
-        db_api.service_get_by_host_and_binary(host, COMPUTE))
-
-
 class LivenessTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
         self.useFixture(nm_fixtures.Database())
         self.useFixture(nm_fixtures.Override('service_down_time', 10))
+        self.group = servicegroup.ServiceGroup()
+        self.addCleanup(self.group.stop)
+        self.observer = self.group.observer
         for host in ('h1', 'h2', 'h3'):
             nm_fixtures.compute(host)
+
+    def _state(self, host):
+        return self.group.state(
+            db_api.service_get_by_host_and_binary(host, COMPUTE))
 
     def test_one_silent_host_is_down(self):
         _age('h1', 30)
         self.assertEqual(['down', 'up', 'up'],
-                         [_state(h) for h in ('h1', 'h2', 'h3')])
+                         [self._state(h) for h in ('h1', 'h2', 'h3')])
 
     def test_fleet_silence_makes_hosts_unknown_until_grace(self):
         _age('h3', 200)  # down long before the silence
@@ -55,15 +57,15 @@ class LivenessTest(testtools.TestCase):
         _age('h2', 14)
         # Every compute stale together: not evidence that they died.
         self.assertEqual(['unknown', 'unknown', 'down'],
-                         [_state(h) for h in ('h1', 'h2', 'h3')])
+                         [self._state(h) for h in ('h1', 'h2', 'h3')])
         # One reports again: the others have service_down_time to
         # follow, the one down before stays down.
         db_api.service_report('h2', COMPUTE, 'compute')
-        servicegroup.FLEET_WATCH.check(force=True)
+        self.group.fleet_watch.check(force=True)
         self.assertEqual(['unknown', 'up', 'down'],
-                         [_state(h) for h in ('h1', 'h2', 'h3')])
+                         [self._state(h) for h in ('h1', 'h2', 'h3')])
         # After the grace, silent is down again.
-        observer = liveness.OBSERVER
+        observer = self.observer
         later = db_api.utcnow() + datetime.timedelta(seconds=11)
         self.assertIsNone(observer.unknown_since(later))
         service = db_api.service_get_by_host_and_binary('h1', COMPUTE)
@@ -74,33 +76,33 @@ class LivenessTest(testtools.TestCase):
         nm_fixtures.compute('h4')
         for host in ('h1', 'h2', 'h3', 'h4'):
             _age(host, 15)
-        self.assertEqual('unknown', _state('h1'))
+        self.assertEqual('unknown', self._state('h1'))
         # The first heartbeat after the outage: the conductors may not
         # answer the others yet; the window stays open.
         db_api.service_report('h2', COMPUTE, 'compute')
-        servicegroup.FLEET_WATCH.check(force=True)
+        self.group.fleet_watch.check(force=True)
         self.assertIsNotNone(
-            liveness.OBSERVER.blind_since(liveness.FLEET))
+            self.observer.blind_since(liveness.FLEET))
         self.assertEqual(['unknown', 'up', 'unknown'],
-                         [_state(h) for h in ('h1', 'h2', 'h4')])
+                         [self._state(h) for h in ('h1', 'h2', 'h4')])
         db_api.service_report('h4', COMPUTE, 'compute')
-        servicegroup.FLEET_WATCH.check(force=True)
-        self.assertIsNone(liveness.OBSERVER.blind_since(liveness.FLEET))
+        self.group.fleet_watch.check(force=True)
+        self.assertIsNone(self.observer.blind_since(liveness.FLEET))
         # In the grace that follows: still unknown.
         self.assertEqual(['unknown', 'unknown'],
-                         [_state('h1'), _state('h3')])
+                         [self._state('h1'), self._state('h3')])
 
     def test_forced_down_is_down(self):
-        liveness.OBSERVER.cut(liveness.BROKER)
+        self.observer.cut(liveness.BROKER)
         service = db_api.service_get_by_host_and_binary('h1', COMPUTE)
         db_api.service_update(service['id'], {'forced_down': True})
-        self.assertEqual('down', _state('h1'))
+        self.assertEqual('down', self._state('h1'))
 
     def test_own_broker_outage_seen_in_the_driver_log(self):
         # The logger the RabbitMQ driver really logs to.
         self.assertEqual(liveness._RABBIT_LOGGER,
                          impl_rabbit.LOG.logger.name)
-        liveness.watch_broker_connection()
+        # The group installed its watch; stop() removes it.
         rabbit = logging.getLogger(liveness._RABBIT_LOGGER)
         rabbit.setLevel(logging.INFO)
         self.addCleanup(rabbit.setLevel, logging.NOTSET)
@@ -109,36 +111,58 @@ class LivenessTest(testtools.TestCase):
                      'in %(sleep_time)d seconds.',
                      {'connection_id': 'c', 'hostname': 'h', 'port': 1,
                       'err_str': 'refused', 'sleep_time': 1})
-        since = liveness.OBSERVER.blind_since(liveness.BROKER)
+        since = self.observer.blind_since(liveness.BROKER)
         self.assertIsNotNone(since)
         # Seen as if the cut had come 5 s ago: the others last reported
         # before it, h1 was up when it came (silent 7 s then).
-        liveness.OBSERVER.reset()
-        liveness.OBSERVER.cut(liveness.BROKER, since=db_api.utcnow() -
-                              datetime.timedelta(seconds=5))
+        self.observer.reset()
+        self.observer.cut(liveness.BROKER, since=db_api.utcnow() -
+                          datetime.timedelta(seconds=5))
         _age('h1', 12)
         _age('h2', 6)
         _age('h3', 6)
-        self.assertEqual(['unknown', 'up'], [_state('h1'), _state('h2')])
+        self.assertEqual(['unknown', 'up'],
+                         [self._state('h1'), self._state('h2')])
         # One silent for longer than service_down_time when the cut
         # came was down already.
         _age('h1', 16)
-        self.assertEqual('down', _state('h1'))
+        self.assertEqual('down', self._state('h1'))
         _age('h1', 12)
         rabbit.info('[%(connection_id)s] Reconnected to AMQP server on '
                     '%(hostname)s:%(port)s', {'connection_id': 'c',
                                               'hostname': 'h', 'port': 1})
-        self.assertIsNone(liveness.OBSERVER.blind_since(liveness.BROKER))
+        self.assertIsNone(self.observer.blind_since(liveness.BROKER))
         # Within the grace after the reconnection: still unknown.
-        self.assertEqual('unknown', _state('h1'))
+        self.assertEqual('unknown', self._state('h1'))
+
+    def test_each_group_owns_its_window(self):
+        # Two groups in one process (the in-process fixture's conductor
+        # and scheduler): one's cut is not the other's; stop() takes its
+        # broker watch off the process-wide logger.
+        other = servicegroup.ServiceGroup()
+        self.addCleanup(other.stop)
+        # Its own heartbeat failed 5 s ago; h1 was up then.
+        other.observer.cut(liveness.REPORT, since=db_api.utcnow() -
+                           datetime.timedelta(seconds=5))
+        _age('h1', 12)
+        self.assertEqual('down', self._state('h1'))
+        self.assertEqual('unknown', other.state(
+            db_api.service_get_by_host_and_binary('h1', COMPUTE)))
+        rabbit = logging.getLogger(liveness._RABBIT_LOGGER)
+        watches = [f for f in rabbit.filters
+                   if isinstance(f, liveness.BrokerLogWatch)]
+        other.stop()
+        self.assertEqual(len(watches) - 1, len(
+            [f for f in rabbit.filters
+             if isinstance(f, liveness.BrokerLogWatch)]))
 
     def test_heartbeat_after_the_cut_ends_a_broker_window(self):
         # A reconnection the log level hid: a compute heartbeat recorded
         # after the cut proves the broker path works again.
-        liveness.OBSERVER.cut(liveness.BROKER, since=db_api.utcnow() -
-                              datetime.timedelta(seconds=5))
-        servicegroup.FLEET_WATCH.check(force=True)
-        self.assertIsNone(liveness.OBSERVER.blind_since(liveness.BROKER))
+        self.observer.cut(liveness.BROKER, since=db_api.utcnow() -
+                          datetime.timedelta(seconds=5))
+        self.group.fleet_watch.check(force=True)
+        self.assertIsNone(self.observer.blind_since(liveness.BROKER))
 
 
 class WaitingSchedulerTest(testtools.TestCase):
@@ -240,25 +264,27 @@ class EvacuationCheckTest(testtools.TestCase):
 
     def test_unknown_source_is_refused(self):
         from nova_moves.api import evacuate as api_evacuate
+        from nova_moves.api import servicegroup_cache
         client = nm_fixtures.api_on_database(self)
         self.useFixture(nm_fixtures.Override('service_down_time', 10))
-        servicegroup.FLEET_WATCH.reset()
-        self.addCleanup(servicegroup.FLEET_WATCH.reset)
         for host in ('h1', 'h2'):
             nm_fixtures.compute(host)
         instance = {'uuid': 'vm', 'host': 'h1'}
         with client.application.app_context():
+            # The API app's own group (what _check_source_down asks).
+            group = servicegroup_cache._group()
+            self.addCleanup(group.stop)
             self.assertRaises(api_evacuate.ComputeServiceInUse,
                               api_evacuate._check_source_down, instance)
             # Every host silent together (a broker outage): unknown.
             _age('h1', 15)
             _age('h2', 15)
-            servicegroup.FLEET_WATCH.check(force=True)
+            group.fleet_watch.check(force=True)
             exc = self.assertRaises(api_evacuate.ComputeServiceUnknown,
                                     api_evacuate._check_source_down,
                                     instance)
             self.assertIn('may still be in use', str(exc))
             # h2 alone silent, h1 reporting for long: h2 is down.
-            servicegroup.FLEET_WATCH.reset()
+            group.fleet_watch.reset()
             db_api.service_report('h1', COMPUTE, 'compute')
             api_evacuate._check_source_down({'uuid': 'vm', 'host': 'h2'})

@@ -9,6 +9,7 @@ import testtools
 from nova_moves.conductor import drain as nm_drain
 from nova_moves import conf
 from nova_moves.db import api as db_api
+from nova_moves import servicegroup
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
 
@@ -47,7 +48,10 @@ class DrainRunnerTest(testtools.TestCase):
         nm_fixtures.compute('h1')
         nm_fixtures.compute('h2')
         self.gate, self.compute = _Gate(), _Compute()
-        self.runner = nm_drain.DrainRunner(self.gate, None, self.compute)
+        self.group = servicegroup.ServiceGroup()
+        self.addCleanup(self.group.stop)
+        self.runner = nm_drain.DrainRunner(self.gate, None, self.compute,
+                                           self.group)
 
     def _server(self, vm_state):
         return db_api.instance_create({
