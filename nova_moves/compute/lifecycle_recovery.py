@@ -39,6 +39,10 @@ class LifecycleRecovery(base.Steps):
         # back in its membership group, still ran init_host), not one a
         # dead process left: its own cast runs it.
         self.started = timeutil.utcnow()
+        # Boots found spawning: decided once the RPC server serves (a
+        # boot claimed for this host while it was down or restarting has
+        # its cast queued for us, and that cast may only run then).
+        self._deferred = []
         # Which guarded handler redoes each row.
         self._redo = {
             'reboot:SOFT': lambda c, u: lifecycle._reboot(
@@ -65,11 +69,37 @@ class LifecycleRecovery(base.Steps):
                          'it', instance['uuid'], instance['task_state'],
                          self.host)
                 continue
+            if lc_table.recovery_of(instance['task_state'])[1] == \
+                    lc_table.UNDO:
+                self._deferred.append(instance)
+                continue
             try:
                 self.recover(ctxt, instance)
             except Exception:
                 LOG.exception('Could not recover %s of %s after a restart',
                               instance['task_state'], instance['uuid'])
+
+    def run_deferred(self, ctxt):
+        """Once serving (and its queued casts consumed): undo the boots
+        found spawning that no handler of ours took up since and that
+        nothing else changed."""
+        deferred, self._deferred = self._deferred, []
+        for seen in deferred:
+            uuid = seen['uuid']
+            try:
+                instance = self._instance(ctxt, uuid)
+            except exception.InstanceNotFound:
+                continue
+            if instance is None or uuid in self.in_flight or \
+                    instance['host'] != self.host or \
+                    instance['task_state'] != seen['task_state'] or \
+                    instance['updated_at'] != seen['updated_at']:
+                continue
+            try:
+                self.recover(ctxt, instance)
+            except Exception:
+                LOG.exception('Could not recover %s of %s after a restart',
+                              instance['task_state'], uuid)
 
     def _claimed_since_start(self, instance):
         stamp = instance.get('updated_at') or instance.get('created_at')

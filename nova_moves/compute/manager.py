@@ -4,6 +4,7 @@ of its own (compute/base.py), given its dependencies explicitly; the
 manager builds them, hands them to the RPC server, runs each kind's
 start-up recovery and sends the heartbeat."""
 import itertools
+import threading
 import time
 
 from oslo_log import log as logging
@@ -30,6 +31,9 @@ from nova_moves.virt import driver as virt_driver
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+# Seconds after the RPC server starts before the boots found spawning at
+# start-up are undone: the casts queued for this host run first.
+DEFERRED_RECOVERY_DELAY = 5.0
 
 
 def heartbeat_timeout():
@@ -139,8 +143,22 @@ class ComputeManager:
 
     def post_start_hook(self):
         """Once serving: watch the guests for ones that stop on their
-        own (compute/guest_watch.py)."""
+        own (compute/guest_watch.py), and, once the casts queued for this
+        host while it was away have had time to run, undo the boots it
+        found spawning that none of them took up."""
         self.guest_watch.start()
+        timer = threading.Timer(DEFERRED_RECOVERY_DELAY,
+                                self._run_deferred_recovery)
+        timer.daemon = True
+        timer.start()
+
+    def _run_deferred_recovery(self):
+        from nova_moves import context as nm_context
+        try:
+            self.lifecycle_recovery.run_deferred(
+                nm_context.get_admin_context())
+        except Exception:
+            LOG.exception('Deferred recovery failed on %s', self.host)
 
     def pre_stop_hook(self):
         """On SIGTERM, when the heartbeat stops: a drain longer than

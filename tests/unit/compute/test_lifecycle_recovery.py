@@ -98,6 +98,7 @@ class LifecycleRecoveryTest(lifecycle_base.LifecycleComputeTestCase):
         self.patch(recovery, 'recover', lambda ctxt, instance: settled.append(
             recover(ctxt, instance)))
         recovery.run(self.ctxt)
+        recovery.run_deferred(self.ctxt)  # the boot, once serving
         # Each says it settled the server (and closed its event).
         self.assertEqual([True] * len(cases), settled)
         got = {case: self.state(uuid) for case, uuid in servers.items()}
@@ -127,4 +128,19 @@ class LifecycleRecoveryTest(lifecycle_base.LifecycleComputeTestCase):
                          self.state(uuid))
         recovery.started = timeutil.utcnow()
         recovery.run(self.ctxt)
+        # Not before its queued cast had its chance: once serving.
+        self.assertEqual((states.BUILDING, states.SPAWNING, None),
+                         self.state(uuid))
+        recovery.run_deferred(self.ctxt)
         self.assertEqual((states.ERROR, None, None), self.state(uuid))
+
+    def test_a_boot_taken_up_by_its_queued_cast_is_not_undone(self):
+        recovery = self.manager.lifecycle_recovery
+        uuid = self.server(states.BUILDING, states.SPAWNING, None)
+        recovery.started = timeutil.utcnow()
+        recovery.run(self.ctxt)
+        recovery.in_flight.enter(uuid)  # its build handler runs
+        recovery.run_deferred(self.ctxt)
+        recovery.in_flight.leave(uuid)
+        self.assertEqual((states.BUILDING, states.SPAWNING, None),
+                         self.state(uuid))
