@@ -3,6 +3,7 @@ import os
 import stat
 import subprocess
 
+from nova_moves.api import microversion
 from tests.functional import base
 
 
@@ -160,7 +161,8 @@ class MicroversionAndErrorsTest(base.StackTestCase):
         # v2.0 first, as Nova lists it (tempest checks the order).
         self.assertEqual(['v2.0', 'v2.1'], [v['id'] for v in
                                             root['versions']])
-        self.assertEqual('2.95', root['versions'][1]['version'])
+        self.assertEqual(microversion.MAX_VERSION,
+                         root['versions'][1]['version'])
         doc = self.admin.session.get(self.stack.endpoint).json()
         self.assertEqual('2.1', doc['version']['min_version'])
         # Exactly Nova's keys: strict clients refuse any other.
@@ -188,7 +190,8 @@ class MicroversionAndErrorsTest(base.StackTestCase):
         self.assertEqual('compute 2.60', resp.headers['OpenStack-API-Version'])
         self.assertIn('OpenStack-API-Version', resp.headers['Vary'])
         resp = self.admin.get('/flavors', version='latest')
-        self.assertEqual('compute 2.95', resp.headers['OpenStack-API-Version'])
+        self.assertEqual('compute ' + microversion.MAX_VERSION,
+                         resp.headers['OpenStack-API-Version'])
         resp = self.admin.get('/flavors', version='3.0')
         self.assertEqual(406, resp.status_code)
         resp = self.admin.get('/flavors', version='2.x')
