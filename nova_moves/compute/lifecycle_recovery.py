@@ -39,9 +39,10 @@ class LifecycleRecovery(base.Steps):
         # back in its membership group, still ran init_host), not one a
         # dead process left: its own cast runs it.
         self.started = timeutil.utcnow()
-        # Boots found spawning: decided once the RPC server serves (a
-        # boot claimed for this host while it was down or restarting has
-        # its cast queued for us, and that cast may only run then).
+        # What it found in a lifecycle task_state: decided once the RPC
+        # server serves (an action claimed for this host while it was
+        # down or restarting has its cast queued for us, which may only
+        # run then).
         self._deferred = []
         # Which guarded handler redoes each row.
         self._redo = {
@@ -69,10 +70,10 @@ class LifecycleRecovery(base.Steps):
                          'it', instance['uuid'], instance['task_state'],
                          self.host)
                 continue
-            if lc_table.recovery_of(instance['task_state'])[1] == \
-                    lc_table.UNDO:
-                self._deferred.append(instance)
-                continue
+            # Every row, not only a boot's: an action claimed for this
+            # host while it restarted has its cast queued for us.
+            self._deferred.append(instance)
+            continue
             try:
                 self.recover(ctxt, instance)
             except Exception:
@@ -80,9 +81,9 @@ class LifecycleRecovery(base.Steps):
                               instance['task_state'], instance['uuid'])
 
     def run_deferred(self, ctxt):
-        """Once serving (and its queued casts consumed): undo the boots
-        found spawning that no handler of ours took up since and that
-        nothing else changed."""
+        """Once serving (and its queued casts consumed): recover what
+        was found in a lifecycle task_state that no handler of ours took
+        up since and that nothing else changed."""
         deferred, self._deferred = self._deferred, []
         for seen in deferred:
             uuid = seen['uuid']

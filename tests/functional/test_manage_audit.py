@@ -95,7 +95,9 @@ class ManageAuditTest(base.StackTestCase):
     def test_status_check(self):
         code, out = self.manage('status', 'check')
         self.assertEqual(0, code, out)
-        self.assertEqual(3, out.count('Result: Success'), out)
+        # Schema, placement, services and (since the HTTP edge work) API
+        # authentication.
+        self.assertEqual(4, out.count('Result: Success'), out)
         self.assertIn('Schema at head', out)
 
         # A forced-down compute is a warning while another compute lives.
