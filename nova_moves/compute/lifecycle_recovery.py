@@ -70,10 +70,13 @@ class LifecycleRecovery(base.Steps):
                          'it', instance['uuid'], instance['task_state'],
                          self.host)
                 continue
-            # Every row, not only a boot's: an action claimed for this
-            # host while it restarted has its cast queued for us.
-            self._deferred.append(instance)
-            continue
+            # A settle or an undo would take a claim made for this host
+            # while it restarted from under its queued cast: once
+            # serving. A redo goes through its own guarded handler.
+            if lc_table.recovery_of(instance['task_state'])[1] in (
+                    lc_table.SETTLE, lc_table.UNDO):
+                self._deferred.append(instance)
+                continue
             try:
                 self.recover(ctxt, instance)
             except Exception:
