@@ -39,10 +39,9 @@ class LifecycleRecovery(base.Steps):
         # back in its membership group, still ran init_host), not one a
         # dead process left: its own cast runs it.
         self.started = timeutil.utcnow()
-        # What it found in a lifecycle task_state: decided once the RPC
-        # server serves (an action claimed for this host while it was
-        # down or restarting has its cast queued for us, which may only
-        # run then).
+        # Boots found spawning: decided once the RPC server serves (a
+        # boot claimed for this host while it was down or restarting has
+        # its cast queued for us, and that cast may only run then).
         self._deferred = []
         # Which guarded handler redoes each row.
         self._redo = {
@@ -70,11 +69,8 @@ class LifecycleRecovery(base.Steps):
                          'it', instance['uuid'], instance['task_state'],
                          self.host)
                 continue
-            # A settle or an undo would take a claim made for this host
-            # while it restarted from under its queued cast: once
-            # serving. A redo goes through its own guarded handler.
-            if lc_table.recovery_of(instance['task_state'])[1] in (
-                    lc_table.SETTLE, lc_table.UNDO):
+            if lc_table.recovery_of(instance['task_state'])[1] == \
+                    lc_table.UNDO:
                 self._deferred.append(instance)
                 continue
             try:
@@ -84,9 +80,9 @@ class LifecycleRecovery(base.Steps):
                               instance['task_state'], instance['uuid'])
 
     def run_deferred(self, ctxt):
-        """Once serving (and its queued casts consumed): recover what
-        was found in a lifecycle task_state that no handler of ours took
-        up since and that nothing else changed."""
+        """Once serving (and its queued casts consumed): undo the boots
+        found spawning that no handler of ours took up since and that
+        nothing else changed."""
         deferred, self._deferred = self._deferred, []
         for seen in deferred:
             uuid = seen['uuid']
