@@ -12,10 +12,10 @@ vm_state of the guest's real power (Nova's _init_instance clears a
 pausing/unpausing server's task_state the same way); UNDO (a boot
 found spawning) is ERROR with a fault, as Nova's. The action's
 compute event, left open by the dead process, is closed on the server's
-newest action. Not an RPC endpoint: the manager runs it at start-up,
-before the RPC server consumes, so no handler of ours runs meanwhile; a
-cast still queued for us then finds the claim gone and changes
-nothing."""
+newest action. Not an RPC endpoint: the manager runs the redos at
+start-up, before the RPC server consumes (a cast still queued for us
+then finds the claim gone and changes nothing), and the settles and
+undos once it serves, for what no queued cast took up."""
 import datetime
 
 from oslo_log import log as logging
@@ -39,9 +39,11 @@ class LifecycleRecovery(base.Steps):
         # back in its membership group, still ran init_host), not one a
         # dead process left: its own cast runs it.
         self.started = timeutil.utcnow()
-        # Boots found spawning: decided once the RPC server serves (a
-        # boot claimed for this host while it was down or restarting has
-        # its cast queued for us, and that cast may only run then).
+        # Settles and undos (a pause, a boot found under way): decided
+        # once the RPC server serves. One claimed for this host while it
+        # was down or restarting has its cast queued for us, and that
+        # cast may only run then; redos go through the guarded handlers
+        # at once (a queued duplicate then finds its claim gone).
         self._deferred = []
         # Which guarded handler redoes each row.
         self._redo = {
@@ -69,8 +71,8 @@ class LifecycleRecovery(base.Steps):
                          'it', instance['uuid'], instance['task_state'],
                          self.host)
                 continue
-            if lc_table.recovery_of(instance['task_state'])[1] == \
-                    lc_table.UNDO:
+            if lc_table.recovery_of(instance['task_state'])[1] in (
+                    lc_table.UNDO, lc_table.SETTLE):
                 self._deferred.append(instance)
                 continue
             try:
@@ -80,9 +82,9 @@ class LifecycleRecovery(base.Steps):
                               instance['task_state'], instance['uuid'])
 
     def run_deferred(self, ctxt):
-        """Once serving (and its queued casts consumed): undo the boots
-        found spawning that no handler of ours took up since and that
-        nothing else changed."""
+        """Once serving (and its queued casts consumed): settle or undo
+        what was found under way that no handler of ours took up since
+        and that nothing else changed."""
         deferred, self._deferred = self._deferred, []
         for seen in deferred:
             uuid = seen['uuid']

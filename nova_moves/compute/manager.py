@@ -144,8 +144,8 @@ class ComputeManager:
     def post_start_hook(self):
         """Once serving: watch the guests for ones that stop on their
         own (compute/guest_watch.py), and, once the casts queued for this
-        host while it was away have had time to run, undo the boots it
-        found spawning that none of them took up."""
+        host while it was away have had time to run, settle or undo the
+        lifecycle actions it found under way that none of them took up."""
         self.guest_watch.start()
         timer = threading.Timer(DEFERRED_RECOVERY_DELAY,
                                 self._run_deferred_recovery)

@@ -9,6 +9,7 @@ changes nothing.
 """
 import uuid as uuidlib
 
+from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from nova_moves.db import models
@@ -149,7 +150,7 @@ def aggregate_create(name, zone=None):
         session.add(row)
         try:
             session.flush()
-        except sa.exc.IntegrityError:
+        except (db_exc.DBDuplicateEntry, sa.exc.IntegrityError):
             # A concurrent create of the same name won the race.
             raise AggregateNameExists(aggregate_name=name)
         if zone is not None:
@@ -186,7 +187,7 @@ def aggregate_update(aggregate_id, values):
         row.updated_at = models.utcnow()
         try:
             session.flush()
-        except sa.exc.IntegrityError:
+        except (db_exc.DBDuplicateEntry, sa.exc.IntegrityError):
             # A concurrent create, or a name equal under MySQL's collation.
             raise AggregateNameExists(aggregate_name=values['name'])
         return _view(session, row)
@@ -222,7 +223,7 @@ def aggregate_host_add(aggregate_id, host):
                 session.execute(_HOSTS.insert().values(
                     aggregate_id=row.id, host=host,
                     created_at=models.utcnow()))
-        except sa.exc.IntegrityError:
+        except (db_exc.DBDuplicateEntry, sa.exc.IntegrityError):
             raise AggregateHostExists(aggregate_id=aggregate_id, host=host)
         return _view(session, row)
 

@@ -10,6 +10,7 @@ import time
 
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import engines
+from oslo_db.sqlalchemy import exc_filters
 from oslo_log import log as logging
 import sqlalchemy as sa
 from sqlalchemy import orm
@@ -153,6 +154,9 @@ def _make_engine(url, immediate):
             pool_size=CONF.database.max_pool_size or 5,
             max_overflow=CONF.database.max_overflow or 10)
         _configure_sqlite(engine, immediate)
+        # oslo.db's translation (DBDuplicateEntry, DBDeadlock, ...), so
+        # callers catch the same errors on every database.
+        exc_filters.register_engine(engine)
     else:
         # oslo.db's engine pings each connection at checkout
         # (pool_pre_ping) and reopens one the server closed or lost.

@@ -78,7 +78,8 @@ class NotifyProtocolTest(testtools.TestCase):
         conf = os.path.join(tmp, 'nova_moves.conf')
         with open(conf, 'w') as f:
             f.write('[DEFAULT]\nstate_path = %s\n'
-                    '[api]\nlisten = 127.0.0.1\nport = %d\n' % (tmp, port))
+                    '[api]\nlisten = 127.0.0.1\nport = %d\n'
+                    'auth_strategy = noauth\n' % (tmp, port))
         # WatchdogSec=1: WATCHDOG=1 at least every half second or so.
         proc = self._start('api', conf, NOTIFY_SOCKET=notify_path,
                            WATCHDOG_USEC='1000000')
