@@ -105,10 +105,6 @@ LIVE_MIGRATION_ABORTABLE = (M_QUEUED, M_PREPARING, M_RUNNING)
 # moves the server, drops the source half and completes the migration).
 LIVE_MIGRATION_IN_FLIGHT = LIVE_MIGRATION_ABORTABLE + (M_POST_MIGRATING,)
 
-# An evacuation whose rebuild has not ended: the destination may still
-# run it (a source that comes back leaves its copy alone meanwhile).
-EVACUATION_IN_FLIGHT = (M_ACCEPTED, M_PRE_MIGRATING)
-
 # task_states of a resize / cold migration in flight.
 RESIZE_TASK_STATES = (RESIZE_PREP, RESIZE_MIGRATING, RESIZE_MIGRATED,
                       RESIZE_FINISH)

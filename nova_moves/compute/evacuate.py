@@ -193,7 +193,7 @@ class EvacuationCleanup(base.Steps):
             for uuid in list(waiting):
                 try:
                     migration = self.conductor.migration_get(ctxt, uuid)
-                    if migration['status'] in states.EVACUATION_IN_FLIGHT and \
+                    if migration['status'] in moves.EVACUATING and \
                             not self._clean_evacuated(ctxt, migration):
                         continue
                     if migration['status'] == states.M_DONE:
@@ -219,7 +219,7 @@ class EvacuationCleanup(base.Steps):
             instance = None
         gone = instance is None or instance['vm_state'] == states.DELETED
         still_ours = not gone and instance['host'] == self.host
-        in_flight = migration['status'] in states.EVACUATION_IN_FLIGHT
+        in_flight = migration['status'] in moves.EVACUATING
         if in_flight and (still_ours or not gone and
                           instance['host'] is None):
             return False

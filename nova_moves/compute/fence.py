@@ -26,6 +26,7 @@ from oslo_log import log as logging
 from nova_moves.compute import base
 from nova_moves import conf
 from nova_moves import exception
+from nova_moves import moves
 from nova_moves.moves import lifecycle
 from nova_moves import statefile
 from nova_moves import states
@@ -204,7 +205,7 @@ class Fence(base.Steps):
                       self.conductor.migration_get_all(
                           ctxt, source_compute=self.host,
                           migration_type=states.EVACUATION,
-                          status=list(states.EVACUATION_IN_FLIGHT))}
+                          status=sorted(moves.EVACUATING))}
         outcomes = {}
         for uuid, entry in list(self._fenced.items()):
             if uuid in evacuating:

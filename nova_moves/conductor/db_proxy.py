@@ -6,6 +6,7 @@ import oslo_messaging as messaging
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import instance_actions
+from nova_moves import moves
 from nova_moves import states
 
 CONDUCTOR = 'nova-moves-conductor'
@@ -49,7 +50,7 @@ class ComputeDBProxy:
                 evacuations = db_api.migration_get_all(
                     source_compute=host, migration_type=states.EVACUATION,
                     status=[states.M_DONE] +
-                    list(states.EVACUATION_IN_FLIGHT))
+                    sorted(moves.EVACUATING))
                 if evacuations:
                     return {'settle_first': True,
                             'evacuations': evacuations}
