@@ -12,6 +12,11 @@ from urllib3.util import retry as urllib3_retry
 # again on a new connection (urllib3's default methods; never a POST).
 _RETRY = urllib3_retry.Retry(total=2, connect=2, read=2, status=0, other=0,
                              raise_on_status=False)
+# A POST is never sent again, so it never goes out on a connection idle
+# long enough to race the server's close ([api] keep_alive_timeout, 5 s
+# by default): the pool is dropped first and a new connection opened.
+_STALE_FOR_POST = 2.0
+_IDEMPOTENT = frozenset(('GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'))
 
 
 class APIError(Exception):
@@ -37,6 +42,7 @@ class Client:
         # A keystoneauth1 session (nova_moves.cliauth) authenticates and
         # renews its token itself; ``token`` is then unused.
         self.auth_session = auth_session
+        self._answered_at = 0.0
 
     def as_user(self, token, version=None):
         return Client(self.endpoint, token, version or self.version)
@@ -53,9 +59,13 @@ class Client:
         else:
             headers['X-Auth-Token'] = (
                 self.token() if callable(self.token) else self.token)
+            if method.upper() not in _IDEMPOTENT and \
+                    time.monotonic() - self._answered_at > _STALE_FOR_POST:
+                self.session.close()
             response = self.session.request(
                 method, self.endpoint + path, json=body, headers=headers,
                 params=params, timeout=120)
+            self._answered_at = time.monotonic()
         if expect is not None and response.status_code not in (
                 expect if isinstance(expect, (list, tuple)) else [expect]):
             raise APIError(response)

@@ -64,12 +64,19 @@ class LifecycleRecoveryTest(base.StackTestCase):
     def assert_settled(self, server, status, event, result):
         shown = self.admin.wait_for_status(server['id'], status, timeout=90)
         self.assertIsNone(shown['OS-EXT-STS:task_state'])
-        # The action's compute event is closed, not left open.
+        # The action's compute event is closed, not left open (closed
+        # just after the server settles: waited for).
         newest = self.admin.actions(server['id'])[0]
-        detail = self.admin.action_detail(server['id'],
-                                          newest['request_id'])
-        events = {e['event']: e['result'] for e in detail['events']}
-        self.assertEqual(result, events.get(event), detail['events'])
+
+        def closed():
+            detail = self.admin.action_detail(server['id'],
+                                              newest['request_id'])
+            events = {e['event']: e['result'] for e in detail['events']}
+            return events.get(event) and events
+
+        events = self.admin.wait_for(closed, timeout=30,
+                                     what='%s closed' % event)
+        self.assertEqual(result, events[event], events)
         return shown
 
     def allocated_on(self, server):
