@@ -96,6 +96,13 @@ class FakeDriver(driver.ComputeDriver):
         self.set_power(instance_uuid, 'running',
                        'reboot_hard' if hard else 'reboot',
                        require=None if hard else ('running',))
+        with self._lock:
+            # Never of a rescued server (the API refuses it): what a
+            # failed rescue left goes, its own disk boots.
+            guest = self._guests.get(instance_uuid) or {}
+            left = [guest.pop(k, None) for k in ('rescued', 'rescue_image')]
+            if left != [None, None]:
+                self._save()
 
     # -- rescue: the record says so, the console shows the boot ------------
     def _guest_for(self, instance_uuid, operation):

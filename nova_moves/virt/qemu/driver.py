@@ -273,6 +273,10 @@ class QemuDriver(migration.LiveMigration, rescue_mod.Rescue,
             self._power_down(guest, clean=not hard)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(guest.path('suspend.state'))
+            # A reboot is never of a rescued server (the API refuses it):
+            # what a failed rescue or unrescue left goes, its own disk
+            # boots (Nova's hard reboot out of ERROR).
+            record = rescue_mod.forget(guest)
             self._start(guest, record)
 
     def crashed(self):

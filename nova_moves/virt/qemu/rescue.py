@@ -37,6 +37,15 @@ def _remove_files(guest):
             os.unlink(guest.path(name))
 
 
+def forget(guest):
+    """The record without a rescue (its files gone)."""
+    record = guest.load()
+    if record.pop('rescue', None) is not None:
+        guest.save(record)
+    _remove_files(guest)
+    return record
+
+
 class Rescue:
     """The QemuDriver's rescue and unrescue (a mixin: it uses the
     driver's _guest, _power_down, _start and images)."""
@@ -83,8 +92,4 @@ class Rescue:
             self._record_for(guest, 'unrescue')
             self.operate('unrescue')
             self._power_down(guest, clean=False)
-            record = guest.load()
-            record.pop('rescue', None)
-            guest.save(record)
-            _remove_files(guest)
-            self._start(guest, record)
+            self._start(guest, forget(guest))

@@ -56,6 +56,18 @@ class ComputeRescueTest(lifecycle_base.LifecycleComputeTestCase):
         self.assertIn('rescue',
                       db_api.instance_fault_get_latest(uuid)['message'])
 
+    def test_a_hard_reboot_out_of_a_failed_rescue_boots_its_own_disk(self):
+        uuid = self.server(states.ACTIVE, states.RESCUING)
+        self.compute.driver.set_fault_injection(['rescue'])
+        self.assertRaises(Exception, self.compute.rescue_instance,
+                          self.ctxt, uuid, 'img')
+        self.compute.driver.set_fault_injection([])
+        db_api.instance_update(uuid, {'task_state': states.REBOOTING_HARD})
+        self.compute.reboot_instance(self.ctxt, uuid, 'HARD')
+        self.assertEqual((states.ACTIVE, None, states.POWER_RUNNING,
+                          'running', None), self.state(uuid))
+        self.assertNotIn('rescue_image', self.compute.driver._record(uuid))
+
     def test_a_failed_unrescue_is_error_with_a_fault(self):
         uuid = self.server(states.RESCUED, states.UNRESCUING)
         self.compute.driver.set_fault_injection(['unrescue'])
