@@ -13,6 +13,7 @@ DELETED = 'deleted'
 SUSPENDED = 'suspended'
 SHELVED = 'shelved'
 SHELVED_OFFLOADED = 'shelved_offloaded'
+RESCUED = 'rescued'
 
 # --- task_state (Nova's nova/compute/task_states.py names)
 SCHEDULING = 'scheduling'
@@ -44,6 +45,8 @@ SHELVING = 'shelving'
 SHELVING_OFFLOADING = 'shelving_offloading'
 UNSHELVING = 'unshelving'
 UPDATING_PASSWORD = 'updating_password'
+RESCUING = 'rescuing'
+UNRESCUING = 'unrescuing'
 
 # --- power_state (Nova's nova/compute/power_state.py values)
 POWER_NOSTATE = 0
@@ -127,6 +130,8 @@ RESET_VM_STATES = (ACTIVE, ERROR)
 ALLOW_SHELVE = (ACTIVE, STOPPED, PAUSED, SUSPENDED)
 ALLOW_SHELVE_OFFLOAD = (SHELVED,)
 ALLOW_UNSHELVE = (SHELVED, SHELVED_OFFLOADED)
+# rescue (Nova's check_instance_state; unrescue: RESCUED only).
+ALLOW_RESCUE = (ACTIVE, STOPPED, ERROR)
 # Where each move may start from (Nova's check_instance_state lists).
 ALLOW_RESIZE = (ACTIVE, STOPPED)
 ALLOW_LIVE_MIGRATE = (ACTIVE, PAUSED)

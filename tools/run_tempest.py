@@ -99,7 +99,7 @@ def _tempest_conf(keystone, flavors, image_id, hosts, max_microversion):
             'shelve_migrate': 'true', 'lock': 'true',
             'console_output': 'false', 'vnc_console': 'false',
             'spice_console': 'false', 'serial_console': 'false',
-            'rescue': 'false', 'change_password': 'true',
+            'rescue': 'true', 'change_password': 'true',
             'snapshot': 'false', 'personality': 'false',
             'config_drive': 'false', 'interface_attach': 'false',
             'metadata_service': 'false', 'attach_encrypted_volume': 'false',

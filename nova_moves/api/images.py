@@ -33,6 +33,7 @@ from oslo_log import log as logging
 
 from nova_moves.api import request as api_req
 from nova_moves.api import common
+from nova_moves.api import image_refs
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -42,12 +43,11 @@ from nova_moves import timeutil
 
 LOG = logging.getLogger(__name__)
 
-_NAMESPACE = uuid.UUID('5b3f5c2e-9a6e-4c1c-9d43-6f1d3f0f2a11')
+_NAMESPACE = image_refs.NAMESPACE
 _CREATED = '2026-01-01T00:00:00Z'
 
 
-def image_id(name):
-    return str(uuid.uuid5(_NAMESPACE, name))
+image_id = image_refs.image_id
 
 
 def _image(name, ident=None):
@@ -119,9 +119,7 @@ def _stored_image(record):
     return image
 
 
-def _visible(record, ctxt):
-    return (record['visibility'] == 'public' or ctxt.is_admin or
-            record['owner'] == ctxt.project_id)
+_visible = image_refs.visible
 
 
 def _stored():

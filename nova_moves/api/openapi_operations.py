@@ -42,9 +42,10 @@ OPERATIONS = {
     'server_action': (
         'Run a server action; the body names it (see the oneOf).', [],
         {'200': _empty('evacuate: {"adminPass"} below 2.14, empty after; '
-                       'os-getConsoleOutput: {"output": "..."}'),
+                       'os-getConsoleOutput: {"output": "..."}; '
+                       'rescue: {"adminPass"}'),
          '202': _empty('resize, revertResize, migrate, os-migrateLive, '
-                       'os-start, os-stop'),
+                       'os-start, os-stop, unrescue'),
          '204': _empty('confirmResize')}),
     'actions_index': (
         'List the instance actions of a server.',

@@ -17,6 +17,7 @@ from nova_moves.api import lock
 from nova_moves.api import migrate
 from nova_moves.api import power
 from nova_moves.api import rebuild
+from nova_moves.api import rescue
 from nova_moves.api import reset_state
 from nova_moves.api import servers
 from nova_moves.api import shelve
@@ -25,7 +26,8 @@ from nova_moves import exception
 
 ACTIONS = {}
 for _module in (migrate, live_migrate, evacuate, power, lifecycle, lock,
-                rebuild, reset_state, shelve, servers, console_output):
+                rebuild, reset_state, shelve, servers, console_output,
+                rescue):
     ACTIONS.update(_module.ACTIONS)
 
 # The actions a lock does not stop (Nova's are not decorated with
@@ -47,6 +49,7 @@ POLICIES.update(lifecycle.POLICIES)
 POLICIES.update(rebuild.POLICIES)
 POLICIES.update(shelve.POLICIES)
 POLICIES.update(servers.POLICIES)
+POLICIES.update(rescue.POLICIES)
 
 
 def _check_lock(server_id, name):

@@ -23,7 +23,8 @@ PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERIFY_RESIZE',
 # Nova's statuses of the lifecycle actions (api/lifecycle.py).
 _LIFECYCLE_STATUS = {states.PAUSED: 'PAUSED', states.SUSPENDED: 'SUSPENDED',
                      states.SHELVED: 'SHELVED',
-                     states.SHELVED_OFFLOADED: 'SHELVED_OFFLOADED'}
+                     states.SHELVED_OFFLOADED: 'SHELVED_OFFLOADED',
+                     states.RESCUED: 'RESCUE'}
 _REBOOT_STATUS = dict(
     [(t, 'REBOOT') for t in states.SOFT_REBOOT_TASK_STATES] +
     [(t, 'HARD_REBOOT') for t in states.HARD_REBOOT_TASK_STATES])
@@ -44,6 +45,8 @@ def server_status(instance):
         return 'VERIFY_RESIZE' if vm == states.RESIZED else 'ACTIVE'
     if vm in _LIFECYCLE_STATUS:
         return _LIFECYCLE_STATUS[vm]
+    if vm == states.ACTIVE and task == states.RESCUING:
+        return 'RESCUE'  # Nova's: an active server being rescued
     if vm == states.ACTIVE and task in _REBOOT_STATUS:
         return _REBOOT_STATUS[task]
     if task == states.DELETING:

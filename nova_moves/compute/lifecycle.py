@@ -1,6 +1,7 @@
 """The compute side of a server's life on its own host: boot, delete,
 os-start/os-stop (1.2), and the lifecycle actions (RPC 1.4): pause,
-unpause, suspend, resume, reboot and rebuild.
+unpause, suspend, resume, reboot and rebuild; rescue and unrescue
+(1.10).
 
 The API claimed the server (task_state set by compare-and-swap) and
 recorded the action; each handler is a row of the lifecycle table
@@ -273,3 +274,33 @@ class LifecycleEndpoint(Guarded):
                               power=power)
             return power
         return self._guarded(ctxt, instance_uuid, 'rebuild', act)
+
+    # -- rescue, unrescue (1.10) --------------------------------------------
+    @wrap_instance_event('compute')
+    @notify_action('rescue')
+    def rescue_instance(self, ctxt, instance_uuid, rescue_image_ref=None):
+        """rescuing -> RESCUED: the guest boots the rescue image with its
+        own disk attached second. A failure is ERROR, with its fault."""
+        self._rescue(ctxt, instance_uuid, rescue_image_ref)
+
+    def _rescue(self, ctxt, instance_uuid, rescue_image_ref=None):
+        def act(instance):
+            # No image (a redo, a re-sent cast): the one this rescue
+            # recorded on the guest, else the server's own (Nova's).
+            self.driver.rescue(instance_uuid, instance['flavor'],
+                               image_ref=rescue_image_ref,
+                               server_image_ref=instance.get('image_ref'))
+            return lc_table.row('rescue').power_after
+        return self._guarded(ctxt, instance_uuid, 'rescue', act)
+
+    @wrap_instance_event('compute')
+    @notify_action('unrescue')
+    def unrescue_instance(self, ctxt, instance_uuid):
+        """unrescuing -> ACTIVE: the guest boots its own disk again."""
+        self._unrescue(ctxt, instance_uuid)
+
+    def _unrescue(self, ctxt, instance_uuid):
+        def act(instance):
+            self.driver.unrescue(instance_uuid)
+            return lc_table.row('unrescue').power_after
+        return self._guarded(ctxt, instance_uuid, 'unrescue', act)

@@ -59,6 +59,8 @@ class LifecycleRecovery(base.Steps):
             'shelve': shelve._shelve,
             'shelveOffload': shelve._offload,
             'unshelve': shelve._unshelve,
+            'rescue': lifecycle._rescue,
+            'unrescue': lifecycle._unrescue,
         }
 
     def run(self, ctxt):

@@ -67,13 +67,15 @@ class ComputeAPI:
           get_console_output, get_diagnostics: what a server shows, a
           short call to its host (the API's os-getConsoleOutput and
           GET /servers/{id}/diagnostics, compute/console.py)
+    1.10 - rescue_instance (``rescue_image_ref``: None for the server's
+          own image), unrescue_instance (compute/lifecycle.py)
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.9'
+    VERSION = '1.10'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
@@ -413,3 +415,18 @@ class ComputeAPI:
         """Nova's 2.48 diagnostics of a running server."""
         return self._show(ctxt, host, 'get_diagnostics',
                           instance_uuid=instance_uuid)
+
+    # -- 1.10: rescue -------------------------------------------------------
+    def can_rescue(self):
+        """False while [upgrade_levels] compute caps below 1.10."""
+        return self.client.can_send_version('1.10')
+
+    def rescue_instance(self, ctxt, host, instance_uuid,
+                        rescue_image_ref=None):
+        self.client.prepare(server=host, version='1.10').cast(
+            ctxt, 'rescue_instance', instance_uuid=instance_uuid,
+            rescue_image_ref=rescue_image_ref)
+
+    def unrescue_instance(self, ctxt, host, instance_uuid):
+        self.client.prepare(server=host, version='1.10').cast(
+            ctxt, 'unrescue_instance', instance_uuid=instance_uuid)

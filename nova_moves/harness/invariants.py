@@ -28,7 +28,8 @@ MIGRATION_TERMINAL = {'confirmed', 'reverted', 'error', 'failed',
 MIGRATION_PARKED = {'finished', 'done'}
 SERVER_SETTLED = {'ACTIVE', 'SHUTOFF', 'ERROR', 'VERIFY_RESIZE',
                   # The lifecycle actions' resting statuses.
-                  'PAUSED', 'SUSPENDED', 'SHELVED', 'SHELVED_OFFLOADED'}
+                  'PAUSED', 'SUSPENDED', 'SHELVED', 'SHELVED_OFFLOADED',
+                  'RESCUE'}
 
 
 def _resources(flavor):
@@ -48,7 +49,7 @@ def _sum(allocations):
 
 
 # Statuses whose server must be running on its host.
-SERVER_RUNNING = {'ACTIVE', 'VERIFY_RESIZE'}
+SERVER_RUNNING = {'ACTIVE', 'VERIFY_RESIZE', 'RESCUE'}
 
 
 def read_guests(state_path):

@@ -97,6 +97,17 @@ ACTIONS = (
            'rebuild_instance_same_host', 'rebuild_spawn', FROM_GUEST,
            FROM_GUEST, FROM_GUEST, started=S.REBUILD_SPAWNING,
            on_failure=S.ERROR),
+    # The guest boots a rescue image with its own disk attached second;
+    # unrescue boots its own disk again. A failure is ERROR (Nova's: the
+    # guest may be half in either). Both are redone after a restart of
+    # the host: the driver's rescue is re-entrant and keeps the rescue
+    # image it was given (none recorded: the server's own image).
+    action('rescue', S.ALLOW_RESCUE, S.RESCUING, 'rescue_instance',
+           'rescue', 'running', S.RESCUED, S.POWER_RUNNING,
+           on_failure=S.ERROR),
+    action('unrescue', (S.RESCUED,), S.UNRESCUING, 'unrescue_instance',
+           'unrescue', 'running', S.ACTIVE, S.POWER_RUNNING,
+           on_failure=S.ERROR),
 )
 
 BY_NAME = {a.name: a for a in ACTIONS}

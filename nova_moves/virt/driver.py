@@ -195,6 +195,22 @@ class ComputeDriver:
         there is started again."""
         raise NotImplementedError()
 
+    def rescue(self, instance_uuid, flavor, image_ref=None,
+               server_image_ref=None):
+        """Boot the guest from a rescue image with its own disk attached
+        as the second disk; running after, whatever its power was.
+        ``image_ref``: the rescue image; None (a redo after a restart, a
+        re-sent cast): the one a rescue begun here recorded, else
+        ``server_image_ref``. Re-entrant: a rescued guest is rescued
+        again."""
+        raise NotImplementedError()
+
+    def unrescue(self, instance_uuid):
+        """Boot the guest's own disk again (the rescue image's disk
+        goes); running after. Re-entrant: a guest not rescued is only
+        started."""
+        raise NotImplementedError()
+
     def _record(self, instance_uuid):
         """The guest's record here (its marks among it), None if none."""
         raise NotImplementedError()

@@ -96,6 +96,54 @@ class FakeDriver(driver.ComputeDriver):
         self.set_power(instance_uuid, 'running',
                        'reboot_hard' if hard else 'reboot',
                        require=None if hard else ('running',))
+        with self._lock:
+            # Never of a rescued server (the API refuses it): what a
+            # failed rescue left goes, its own disk boots.
+            guest = self._guests.get(instance_uuid) or {}
+            left = [guest.pop(k, None) for k in ('rescued', 'rescue_image')]
+            if left != [None, None]:
+                self._save()
+
+    # -- rescue: the record says so, the console shows the boot ------------
+    def _guest_for(self, instance_uuid, operation):
+        guest = self._guests.get(instance_uuid)
+        if guest is None:
+            raise exception.GuestInvalidPower(
+                instance_uuid=instance_uuid, host=self.host, power=None,
+                operation=operation)
+        return guest
+
+    def rescue(self, instance_uuid, flavor, image_ref=None,
+               server_image_ref=None):
+        with self._lock:
+            guest = self._guest_for(instance_uuid, 'rescue')
+            # Recorded before the time the rescue takes: a redo after a
+            # restart rescues from the same image.
+            image = image_ref or guest.get('rescue_image') or \
+                server_image_ref
+            guest['rescue_image'] = image
+            self._save()
+        self.operate('rescue')
+        with self._lock:
+            guest = self._guest_for(instance_uuid, 'rescue')
+            guest.update(power='running', rescued=True)
+            guest['console'] = (guest.get('console', []) + [
+                _line('rescue: %s booted from image %s, its own disk '
+                      'attached second' % (instance_uuid, image)),
+                _line('login:')])[-CONSOLE_LINES:]
+            self._save()
+
+    def unrescue(self, instance_uuid):
+        self.operate('unrescue')
+        with self._lock:
+            guest = self._guest_for(instance_uuid, 'unrescue')
+            guest.pop('rescue_image', None)
+            guest.pop('rescued', None)
+            guest['power'] = 'running'
+            guest['console'] = (guest.get('console', []) + [
+                _line('unrescue: %s booted from its own disk' %
+                      instance_uuid), _line('login:')])[-CONSOLE_LINES:]
+            self._save()
 
     def _record(self, instance_uuid):
         with self._lock:

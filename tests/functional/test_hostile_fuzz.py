@@ -43,7 +43,8 @@ class _Fuzz:
         names = st.sampled_from([
             'pause', 'unpause', 'lock', 'unlock', 'unshelve', 'shelve',
             'shelveOffload', 'os-resetState', 'migrate', 'os-migrateLive',
-            'injectNetworkInfo', 'addSecurityGroup', 'removeSecurityGroup'])
+            'injectNetworkInfo', 'addSecurityGroup', 'removeSecurityGroup',
+            'rescue', 'unrescue'])
         values = st.recursive(
             st.one_of(st.none(), st.booleans(), st.integers(),
                       st.text(max_size=20), st.sampled_from([
@@ -53,7 +54,8 @@ class _Fuzz:
                 st.lists(inner, max_size=3),
                 st.dictionaries(st.sampled_from([
                     'locked_reason', 'host', 'availability_zone', 'check',
-                    'state', 'name', 'block_migration', 'force', 'x']),
+                    'state', 'name', 'block_migration', 'force',
+                    'rescue_image_ref', 'adminPass', 'x']),
                     inner, max_size=3)), max_leaves=6)
         servers = st.sampled_from([paused, locked, shelved])
         tokens = st.sampled_from(['admin:admin', 'alice:proj-a'])

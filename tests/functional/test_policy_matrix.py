@@ -105,6 +105,11 @@ def rows(ctx):
         ('POST', act, {'removeSecurityGroup': {'name': 'web'}}, '2.1',
          MEMBERS, {404}, True),
         ('POST', act, {'restore': None}, '2.1', MEMBERS, {409}, True),
+        # rescue: an image that does not exist, refused after the rule;
+        # unrescue of a server not rescued: 409. Nothing recorded.
+        ('POST', act, {'rescue': {'rescue_image_ref': 'no-such-image'}},
+         '2.1', MEMBERS, {400}, True),
+        ('POST', act, {'unrescue': None}, '2.1', MEMBERS, {409}, True),
         # Reads of the server's host (compute RPC 1.9): nothing recorded.
         ('POST', act, {'os-getConsoleOutput': {'length': 5}}, '2.1',
          MEMBERS, {200}, True),

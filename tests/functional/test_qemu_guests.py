@@ -175,6 +175,42 @@ class QemuMovesTest(qemu_base.QemuStackTestCase):
             before = after
         self.assert_one_process(sid)
 
+    def test_rescue_boots_the_rescue_image_then_its_own_disk(self):
+        sid = self.boot_guest(host='qemu1')['id']
+        before = self.wait_for_beat(sid, 'qemu1', above=2)
+        offset = len(self.console(sid, 'qemu1'))
+        self.admin.action(sid, {'rescue': {
+            'rescue_image_ref': self.image_id}}, expect=200)
+        self.admin.wait_for_status(sid, 'RESCUE', timeout=90)
+        argv = ' '.join(self.qemu_cmdline(sid, 'qemu1'))
+        # The rescue image's new disk first, the server's own second.
+        self.assertLess(argv.index('/disk.rescue,'), argv.index('/disk,'))
+        # A new boot from the rescue disk: its counter starts again.
+        self.admin.wait_for(lambda: qemu_base.qemu_guests.beats(
+            self.console(sid, 'qemu1')[offset:]), timeout=90,
+            what='the rescue boot beating')
+        rescued = self.console(sid, 'qemu1')[offset:]
+        self.assertIn('last=0', rescued)
+        self.assertEqual(1, qemu_base.qemu_guests.beats(rescued)[0][0])
+        offset = len(self.console(sid, 'qemu1'))
+        self.admin.action(sid, {'unrescue': None}, expect=202)
+        self.admin.wait_for_status(sid, 'ACTIVE', timeout=90)
+        self.assertNotIn('disk.rescue',
+                         ' '.join(self.qemu_cmdline(sid, 'qemu1')))
+        # Its own disk again: the count goes on from before the rescue.
+        own = self.admin.wait_for(lambda: qemu_base.qemu_guests.beats(
+            self.console(sid, 'qemu1')[offset:]), timeout=90,
+            what='its own disk beating')
+        self.assertGreater(own[0][0], before[0])
+        self.assert_one_process(sid)
+
+    def qemu_cmdline(self, server_id, host):
+        pidfile = os.path.join(qemu_base.qemu_guests.host_dir(
+            self.instances_path, host), server_id, 'qemu.pid')
+        with open(pidfile) as f:
+            with open('/proc/%s/cmdline' % f.read().strip(), 'rb') as c:
+                return c.read().decode().split('\0')
+
     def qemu_argv(self, server_id, host, *options):
         pidfile = os.path.join(qemu_base.qemu_guests.host_dir(
             self.instances_path, host), server_id, 'qemu.pid')

@@ -20,6 +20,7 @@ from nova_moves.virt.qemu import accel
 from nova_moves.virt.qemu import disks
 from nova_moves.virt.qemu import guest as guest_mod
 from nova_moves.virt.qemu import migration
+from nova_moves.virt.qemu import rescue as rescue_mod
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -29,7 +30,8 @@ PAUSED = ('paused', 'postmigrate', 'inmigrate', 'prelaunch',
           'finish-migrate', 'suspended', 'restore-vm', 'save-vm')
 
 
-class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
+class QemuDriver(migration.LiveMigration, rescue_mod.Rescue,
+                 driver.ComputeDriver):
     moves_disks = True
     simulated = False
 
@@ -166,22 +168,29 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
         guest.update(expected='running')
 
     def _argv(self, guest, record):
-        flavor, launch = record['flavor'], record['launch']
-        accel_name = self.accel.for_kernel(guest.path('kernel'))
-        cmdline = ' '.join(x for x in ('console=ttyS0 panic=-1',
-                                       launch.get('cmdline')) if x)
+        flavor = record['flavor']
+        # A rescued guest boots the rescue image, its disk second
+        # (virt/qemu/rescue.py).
+        kernel, initrd, extra, disk_paths = rescue_mod.boot(guest, record)
+        accel_name = self.accel.for_kernel(kernel)
+        cmdline = ' '.join(x for x in ('console=ttyS0 panic=-1', extra)
+                           if x)
+        disk_args = []
+        for i, path in enumerate(disk_paths):
+            disk_args += [
+                '-blockdev', 'driver=file,filename=%s,node-name=file%d' % (
+                    path, i),
+                '-blockdev', 'driver=qcow2,file=file%d,node-name=disk%d' % (
+                    i, i),
+                '-device', 'virtio-blk-pci,drive=disk%d' % i]
         return [
             CONF.qemu.binary, '-name', 'guest=%s' % guest.uuid,
             '-machine', '%s,accel=%s' % (CONF.qemu.machine, accel_name),
             '-cpu', CONF.qemu.cpu_mode,
             '-m', str(flavor['memory_mb']), '-smp', str(flavor['vcpus']),
             '-nodefaults', '-no-user-config', '-display', 'none',
-            '-kernel', guest.path('kernel'), '-initrd', guest.path('initrd'),
-            '-append', cmdline,
-            '-blockdev', 'driver=file,filename=%s,node-name=file0' %
-            guest.disk,
-            '-blockdev', 'driver=qcow2,file=file0,node-name=disk0',
-            '-device', 'virtio-blk-pci,drive=disk0',
+            '-kernel', kernel, '-initrd', initrd, '-append', cmdline,
+        ] + disk_args + [
             '-chardev', 'file,id=serial0,path=%s,append=on' % guest.console,
             '-serial', 'chardev:serial0',
             '-qmp', 'unix:%s,server=on,wait=off' % guest.qmp_path,
@@ -264,6 +273,10 @@ class QemuDriver(migration.LiveMigration, driver.ComputeDriver):
             self._power_down(guest, clean=not hard)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(guest.path('suspend.state'))
+            # A reboot is never of a rescued server (the API refuses it):
+            # what a failed rescue or unrescue left goes, its own disk
+            # boots (Nova's hard reboot out of ERROR).
+            record = rescue_mod.forget(guest)
             self._start(guest, record)
 
     def crashed(self):

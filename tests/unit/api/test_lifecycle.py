@@ -32,7 +32,7 @@ RULES = {
                  'unshelving'),
 }
 ALL_VM_STATES = ['active', 'stopped', 'paused', 'suspended', 'error',
-                 'resized', 'shelved', 'shelved_offloaded']
+                 'resized', 'shelved', 'shelved_offloaded', 'rescued']
 
 
 class _Base(testtools.TestCase):

@@ -89,6 +89,7 @@ NOVA = {
     'os_compute_api:os-lock-server:unlock:unlock_override': ADMIN,
     'os_compute_api:os-admin-actions:reset_state': ADMIN,
     'os_compute_api:os-shelve:shelve': MEMBER,
+    'os_compute_api:os-rescue': MEMBER, 'os_compute_api:os-unrescue': MEMBER,
     'os_compute_api:os-shelve:unshelve': MEMBER,
     'os_compute_api:os-shelve:shelve_offload': ADMIN,
     'os_compute_api:os-shelve:unshelve_to_host': ADMIN,

@@ -86,6 +86,13 @@ class LifecycleRecoveryTest(lifecycle_base.LifecycleComputeTestCase):
                 (states.ACTIVE, None, 'running'),
             (states.STOPPED, states.REBUILD_SPAWNING, None):
                 (states.STOPPED, None, 'shutdown'),
+            # Rescue and unrescue are redone (the driver is re-entrant).
+            (states.ACTIVE, states.RESCUING, 'running'):
+                (states.RESCUED, None, 'running'),
+            (states.STOPPED, states.RESCUING, 'shutdown'):
+                (states.RESCUED, None, 'running'),
+            (states.RESCUED, states.UNRESCUING, 'running'):
+                (states.ACTIVE, None, 'running'),
             # A boot: its request is gone; ERROR (Nova's).
             (states.BUILDING, states.SPAWNING, None):
                 (states.ERROR, None, None),
