@@ -16,6 +16,9 @@ here are the product's own:
   port, a refused user) as if it were an outage, and logs only the
   socket's error ("Connection reset by peer"). The watch adds one
   ERROR per cause naming the option to fix; it never drops a record.
+
+And ``permissions``: the least a per-service broker user needs on its
+vhost (what devstack/plugin.sh grants and the functional test runs with).
 """
 import logging
 import os
@@ -28,6 +31,34 @@ GROUP = 'oslo_messaging_rabbit'
 # oslo_log names the driver's logger with a dot (as liveness.py).
 _RABBIT_LOGGER = 'oslo.messaging._drivers.impl_rabbit'
 _FILE_OPTS = ('ssl_ca_file', 'ssl_cert_file', 'ssl_key_file')
+
+# nova_moves.rpc.EXCHANGE (not imported: rpc imports this module).
+CONTROL_EXCHANGE = 'nova_moves'
+# The RPC topic each kind of service serves (none for the API).
+SERVED_TOPICS = {'api': None, 'conductor': 'conductor',
+                 'scheduler': 'scheduler', 'compute': 'compute'}
+
+
+def permissions(kind, notification_topics=('versioned_notifications',)):
+    # What oslo.messaging's RabbitMQ driver declares, binds, publishes
+    # to and consumes from for a kind of service: every one declares the
+    # control exchange and publishes its calls and casts to it, and reads
+    # replies from reply_<uuid> queues it declares; a server declares,
+    # binds and reads <topic>, <topic>.<host> and <topic>_fanout(_<uuid>)
+    # (exchange and queues); replies go through the default exchange
+    # (amq.default, write); computes send the versioned notifications,
+    # whose <topic>.<priority> queues the notifier declares and binds.
+    # Configure covers declaring, write publishing and binding a queue,
+    # read consuming and binding from an exchange.
+    names = [CONTROL_EXCHANGE, 'reply_.*']
+    topic = SERVED_TOPICS[kind]
+    if topic:
+        names += [topic, topic + r'\..*', topic + '_fanout.*']
+    if kind == 'compute':
+        names += [t + r'\..*' for t in notification_topics]
+    configure = '^(%s)$' % '|'.join(names)
+    write = '^(%s)$' % '|'.join(names + [r'amq\.default'])
+    return configure, write, configure
 
 
 class BrokerConfigError(Exception):
@@ -81,9 +112,11 @@ def kombu_ssl(hostname, conf_=None):
     return params or True
 
 
-def hint(text, conf_=None):
+def hint(text, conf_=None, connecting=True):
     """The configuration to look at for a failed connection's error
-    text, or None when it reads like an outage."""
+    text, or None when it reads like an outage. ``connecting``: the
+    error came while opening the connection (a reset on an established
+    one is what a killed broker looks like)."""
     rabbit = _rabbit(conf_ or CONF)
     if 'CERTIFICATE_VERIFY_FAILED' in text:
         return ('the broker\'s certificate does not verify against [%s] '
@@ -94,8 +127,9 @@ def hint(text, conf_=None):
                        or 'record layer failure' in text):
         return ('[%s] ssl = true but the broker does not speak TLS on this '
                 'port (plain AMQP is 5672, TLS 5671 by convention)' % GROUP)
-    if not rabbit.ssl and ('Connection reset by peer' in text
-                           or 'Server unexpectedly closed' in text):
+    if connecting and not rabbit.ssl and (
+            'Connection reset by peer' in text
+            or 'Server unexpectedly closed' in text):
         return ('the broker closed the connection before the AMQP '
                 'handshake: if it listens with TLS only, set [%s] '
                 'ssl = true and ssl_ca_file' % GROUP)
@@ -124,7 +158,10 @@ class HintWatch(logging.Filter):
                 text = record.getMessage()
             except Exception:  # a malformed record is the driver's own
                 return True
-            found = hint(text, self._conf)
+            # The driver's connect-time line (its reconnects after a lost
+            # connection say "is unreachable").
+            found = hint(text, self._conf,
+                         connecting=text.startswith('Connection failed'))
             if found and found not in self._said:
                 self._said.add(found)
                 self._log.error('RabbitMQ connection failed, not an outage: '

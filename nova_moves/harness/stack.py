@@ -71,13 +71,15 @@ class Stack:
     ``service_broker_urls`` ({'api'|'conductor'|'scheduler'|'compute':
     'rabbit://user:pw@host:port/'}) gives each kind of service its own
     broker user (in its own config file, as an operator would); the
-    stack grants each of them the vhost."""
+    stack grants each of them the vhost: everything, or the
+    (configure, write, read) regexes ``service_broker_permissions``
+    gives for that kind (nova_moves.broker_tls.permissions)."""
 
     def __init__(self, computes=2, conductors=1, schedulers=1, workdir=None,
                  broker_url=None, database_url=None, coordination_url=None,
                  extra_conf=None, report_interval=1, service_down_time=10,
                  keep_workdir=False, broker_ctl=None, admin_token=None,
-                 service_broker_urls=None):
+                 service_broker_urls=None, service_broker_permissions=None):
         if isinstance(computes, int):
             computes = [{'name': 'compute%d' % (i + 1)}
                         for i in range(computes)]
@@ -91,6 +93,8 @@ class Stack:
         # its own (the default one reaches the machine's node).
         self.broker_ctl = broker_ctl or rabbitmqctl
         self.service_broker_urls = dict(service_broker_urls or {})
+        self.service_broker_permissions = dict(
+            service_broker_permissions or {})
         self.vhost = 'nova-moves-%s' % uuid.uuid4().hex[:12]
         self.database_url = database_url
         self.coordination_url = coordination_url
@@ -230,9 +234,9 @@ class Stack:
         os.makedirs(self.workdir, exist_ok=True)
         self.broker_ctl('add_vhost', self.vhost)
         self.vhost_created = True
-        for user in self._broker_users():
+        for user, permissions in self._broker_grants():
             self.broker_ctl('set_permissions', '-p', self.vhost, user,
-                            '.*', '.*', '.*')
+                            *permissions)
         self._write_config()
         subprocess.run(self._argv('nova-moves-manage') + ['db', 'sync'],
                        check=True, stdout=subprocess.DEVNULL,
@@ -266,13 +270,18 @@ class Stack:
     def _broker_user(self):
         return self._url_user(self.broker_url)
 
-    def _broker_users(self):
-        """Every broker user a service logs in as."""
-        urls = list(self.service_broker_urls.values())
+    def _broker_grants(self):
+        """(user, (configure, write, read)) of every broker user a
+        service logs in as."""
+        everything = ('.*', '.*', '.*')
+        grants = {self._url_user(url): self.service_broker_permissions.get(
+            kind, everything) for kind, url in
+            self.service_broker_urls.items()}
         if set(self.service_broker_urls) < {'api', 'conductor',
                                             'scheduler', 'compute'}:
-            urls.append(self.broker_url)  # the shared config's user
-        return sorted({self._url_user(url) for url in urls})
+            # The shared config's user.
+            grants[self._url_user(self.broker_url)] = everything
+        return sorted(grants.items())
 
     def wait_until_ready(self, timeout=60, hosts=None):
         admin = self.client()

@@ -1,16 +1,22 @@
 """The services on a private RabbitMQ node that listens with TLS only
 (a throwaway CA; ``listeners.tcp = none``), each kind of service with a
-broker user of its own that has permissions on the stack's vhost only
-(the node's guest user is deleted): the configuration an operator
+broker user of its own that has only the permissions
+nova_moves.broker_tls.permissions gives it, on the stack's vhost only
+(the node's guest user is deleted; versioned notifications are on, so
+the computes' notifier needs its queues too): the configuration an operator
 writes (transport_url with port and user per service, [oslo_messaging_
 rabbit] ssl + ssl_ca_file) carries a cold migration and its confirm,
 and a service that cannot talk TLS to the broker says why."""
 import os
 import re
+import ssl
 import subprocess
 import sys
 import time
 
+import kombu
+
+from nova_moves import broker_tls
 from nova_moves.harness import rabbit_tls
 from tests.functional import base
 from tests.functional import private_backend
@@ -40,12 +46,16 @@ class BrokerTLSTest(private_backend.PrivateBackend, base.StackTestCase):
         return dict(super().stack_options(), broker_url=cls.broker.url(),
                     broker_ctl=cls.broker.ctl, service_broker_urls={
                         kind: cls.broker.url('nm-%s' % kind)
+                        for kind in KINDS},
+                    service_broker_permissions={
+                        kind: broker_tls.permissions(kind)
                         for kind in KINDS})
 
     @classmethod
     def extra_conf(cls):
         conf = super().extra_conf()
         conf['oslo_messaging_rabbit'] = dict(cls.broker.client_conf)
+        conf['notifications'] = {'notification_format': 'versioned'}
         return conf
 
     def _connections(self):
@@ -58,6 +68,25 @@ class BrokerTLSTest(private_backend.PrivateBackend, base.StackTestCase):
         self.assertEqual(set(USERS), {r[0] for r in rows}, rows)
         self.assertEqual({'true'}, {r[1] for r in rows}, rows)
         self.assertEqual({self.stack.vhost}, {r[2] for r in rows}, rows)
+
+    def test_users_have_only_their_permissions(self):
+        out = self.broker.ctl('list_permissions', '-p', self.stack.vhost)
+        rows = {r[0]: tuple(r[1:]) for r in (
+            line.split('\t') for line in out.splitlines())
+            if len(r) == 4 and r[0] != 'user'}
+        self.assertEqual({'nm-%s' % kind: broker_tls.permissions(kind)
+                          for kind in KINDS}, rows)
+        # The API's user cannot take the conductors' messages.
+        url = 'amqp://nm-api:%s@127.0.0.1:%d/%s' % (
+            USERS['nm-api'], self.broker.port, self.stack.vhost)
+        with kombu.Connection(url, ssl={
+                'ca_certs': self.broker.ca_file,
+                'cert_reqs': ssl.CERT_REQUIRED,
+                'server_hostname': '127.0.0.1'}) as conn:
+            queue = kombu.Queue('conductor', channel=conn.channel(),
+                                no_declare=True)
+            error = self.assertRaises(Exception, queue.get)
+        self.assertIn('ACCESS_REFUSED', str(error))
 
     def test_the_node_listens_with_tls_only(self):
         listeners = self.broker.ctl(
@@ -76,6 +105,13 @@ class BrokerTLSTest(private_backend.PrivateBackend, base.StackTestCase):
         done = self.admin.wait_for_status(server['id'], 'ACTIVE', timeout=60)
         self.assertEqual(moved['OS-EXT-SRV-ATTR:host'],
                          done['OS-EXT-SRV-ATTR:host'])
+        # The computes' notifications got through their own user.
+        queues = self.broker.ctl('list_queues', '-p', self.stack.vhost,
+                                 'name', 'messages')
+        self.assertIn('versioned_notifications.info', queues)
+        # Nothing any service did was refused by its permissions.
+        for name in self.stack.processes:
+            self.assertNotIn('ACCESS_REFUSED', self.stack.log(name), name)
 
     def _bad_compute(self, name, rabbit, timeout=20, marks=()):
         """A compute with [oslo_messaging_rabbit] ``rabbit`` added: its

@@ -89,9 +89,13 @@ class HintTest(testtools.TestCase):
         self.assertIn('set [oslo_messaging_rabbit] ssl = true',
                       broker_tls.hint('[Errno 104] Connection reset by peer',
                                       _conf()))
-        # With TLS on, a reset is an outage like any other.
+        # With TLS on, or on an established connection (a broker killed),
+        # a reset is an outage like any other.
         self.assertIsNone(broker_tls.hint(
             '[Errno 104] Connection reset by peer', _conf(ssl=True)))
+        self.assertIsNone(broker_tls.hint(
+            '[Errno 104] Connection reset by peer', _conf(),
+            connecting=False))
 
     def test_tls_to_a_plain_port(self):
         self.assertIn('does not speak TLS', broker_tls.hint(
@@ -118,6 +122,18 @@ class HintTest(testtools.TestCase):
             self.assertTrue(watch.filter(record))
         self.assertEqual(1, log.error.call_count)
         self.assertIn('ssl_ca_file = /ca', log.error.call_args[0][1])
+
+    def test_watch_ignores_a_reset_after_connecting(self):
+        watch = broker_tls.HintWatch(_conf())
+        lost = logging.LogRecord(
+            'oslo.messaging._drivers.impl_rabbit', logging.ERROR, __file__,
+            1, '[%s] AMQP server on %s:%s is unreachable: %s. Trying again '
+            'in %d seconds.', ('id', 'h', 5672,
+                               '[Errno 104] Connection reset by peer', 1),
+            None)
+        with mock.patch.object(watch, '_log') as log:
+            self.assertTrue(watch.filter(lost))
+        self.assertEqual(0, log.error.call_count)
 
 
 class StatusCheckTest(testtools.TestCase):
@@ -157,16 +173,39 @@ class StackBrokerUsersTest(testtools.TestCase):
     def test_shared_user_only(self):
         stack = nm_stack.Stack(broker_url='rabbit://a:b@h:1/')
         self.addCleanup(os.rmdir, stack.workdir)
-        self.assertEqual(['a'], stack._broker_users())
+        self.assertEqual([('a', ('.*', '.*', '.*'))], stack._broker_grants())
 
     def test_every_kind_has_its_own(self):
         urls = {kind: 'rabbit://nm-%s:pw@h:1/' % kind
                 for kind in ('api', 'conductor', 'scheduler', 'compute')}
-        stack = nm_stack.Stack(broker_url='rabbit://h:1/',
-                               service_broker_urls=urls)
+        stack = nm_stack.Stack(
+            broker_url='rabbit://h:1/', service_broker_urls=urls,
+            service_broker_permissions={'api': ('a', 'b', 'c')})
         self.addCleanup(os.rmdir, stack.workdir)
-        self.assertEqual(sorted('nm-%s' % k for k in urls),
-                         stack._broker_users())
+        grants = dict(stack._broker_grants())
+        self.assertEqual(sorted('nm-%s' % k for k in urls), sorted(grants))
+        self.assertEqual(('a', 'b', 'c'), grants['nm-api'])
+        self.assertEqual(('.*', '.*', '.*'), grants['nm-compute'])
         self.assertEqual('rabbit://nm-api:pw@h:1/' + stack.vhost,
                          stack._service_default('api', 'api')[
                              'transport_url'])
+
+
+class PermissionsTest(testtools.TestCase):
+
+    def test_control_exchange_is_rpcs(self):
+        self.assertEqual(rpc.EXCHANGE, broker_tls.CONTROL_EXCHANGE)
+
+    def test_each_kind_reads_only_its_own_topic(self):
+        import re
+        for kind in ('conductor', 'scheduler', 'compute'):
+            read = re.compile(broker_tls.permissions(kind)[2])
+            self.assertTrue(read.match(kind))
+            self.assertTrue(read.match('%s.host1' % kind))
+            self.assertTrue(read.match('%s_fanout_0a1b' % kind))
+            for other in {'conductor', 'scheduler', 'compute'} - {kind}:
+                self.assertFalse(read.match(other), (kind, other))
+        api = broker_tls.permissions('api')
+        self.assertFalse(re.match(api[2], 'conductor'))
+        self.assertTrue(re.match(api[1], 'amq.default'))
+        self.assertTrue(re.match(api[2], 'reply_0a1b'))
