@@ -41,7 +41,10 @@ def check_rabbitmq(timeout=3.0):
     import oslo_messaging as messaging
     from nova_moves import broker_tls
     from nova_moves import rpc
-    rpc.get_transport()  # registers [DEFAULT] transport_url; connects not
+    try:
+        rpc.get_transport()  # registers [DEFAULT] transport_url; connects not
+    except broker_tls.BrokerConfigError as exc:
+        return FAILURE, str(exc)
     url = messaging.TransportURL.parse(CONF, CONF.transport_url)
     if url.transport not in ('rabbit', 'amqp', 'kombu'):
         return WARNING, 'Transport %s is not RabbitMQ; not checked.' % (

@@ -161,6 +161,17 @@ class StatusCheckTest(testtools.TestCase):
         self.assertEqual({'ca_certs': '/ca', 'cert_reqs': ssl.CERT_REQUIRED,
                           'server_hostname': 'h'}, call[1]['ssl'])
 
+    def test_unreadable_ca_is_a_failure(self):
+        conf = _conf(ssl=True, ssl_ca_file='/nonexistent/ca.pem')
+        with mock.patch.object(manage_status, 'CONF', conf), \
+                mock.patch.object(rpc, 'CONF', conf), \
+                mock.patch.object(rpc._Transports, 'transport', None), \
+                mock.patch('oslo_messaging.get_rpc_transport') as build:
+            result = manage_status.check_rabbitmq()
+        self.assertEqual(manage_status.FAILURE, result[0])
+        self.assertIn('ssl_ca_file = /nonexistent/ca.pem', result[1])
+        build.assert_not_called()
+
     def test_plain(self):
         result, call = self._check('rabbit://u:p@h/v')
         self.assertEqual('amqp://u:p@h:5672/v', call[0][0])
