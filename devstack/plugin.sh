@@ -30,6 +30,154 @@ function nova_moves_coordination_url {
     fi
 }
 
+# -- RabbitMQ: per-service users, TLS ----------------------------------------
+
+# The kind of service (broker user suffix, config file) of a devstack one.
+function nova_moves_rabbit_kind {
+    case $1 in
+        nm-api) echo api ;;
+        nm-cond) echo conductor ;;
+        nm-sched) echo scheduler ;;
+        nm-cpu) echo compute ;;
+    esac
+}
+
+# The configure, write and read regexes (one a line) a kind of service's
+# user needs on the vhost: the control exchange and its own reply queues
+# for everyone, its topic's queues and fanout exchange for a server, the
+# default exchange for replies, the notification queues for computes.
+# nova_moves.broker_tls.permissions says why; a unit test keeps the two
+# equal.
+function nova_moves_rabbit_permissions {
+    local kind=$1
+    local names='nova_moves|reply_.*'
+    if [[ $kind != api ]]; then
+        names+="|$kind|$kind\\..*|${kind}_fanout.*"
+    fi
+    if [[ $kind == compute ]]; then
+        names+='|versioned_notifications\..*'
+    fi
+    printf '%s\n' "^($names)\$" "^($names|amq\\.default)\$" "^($names)\$"
+}
+
+# A transport_url for broker user $1 (password $2): the TLS port when
+# NOVA_MOVES_RABBIT_TLS is on.
+function nova_moves_transport_url {
+    local port=5672
+    if [[ "$NOVA_MOVES_RABBIT_TLS" == True ]]; then
+        port=$NOVA_MOVES_RABBIT_TLS_PORT
+    fi
+    echo "rabbit://$1:$2@$RABBIT_HOST:$port/$NOVA_MOVES_RABBIT_VHOST"
+}
+
+# The file holding a kind of service's own transport_url.
+function nova_moves_service_conf {
+    echo "$NOVA_MOVES_CONF_DIR/nova-moves-$1.conf"
+}
+
+# The --config-file arguments of devstack service $1.
+function nova_moves_conf_args {
+    local args="--config-file $NOVA_MOVES_CONF"
+    if [[ "$NOVA_MOVES_RABBIT_SERVICE_USERS" == True ]]; then
+        args+=" --config-file $(nova_moves_service_conf \
+"$(nova_moves_rabbit_kind "$1")")"
+    fi
+    echo "$args"
+}
+
+# On the rabbit node: the four users with their password and permissions
+# on the vhost. Idempotent: an existing user gets both set again.
+function create_nova_moves_rabbit_users {
+    local vhost=${NOVA_MOVES_RABBIT_VHOST:-/}
+    local kind user users
+    local -a perms
+    users=$(sudo rabbitmqctl -q list_users | awk '{print $1}')
+    for kind in api conductor scheduler compute; do
+        user=$NOVA_MOVES_RABBIT_USER_PREFIX$kind
+        if grep -qx -- "$user" <<< "$users"; then
+            sudo rabbitmqctl change_password "$user" \
+                "$NOVA_MOVES_RABBIT_PASSWORD"
+        else
+            sudo rabbitmqctl add_user "$user" "$NOVA_MOVES_RABBIT_PASSWORD"
+        fi
+        mapfile -t perms < <(nova_moves_rabbit_permissions "$kind")
+        sudo rabbitmqctl set_permissions -p "$vhost" "$user" "${perms[@]}"
+    done
+}
+
+# On the rabbit node: a TLS listener beside the plain one (the other
+# projects keep 5672), then a restart. Idempotent: the marked block of
+# rabbitmq.conf is replaced, the certificate made once (make_cert keeps
+# an existing one).
+function configure_nova_moves_rabbit_tls {
+    local dir=/etc/rabbitmq/nova-moves-tls
+    local conf=/etc/rabbitmq/rabbitmq.conf
+    local cert=$NOVA_MOVES_RABBIT_CERT_FILE key=$NOVA_MOVES_RABBIT_KEY_FILE
+    if [[ -z "$cert" ]]; then
+        local alt="DNS:$RABBIT_HOST"
+        if [[ $RABBIT_HOST =~ ^[0-9.]+$ || $RABBIT_HOST == *:* ]]; then
+            alt="IP:$RABBIT_HOST"
+        fi
+        # devstack's lib/tls, with its CA (tls-proxy or USE_SSL).
+        make_cert "$INT_CA_DIR" nova-moves-rabbitmq "$RABBIT_HOST" "$alt"
+        cert=$INT_CA_DIR/nova-moves-rabbitmq.crt
+        key=$INT_CA_DIR/private/nova-moves-rabbitmq.key
+    fi
+    sudo install -d -m 0750 -o rabbitmq -g rabbitmq "$dir"
+    sudo install -m 0644 -o rabbitmq -g rabbitmq \
+        "$NOVA_MOVES_RABBIT_CA_FILE" "$dir/ca.pem"
+    sudo install -m 0644 -o rabbitmq -g rabbitmq "$cert" "$dir/cert.pem"
+    sudo install -m 0600 -o rabbitmq -g rabbitmq "$key" "$dir/key.pem"
+    sudo touch "$conf"
+    sudo sed -i '/^# BEGIN nova-moves TLS/,/^# END nova-moves TLS/d' "$conf"
+    sudo tee -a "$conf" > /dev/null <<EOF
+# BEGIN nova-moves TLS (devstack/plugin.sh)
+listeners.ssl.default = $NOVA_MOVES_RABBIT_TLS_PORT
+ssl_options.cacertfile = $dir/ca.pem
+ssl_options.certfile = $dir/cert.pem
+ssl_options.keyfile = $dir/key.pem
+ssl_options.verify = verify_peer
+ssl_options.fail_if_no_peer_cert = false
+ssl_options.versions.1 = tlsv1.3
+ssl_options.versions.2 = tlsv1.2
+# END nova-moves TLS
+EOF
+    restart_service rabbitmq-server
+}
+
+# stack post-config: how each service on this node reaches the broker.
+function configure_nova_moves_rabbit {
+    if is_service_enabled rabbit; then
+        if [[ "$NOVA_MOVES_RABBIT_TLS" == True ]]; then
+            configure_nova_moves_rabbit_tls
+        fi
+        if [[ "$NOVA_MOVES_RABBIT_SERVICE_USERS" == True ]]; then
+            create_nova_moves_rabbit_users
+        fi
+    fi
+    if [[ "$NOVA_MOVES_RABBIT_TLS" == True ]]; then
+        # The shared file (nova-moves-manage) connects the same way.
+        iniset "$NOVA_MOVES_CONF" DEFAULT transport_url \
+            "$(nova_moves_transport_url "$RABBIT_USERID" "$RABBIT_PASSWORD")"
+        iniset "$NOVA_MOVES_CONF" oslo_messaging_rabbit ssl True
+        iniset "$NOVA_MOVES_CONF" oslo_messaging_rabbit ssl_ca_file \
+            "$NOVA_MOVES_RABBIT_CA_FILE"
+    fi
+    local service kind conf
+    for service in $NOVA_MOVES_SERVICES; do
+        kind=$(nova_moves_rabbit_kind "$service")
+        conf=$(nova_moves_service_conf "$kind")
+        rm -f "$conf"
+        if [[ "$NOVA_MOVES_RABBIT_SERVICE_USERS" == True ]] && \
+                is_service_enabled "$service"; then
+            # Holds a password: not world-readable.
+            (umask 027 && iniset "$conf" DEFAULT transport_url \
+                "$(nova_moves_transport_url \
+"$NOVA_MOVES_RABBIT_USER_PREFIX$kind" "$NOVA_MOVES_RABBIT_PASSWORD")")
+        fi
+    done
+}
+
 # stack install: the package (editable, like devstack's own projects).
 function install_nova_moves {
     setup_develop "$NOVA_MOVES_DIR"
@@ -53,6 +201,7 @@ function configure_nova_moves {
     fi
     iniset_rpc_backend nova_moves "$NOVA_MOVES_CONF" DEFAULT \
         "$NOVA_MOVES_RABBIT_VHOST"
+    configure_nova_moves_rabbit
 
     # shellcheck disable=SC2086
     if is_service_enabled $NOVA_MOVES_DB_SERVICES; then
@@ -88,8 +237,12 @@ function configure_nova_moves {
         write_uwsgi_config "$NOVA_MOVES_UWSGI_CONF" \
             "nova_moves.wsgi.api:application" "/$NOVA_MOVES_SERVICE_TYPE" \
             "" nova-moves-api
+        local configs=$NOVA_MOVES_CONF
+        if [[ "$NOVA_MOVES_RABBIT_SERVICE_USERS" == True ]]; then
+            configs+=,$(nova_moves_service_conf api)
+        fi
         iniset "$NOVA_MOVES_UWSGI_CONF" uwsgi env \
-            "NOVA_MOVES_CONFIG=$NOVA_MOVES_CONF"
+            "NOVA_MOVES_CONFIG=$configs"
         # Slow clients: Apache reads headers whole before it calls uwsgi
         # (mod_reqtimeout bounds them and the body's rate); a read from
         # Apache's socket waiting longer than 10 s ends the request, and
@@ -126,16 +279,19 @@ function init_nova_moves {
 # stack extra: one systemd unit (devstack@<service>) per enabled process.
 # run_process does nothing for a service that is not enabled.
 function start_nova_moves {
-    local conf_arg="--config-file $NOVA_MOVES_CONF"
     if [[ "$NOVA_MOVES_API_WSGI" == uwsgi ]]; then
         run_process nm-api "$(command -v uwsgi) --procname-prefix \
 nova-moves-api --ini $NOVA_MOVES_UWSGI_CONF"
     else
-        run_process nm-api "$NOVA_MOVES_BIN_DIR/nova-moves-api $conf_arg"
+        run_process nm-api "$NOVA_MOVES_BIN_DIR/nova-moves-api \
+$(nova_moves_conf_args nm-api)"
     fi
-    run_process nm-cond "$NOVA_MOVES_BIN_DIR/nova-moves-conductor $conf_arg"
-    run_process nm-sched "$NOVA_MOVES_BIN_DIR/nova-moves-scheduler $conf_arg"
-    run_process nm-cpu "$NOVA_MOVES_BIN_DIR/nova-moves-compute $conf_arg"
+    run_process nm-cond "$NOVA_MOVES_BIN_DIR/nova-moves-conductor \
+$(nova_moves_conf_args nm-cond)"
+    run_process nm-sched "$NOVA_MOVES_BIN_DIR/nova-moves-scheduler \
+$(nova_moves_conf_args nm-sched)"
+    run_process nm-cpu "$NOVA_MOVES_BIN_DIR/nova-moves-compute \
+$(nova_moves_conf_args nm-cpu)"
 
     if is_service_enabled nm-api; then
         if ! wait_for_service "$SERVICE_TIMEOUT" "$NOVA_MOVES_API_URL/"; then
@@ -159,6 +315,12 @@ function cleanup_nova_moves {
         remove_uwsgi_config "$NOVA_MOVES_UWSGI_CONF" nova-moves-api
     fi
     sudo rm -rf "$NOVA_MOVES_STATE_PATH" "$NOVA_MOVES_CONF_DIR"
+    if [[ "$NOVA_MOVES_RABBIT_TLS" == True ]] && is_service_enabled rabbit
+    then
+        sudo sed -i '/^# BEGIN nova-moves TLS/,/^# END nova-moves TLS/d' \
+            /etc/rabbitmq/rabbitmq.conf
+        sudo rm -rf /etc/rabbitmq/nova-moves-tls
+    fi
 }
 
 # shellcheck disable=SC2086

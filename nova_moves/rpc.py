@@ -10,6 +10,7 @@ import oslo_messaging as messaging
 from oslo_messaging import opts as messaging_opts
 from oslo_messaging.rpc import dispatcher
 
+from nova_moves import broker_tls
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import rpcstats
@@ -75,6 +76,9 @@ def get_transport():
     if _Transports.transport is None:
         messaging.set_transport_defaults(control_exchange=EXCHANGE)
         set_defaults(CONF)
+        # A TLS file that is not there fails here, not at every retry.
+        broker_tls.check(CONF)
+        broker_tls.install()
         _Transports.transport = messaging.get_rpc_transport(
             CONF, allowed_remote_exmods=ALLOWED_EXMODS)
     return _Transports.transport

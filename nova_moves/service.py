@@ -12,6 +12,7 @@ import oslo_messaging as messaging
 from oslo_reports import guru_meditation_report as gmr
 from oslo_reports import opts as gmr_opts
 
+from nova_moves import broker_tls
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import coordination
@@ -41,6 +42,18 @@ def prepare(argv, binary):
     setup_reports(binary)
     # Request values in log messages: one record, one line.
     logsafe.install()
+    if binary != 'nova-moves-manage':  # its status check reports it
+        check_broker_files(binary)
+
+
+def check_broker_files(binary):
+    """A TLS file [oslo_messaging_rabbit] names but that cannot be read
+    stops the start naming the option (else: "unreachable", forever)."""
+    try:
+        broker_tls.check(CONF)
+    except broker_tls.BrokerConfigError as exc:
+        LOG.error('%s', exc)
+        sys.exit('%s: %s' % (binary, exc))
 
 
 def set_defaults():

@@ -35,30 +35,46 @@ def check_database():
 
 
 def check_rabbitmq(timeout=3.0):
+    from urllib import parse
+
     import kombu
     import oslo_messaging as messaging
+    from nova_moves import broker_tls
     from nova_moves import rpc
-    rpc.get_transport()  # registers [DEFAULT] transport_url; connects not
+    try:
+        rpc.get_transport()  # registers [DEFAULT] transport_url; connects not
+    except broker_tls.BrokerConfigError as exc:
+        return FAILURE, str(exc)
     url = messaging.TransportURL.parse(CONF, CONF.transport_url)
     if url.transport not in ('rabbit', 'amqp', 'kombu'):
         return WARNING, 'Transport %s is not RabbitMQ; not checked.' % (
             url.transport)
     failures = []
     for host in url.hosts or [None]:
+        hostname = host.hostname if host else 'localhost'
+        # As oslo.messaging's driver connects: quoted credentials, its
+        # default port, and [oslo_messaging_rabbit]'s TLS options.
         amqp = 'amqp://%s:%s@%s:%s/%s' % (
-            host.username if host else 'guest',
-            host.password if host else 'guest',
-            host.hostname if host else 'localhost',
-            (host.port if host else None) or 5672, url.virtual_host or '')
-        connection = kombu.Connection(amqp, connect_timeout=timeout,
-                                      transport_options={'max_retries': 0})
+            parse.quote(host.username if host and host.username
+                        else 'guest'),
+            parse.quote(host.password if host and host.password
+                        else 'guest'),
+            hostname, (host.port if host else None) or 5672,
+            url.virtual_host or '')
+        connection = kombu.Connection(
+            amqp, connect_timeout=timeout,
+            ssl=broker_tls.kombu_ssl(hostname if len(url.hosts) <= 1
+                                     else None),
+            transport_options={'max_retries': 0})
         try:
             connection.ensure_connection(max_retries=1, timeout=timeout)
-            return SUCCESS, 'Connected to %s:%s (vhost %r).' % (
-                connection.hostname, connection.port, url.virtual_host or '/')
+            return SUCCESS, 'Connected to %s:%s (vhost %r%s).' % (
+                connection.hostname, connection.port, url.virtual_host or '/',
+                ', TLS' if CONF.oslo_messaging_rabbit.ssl else '')
         except Exception as exc:
-            failures.append('%s: %s' % (host.hostname if host else
-                                        'localhost', exc))
+            found = broker_tls.hint(str(exc))
+            failures.append('%s: %s%s' % (
+                hostname, exc, ' (%s)' % found if found else ''))
         finally:
             connection.release()
     return FAILURE, 'RabbitMQ unreachable: %s' % '; '.join(failures)

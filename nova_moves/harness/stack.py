@@ -84,12 +84,19 @@ class Stack:
     {'name': 'compute1', 'hosts': ['h1', 'h2'], 'compute': {option: value}},
     optionally 'broker_port': the port of a proxy (harness/tcp_proxy.py)
     on 127.0.0.1 through which that compute reaches the broker.
-    An int N means N processes with one host each: compute1..computeN."""
+    An int N means N processes with one host each: compute1..computeN.
+    ``service_broker_urls`` ({'api'|'conductor'|'scheduler'|'compute':
+    'rabbit://user:pw@host:port/'}) gives each kind of service its own
+    broker user (in its own config file, as an operator would); the
+    stack grants each of them the vhost: everything, or the
+    (configure, write, read) regexes ``service_broker_permissions``
+    gives for that kind (nova_moves.broker_tls.permissions)."""
 
     def __init__(self, computes=2, conductors=1, schedulers=1, workdir=None,
                  broker_url=None, database_url=None, coordination_url=None,
                  extra_conf=None, report_interval=1, service_down_time=10,
-                 keep_workdir=False, broker_ctl=None, admin_token=None):
+                 keep_workdir=False, broker_ctl=None, admin_token=None,
+                 service_broker_urls=None, service_broker_permissions=None):
         if isinstance(computes, int):
             computes = [{'name': 'compute%d' % (i + 1)}
                         for i in range(computes)]
@@ -102,6 +109,9 @@ class Stack:
         # rabbitmqctl for the broker's node: a test's private node passes
         # its own (the default one reaches the machine's node).
         self.broker_ctl = broker_ctl or rabbitmqctl
+        self.service_broker_urls = dict(service_broker_urls or {})
+        self.service_broker_permissions = dict(
+            service_broker_permissions or {})
         self.vhost = 'nova-moves-%s' % uuid.uuid4().hex[:12]
         self.database_url = database_url
         self.coordination_url = coordination_url
@@ -120,7 +130,18 @@ class Stack:
     # -- configuration ---------------------------------------------------
     @property
     def transport_url(self):
-        return self.broker_url.rstrip('/') + '/' + self.vhost
+        return self._in_vhost(self.broker_url)
+
+    def _in_vhost(self, broker_url):
+        return broker_url.rstrip('/') + '/' + self.vhost
+
+    def _service_default(self, kind, host):
+        """[DEFAULT] of one service's own config file."""
+        default = {'host': host}
+        if kind in self.service_broker_urls:
+            default['transport_url'] = self._in_vhost(
+                self.service_broker_urls[kind])
+        return default
 
     def transport_url_via(self, port):
         """The stack's transport_url with the broker reached at
@@ -212,7 +233,7 @@ class Stack:
         compute = dict(spec.get('compute') or {})
         if len(hosts) > 1:
             compute['fake_hosts'] = hosts
-        default = {'host': hosts[0]}
+        default = self._service_default('compute', hosts[0])
         if spec.get('broker_port'):
             default['transport_url'] = self.transport_url_via(
                 spec['broker_port'])
@@ -230,20 +251,21 @@ class Stack:
         os.makedirs(self.workdir, exist_ok=True)
         self.broker_ctl('add_vhost', self.vhost)
         self.vhost_created = True
-        self.broker_ctl('set_permissions', '-p', self.vhost,
-                    self._broker_user(), '.*', '.*', '.*')
+        for user, permissions in self._broker_grants():
+            self.broker_ctl('set_permissions', '-p', self.vhost, user,
+                            *permissions)
         self._write_config()
         self._db_sync()
         for i in range(self.conductors):
             name = 'conductor%d' % (i + 1)
             self.add_process(name, 'nova-moves-conductor', self._overlay(
-                name, {'DEFAULT': {'host': name}}))
+                name, {'DEFAULT': self._service_default('conductor', name)}))
         for i in range(self.schedulers):
             name = 'scheduler%d' % (i + 1)
             self.add_process(name, 'nova-moves-scheduler', self._overlay(
-                name, {'DEFAULT': {'host': name}}))
+                name, {'DEFAULT': self._service_default('scheduler', name)}))
         self.add_process('api', 'nova-moves-api', self._overlay(
-            'api', {'DEFAULT': {'host': 'api'}}))
+            'api', {'DEFAULT': self._service_default('api', 'api')}))
         # A compute's first call to the conductor is lost if it is sent
         # before any conductor has bound its queue (and then waits for
         # rpc_response_timeout): start computes once conductors report.
@@ -276,10 +298,27 @@ class Stack:
             shutil.copyfile(path, partial)
             os.replace(partial, template)
 
-    def _broker_user(self):
-        rest = self.broker_url.split('://', 1)[1]
+    @staticmethod
+    def _url_user(url):
+        rest = url.split('://', 1)[1]
         return rest.split('@', 1)[0].split(':', 1)[0] if '@' in rest \
             else 'guest'
+
+    def _broker_user(self):
+        return self._url_user(self.broker_url)
+
+    def _broker_grants(self):
+        """(user, (configure, write, read)) of every broker user a
+        service logs in as."""
+        everything = ('.*', '.*', '.*')
+        grants = {self._url_user(url): self.service_broker_permissions.get(
+            kind, everything) for kind, url in
+            self.service_broker_urls.items()}
+        if set(self.service_broker_urls) < {'api', 'conductor',
+                                            'scheduler', 'compute'}:
+            # The shared config's user.
+            grants[self._url_user(self.broker_url)] = everything
+        return sorted(grants.items())
 
     def wait_until_ready(self, timeout=60, hosts=None):
         admin = self.client()

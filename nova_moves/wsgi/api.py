@@ -20,6 +20,7 @@ from oslo_log import log as logging
 
 from nova_moves.api import app as api_app
 from nova_moves.api import keystone_auth
+from nova_moves import broker_tls
 from nova_moves import conf
 from nova_moves import fileperms
 from nova_moves import logsafe
@@ -60,6 +61,9 @@ def init_config():
     logging.setup(CONF, 'nova_moves')
     # Request values in log messages: one record, one line.
     logsafe.install()
+    # As the console scripts: a TLS file for the broker that cannot be
+    # read stops the load, naming the option.
+    broker_tls.check(CONF)
     problem = keystone_auth.config_problem(CONF)
     if problem:
         # The server does not load the app: better than a 500 per request.

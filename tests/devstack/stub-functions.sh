@@ -172,3 +172,9 @@ function configure_keystone_authtoken_middleware {
     iniset "$conf" "$section" project_name service
     iniset "$conf" "$section" project_domain_name Default
 }
+
+# --- TLS (lib/tls), services (functions-common) ---------------------------
+INT_CA_DIR=${INT_CA_DIR:-$DATA_DIR/CA/int-ca}
+SSL_BUNDLE_FILE=${SSL_BUNDLE_FILE:-$DATA_DIR/ca-bundle.pem}
+function make_cert { _stub_record make_cert "$@"; }
+function restart_service { _stub_record restart_service "$@"; }

@@ -9,6 +9,8 @@ import tempfile
 
 import testtools
 
+from nova_moves import broker_tls
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 PLUGIN_DIR = os.path.join(ROOT, 'devstack')
@@ -169,8 +171,9 @@ class DevstackPluginTest(testtools.TestCase):
         uwsgi.read(uwsgi_ini)
         self.assertEqual('nova_moves.wsgi.api:application',
                          uwsgi.get('uwsgi', 'module'))
-        self.assertEqual('NOVA_MOVES_CONFIG=%s' % self.conf,
-                         uwsgi.get('uwsgi', 'env'))
+        self.assertEqual('NOVA_MOVES_CONFIG=%s,%s' % (
+            self.conf, os.path.join(self.conf_dir, 'nova-moves-api.conf')),
+            uwsgi.get('uwsgi', 'env'))
         # What bounds a slow client behind Apache (doc/api-server.md).
         self.assertEqual('10', uwsgi.get('uwsgi', 'socket-timeout'))
         self.assertEqual('180', uwsgi.get('uwsgi', 'harakiri'))
@@ -251,10 +254,105 @@ class DevstackPluginTest(testtools.TestCase):
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(0, proc.returncode, proc.stdout + proc.stderr)
 
+    # -- RabbitMQ: per-service users, TLS -----------------------------------
+    def _service_conf(self, kind):
+        parser = configparser.RawConfigParser(interpolation=None)
+        path = os.path.join(self.conf_dir, 'nova-moves-%s.conf' % kind)
+        self.assertEqual([path], parser.read(path))
+        self.assertEqual(0o640, os.stat(path).st_mode & 0o777)
+        return parser
+
+    def test_each_service_its_own_broker_user(self):
+        calls = self.run_plugin(('stack', 'post-config'),
+                                NOVA_MOVES_RABBIT_VHOST='nova_moves')
+        for kind in broker_tls.SERVED_TOPICS:
+            user = 'nova-moves-%s' % kind
+            self.assertIn(('sudo', 'rabbitmqctl', 'add_user', user,
+                           'secretrabbit'), calls)
+            self.assertIn(('sudo', 'rabbitmqctl', 'set_permissions', '-p',
+                           'nova_moves', user)
+                          + broker_tls.permissions(kind), calls)
+            self.assertEqual(
+                'rabbit://%s:secretrabbit@192.0.2.10:5672/nova_moves' % user,
+                self._service_conf(kind).get('DEFAULT', 'transport_url'))
+        # The shared file keeps devstack's user (nova-moves-manage).
+        self.assertEqual(
+            'rabbit://stackrabbit:secretrabbit@192.0.2.10:5672/nova_moves',
+            self.read_conf().get('DEFAULT', 'transport_url'))
+        self.assertNotIn('make_cert', [c[0] for c in calls])
+
+    def test_compute_node_creates_no_user(self):
+        calls = self.run_plugin(('stack', 'post-config'),
+                                enabled='etcd3,nm-cpu',
+                                NOVA_MOVES_RABBIT_PASSWORD='cpupw')
+        self.assertFalse([c for c in calls if c[:2] == ('sudo',
+                                                        'rabbitmqctl')])
+        self.assertEqual(
+            'rabbit://nova-moves-compute:cpupw@192.0.2.10:5672/',
+            self._service_conf('compute').get('DEFAULT', 'transport_url'))
+        self.assertFalse(os.path.exists(
+            os.path.join(self.conf_dir, 'nova-moves-api.conf')))
+
+    def test_shared_broker_user(self):
+        calls = self.run_plugin(('stack', 'post-config'), ('stack', 'extra'),
+                                NOVA_MOVES_RABBIT_SERVICE_USERS='False',
+                                NOVA_MOVES_API_WSGI='standalone')
+        self.assertIn(('run_process', 'nm-cpu', '%s/nova-moves-compute '
+                       '--config-file %s' % (self.bin_dir, self.conf)),
+                      calls)
+        self.assertFalse([c for c in self.all_calls
+                          if c[:2] == ('sudo', 'rabbitmqctl')])
+        self.assertFalse(os.path.exists(
+            os.path.join(self.conf_dir, 'nova-moves-compute.conf')))
+
+    def test_tls_to_rabbitmq(self):
+        ca = os.path.join(self.data_dir, 'ca-bundle.pem')
+        calls = self.run_plugin(('stack', 'post-config'),
+                                NOVA_MOVES_RABBIT_TLS='True')
+        int_ca = os.path.join(self.data_dir, 'CA', 'int-ca')
+        self.assertIn(('make_cert', int_ca, 'nova-moves-rabbitmq',
+                       '192.0.2.10', 'IP:192.0.2.10'), calls)
+        self.assertIn(('sudo', 'install', '-m', '0600', '-o', 'rabbitmq',
+                       '-g', 'rabbitmq',
+                       os.path.join(int_ca, 'private',
+                                    'nova-moves-rabbitmq.key'),
+                       '/etc/rabbitmq/nova-moves-tls/key.pem'), calls)
+        self.assertIn(('restart_service', 'rabbitmq-server'), calls)
+        conf = self.read_conf()
+        self.assertEqual(
+            'rabbit://stackrabbit:secretrabbit@192.0.2.10:5671/',
+            conf.get('DEFAULT', 'transport_url'))
+        self.assertEqual('True', conf.get('oslo_messaging_rabbit', 'ssl'))
+        self.assertEqual(ca, conf.get('oslo_messaging_rabbit',
+                                      'ssl_ca_file'))
+        self.assertEqual(
+            'rabbit://nova-moves-api:secretrabbit@192.0.2.10:5671/',
+            self._service_conf('api').get('DEFAULT', 'transport_url'))
+
+    def test_tls_with_the_operators_certificate(self):
+        calls = self.run_plugin(('stack', 'post-config'),
+                                NOVA_MOVES_RABBIT_TLS='True',
+                                NOVA_MOVES_RABBIT_CA_FILE='/pki/ca.pem',
+                                NOVA_MOVES_RABBIT_CERT_FILE='/pki/r.pem',
+                                NOVA_MOVES_RABBIT_KEY_FILE='/pki/r.key',
+                                NOVA_MOVES_RABBIT_TLS_PORT='5999')
+        self.assertNotIn('make_cert', [c[0] for c in calls])
+        self.assertIn(('sudo', 'install', '-m', '0644', '-o', 'rabbitmq',
+                       '-g', 'rabbitmq', '/pki/r.pem',
+                       '/etc/rabbitmq/nova-moves-tls/cert.pem'), calls)
+        self.assertEqual('/pki/ca.pem', self.read_conf().get(
+            'oslo_messaging_rabbit', 'ssl_ca_file'))
+        self.assertIn(':5999/', self.read_conf().get('DEFAULT',
+                                                     'transport_url'))
+
     # -- stack extra --------------------------------------------------------
     def test_stack_extra_syncs_the_database_then_starts_each_process(self):
         calls = self.run_plugin(('stack', 'post-config'), ('stack', 'extra'))
-        arg = '--config-file %s' % self.conf
+
+        def arg(kind):
+            return '--config-file %s --config-file %s' % (
+                self.conf, os.path.join(self.conf_dir,
+                                        'nova-moves-%s.conf' % kind))
         expected = [
             ('recreate_database', 'nova_moves'),
             ('exec', 'nova-moves-manage', '--config-file', self.conf, 'db',
@@ -264,11 +362,13 @@ class DevstackPluginTest(testtools.TestCase):
                  self.bin_dir, os.path.join(self.conf_dir,
                                             'nova-moves-api-uwsgi.ini'))),
             ('run_process', 'nm-cond',
-             '%s/nova-moves-conductor %s' % (self.bin_dir, arg)),
+             '%s/nova-moves-conductor %s' % (self.bin_dir,
+                                             arg('conductor'))),
             ('run_process', 'nm-sched',
-             '%s/nova-moves-scheduler %s' % (self.bin_dir, arg)),
+             '%s/nova-moves-scheduler %s' % (self.bin_dir,
+                                             arg('scheduler'))),
             ('run_process', 'nm-cpu',
-             '%s/nova-moves-compute %s' % (self.bin_dir, arg)),
+             '%s/nova-moves-compute %s' % (self.bin_dir, arg('compute'))),
             ('wait_for_service', '60', 'http://192.0.2.10/compute/'),
         ]
         self.assertEqual(expected, [c for c in calls
@@ -278,8 +378,9 @@ class DevstackPluginTest(testtools.TestCase):
         calls = self.run_plugin(('stack', 'post-config'), ('stack', 'extra'),
                                 NOVA_MOVES_API_WSGI='standalone')
         self.assertIn(('run_process', 'nm-api',
-                       '%s/nova-moves-api --config-file %s' % (
-                           self.bin_dir, self.conf)), calls)
+                       '%s/nova-moves-api --config-file %s --config-file %s'
+                       % (self.bin_dir, self.conf, os.path.join(
+                           self.conf_dir, 'nova-moves-api.conf'))), calls)
         self.assertIn(('wait_for_service', '60', 'http://192.0.2.10:8774/'),
                       calls)
 
