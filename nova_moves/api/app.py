@@ -93,7 +93,11 @@ def _after(response):
 
 def _on_error(exc):
     if isinstance(exc, exception.NovaMovesException):
-        if exc.code >= 500:
+        # A 501 is Nova's answer for what the hypervisor lacks (os-hosts'
+        # power actions), not a fault of ours to log with a traceback.
+        if exc.code == 501:
+            LOG.info('Not implemented: %s', exc.message)
+        elif exc.code >= 500:
             LOG.exception('Unexpected error')
         return faults.fault_response(exc.code, exc.message)
     if isinstance(exc, http_exc.MethodNotAllowed):

@@ -148,7 +148,8 @@ OPERATIONS = {
     'placement_show': ('nova_moves: resource providers, usages and every '
                        'allocation (admin).', [],
                        {'200': _ok(obj({'resource_providers': ANY_OBJ,
-                                        'allocations': ANY_OBJ}))}),
+                                        'allocations': ANY_OBJ,
+                                        'consumer_generations': ANY_OBJ}))}),
     'quota_sets_show': ("A project's quota: instances, cores and ram are "
                         'enforced; the other fields are Nova\'s defaults.',
                         ['user_id'],
