@@ -211,7 +211,7 @@ def run_one(kind, args):
                 '--workers', '1', '--checks', CHECKS,
                 '--max-examples', str(args.max_examples),
                 '--seed', str(args.seed), '--no-color',
-                '--request-timeout', '30',
+                '--request-timeout', '30', '--suppress-health-check', 'all',
                 '--generation-database', 'none',
                 '--report', 'ndjson', '--report-ndjson-path', ndjson]
         if args.phases:
