@@ -108,7 +108,11 @@ def _on_error(exc):
         return response
     if isinstance(exc, http_exc.HTTPException):
         return faults.fault_response(exc.code, exc.description)
-    if isinstance(exc, (db_exc.DBDataError, sa_exc.DataError)):
+    if isinstance(exc, (db_exc.DBDataError, sa_exc.DataError)) or (
+            # oslo.db wraps the DataErrors it has no filter for (MySQL's
+            # 1366, incorrect string value) as a plain DBError.
+            isinstance(exc, db_exc.DBError)
+            and isinstance(exc.inner_exception, sa_exc.DataError)):
         # Last line of defence: input the views did not bound (a value
         # the column cannot hold) is the client's error, not ours.
         LOG.warning('Input the database refused: %s', exc)

@@ -176,8 +176,11 @@ OPERATIONS = {
                          {'200': _ok(wrap('version', ANY_OBJ))}),
     'host_drains_create': (
         'nova_moves: drain a compute host (admin); 202, the conductors '
-        'move every server off it.', [],
-        {'202': _ok(wrap('host_drain', ref('HostDrain')), 'Accepted')}),
+        'move every server off it; with "check": true, 200 and the plan '
+        'only (nothing written).', [],
+        {'202': _ok(wrap('host_drain', ref('HostDrain')), 'Accepted'),
+         '200': _ok(wrap('host_drain_plan', ref('HostDrainPlan')),
+                    'The plan only')}),
     'host_drains_show': (
         'nova_moves: one host drain with every server (admin).', [],
         {'200': _ok(wrap('host_drain', ref('HostDrain')))}),

@@ -307,6 +307,12 @@ SCHEMAS['HostDrain'] = obj({
                               'concurrency', 'movable']},
     'servers': f({'type': 'array', 'items': ref('HostDrainServer')},
                  optional=True)})
+# POST /os-host-drains with "check": true (drain_plans.build).
+SCHEMAS['HostDrainPlan'] = obj({
+    'host': STR, 'mode': STR, 'force_down_if_dead': BOOL, 'host_up': BOOL,
+    'concurrency': INT, 'live_concurrency': INT, 'eta_seconds': NUM,
+    'estimated_finish': STR, 'movable': INT, 'unmovable': INT,
+    'servers': {'type': 'array', 'items': ANY_OBJ}})
 # GET /servers/detail: Nova shows server_groups (2.71) in GET
 # /servers/{id} only.
 SCHEMAS['ServerInList'] = obj({

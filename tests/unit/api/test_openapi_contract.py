@@ -90,6 +90,11 @@ class PlainContractTest(testtools.TestCase):
         self.assert_declared('/os-host-drains', 'get',
                              self.call('GET', '/os-host-drains'))
 
+    def test_host_drain_check_is_200_with_the_plan(self):
+        response = self.call('POST', '/os-host-drains',
+                             {'host': 'h1', 'check': True})
+        self.assert_declared('/os-host-drains', 'post', response)
+
     def test_os_hosts_power_actions_declare_501(self):
         # Nova's answer where the hypervisor has none, so no ERROR either.
         log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
