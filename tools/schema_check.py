@@ -133,7 +133,18 @@ PROBES = (
      '2.55'),
     ('GET', '/os-instance_usage_audit_log/0001-01-31%2000:00:00', None,
      '2.1'),
+    # A valid key with a 64 KiB comment (the key is filled in below).
+    ('POST', '/os-keypairs', {'keypair': {
+        'name': 'probe-key', 'public_key': ' ' + 'c' * 65535}}, '2.2'),
 )
+
+
+def _ssh_key():
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    from cryptography.hazmat.primitives import serialization
+    return ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(
+        serialization.Encoding.OpenSSH,
+        serialization.PublicFormat.OpenSSH).decode('ascii')
 
 
 def run_probes(stack):
@@ -144,6 +155,9 @@ def run_probes(stack):
         'instances': -1, 'cores': -1, 'ram': -1}}, expect=200)
     results = []
     for method, path, body, version in PROBES:
+        if path == '/os-keypairs':
+            body = {'keypair': dict(body['keypair'], public_key=_ssh_key() +
+                                    body['keypair']['public_key'])}
         data = None if body is None else json.dumps(
             body, ensure_ascii=False).encode('utf-8')
         request = urllib.request.Request(

@@ -2,6 +2,8 @@
 each now Nova's 4xx naming the problem."""
 import json
 
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.hazmat.primitives import serialization
 from oslo_db import exception as db_exc
 from sqlalchemy import exc as sa_exc
 import testtools
@@ -49,7 +51,8 @@ class TextColumnBoundsTest(testtools.TestCase):
     """What MySQL's TEXT columns (65535 bytes) refused: a flavor
     description of 4-byte characters was a 500 there (1366, wrapped by
     oslo.db as a plain DBError), a server of a flavor with a long
-    description or with long scheduler hints a 400 there only. The same
+    description, with long scheduler hints or a key pair with a long
+    comment a 400 there only. The same
     bounds now hold on every database, checked before any write."""
 
     def setUp(self):
@@ -106,6 +109,23 @@ class TextColumnBoundsTest(testtools.TestCase):
                       response.get_json()['badRequest']['message'])
         self.assertEqual([], self.call('GET', '/servers').get_json()[
             'servers'])
+
+
+    def test_public_key_bounded_by_bytes(self):
+        key = ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(
+            serialization.Encoding.OpenSSH,
+            serialization.PublicFormat.OpenSSH).decode('ascii')
+        # A comment after the key is accepted, however long.
+        response = self.call('POST', '/os-keypairs', {'keypair': {
+            'name': 'k', 'public_key': key + ' ' + 'c' * 65535}})
+        self.assertEqual(400, response.status_code, response.data[:300])
+        self.assertIn('keypair/public_key',
+                      response.get_json()['badRequest']['message'])
+        self.assertEqual([], self.call('GET', '/os-keypairs').get_json()[
+            'keypairs'])
+        response = self.call('POST', '/os-keypairs', {'keypair': {
+            'name': 'k', 'public_key': key + ' short'}})
+        self.assertEqual(201, response.status_code, response.data[:300])
 
 
 class WrappedDataErrorTest(testtools.TestCase):
