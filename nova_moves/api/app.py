@@ -93,7 +93,11 @@ def _after(response):
 
 def _on_error(exc):
     if isinstance(exc, exception.NovaMovesException):
-        if exc.code >= 500:
+        # A 501 is Nova's answer for what the hypervisor lacks (os-hosts'
+        # power actions), not a fault of ours to log with a traceback.
+        if exc.code == 501:
+            LOG.info('Not implemented: %s', exc.message)
+        elif exc.code >= 500:
             LOG.exception('Unexpected error')
         return faults.fault_response(exc.code, exc.message)
     if isinstance(exc, http_exc.MethodNotAllowed):
@@ -104,7 +108,11 @@ def _on_error(exc):
         return response
     if isinstance(exc, http_exc.HTTPException):
         return faults.fault_response(exc.code, exc.description)
-    if isinstance(exc, (db_exc.DBDataError, sa_exc.DataError)):
+    if isinstance(exc, (db_exc.DBDataError, sa_exc.DataError)) or (
+            # oslo.db wraps the DataErrors it has no filter for (MySQL's
+            # 1366, incorrect string value) as a plain DBError.
+            isinstance(exc, db_exc.DBError)
+            and isinstance(exc.inner_exception, sa_exc.DataError)):
         # Last line of defence: input the views did not bound (a value
         # the column cannot hold) is the client's error, not ours.
         LOG.warning('Input the database refused: %s', exc)

@@ -213,6 +213,10 @@ def flavor_ref(ref):
             or ctxt.project_id in db_api.flavor_access_get(ref)):
         raise exception.Invalid(reason='Flavor %s could not be found.'
                                 % input_guard.excerpt(str(ref)))
+    # The copy a server keeps (and a move carries) has no description:
+    # no server view shows it, and 65535 bytes of it, JSON-escaped, did
+    # not fit MySQL's TEXT column with the rest (the boot was a 400).
+    flavor.pop('description', None)
     return flavor
 
 

@@ -74,6 +74,21 @@ def _create_schema(version):
                 'properties': props}}}
 
 
+# Nova bounds a description by characters; MySQL's TEXT column holds
+# 65535 bytes (4-byte characters past that were a 500 there): bounded
+# by bytes, the same on every database.
+DESCRIPTION_BYTES = 65535
+
+
+def _description(body):
+    value = body.get('description')
+    if value is not None and len(value.encode('utf-8')) > DESCRIPTION_BYTES:
+        raise exception.ValidationError(
+            detail="Invalid input for field 'flavor/description': it is "
+                   "longer than %d bytes in UTF-8." % DESCRIPTION_BYTES)
+    return value
+
+
 def _int_filter(name, column):
     value = query.int_arg(name)
     return None if value is None else (column, value)
@@ -194,9 +209,9 @@ def update(flavor_id):
                                  '2.55 or later.')
     api_req.authorize('os_compute_api:os-flavor-manage:update')
     body = validation.body()['flavor']
+    description = _description(body)
     common.visible_flavor(flavor_id)
-    row = db_api.flavor_update(flavor_id,
-                               {'description': body['description']})
+    row = db_api.flavor_update(flavor_id, {'description': description})
     return flask.jsonify({'flavor': views.flavor(row)})
 
 
@@ -217,7 +232,7 @@ def create():
                                       3.40282e+38, positive=True),
               'is_public': validation.to_bool(
                   body.get('os-flavor-access:is_public', True)),
-              'description': body.get('description')}
+              'description': _description(body)}
     if body.get('id'):
         values['flavorid'] = _flavorid(body['id'])
     try:

@@ -84,6 +84,11 @@ def view(keypair, version, show=False):
     return body
 
 
+# The key is kept in a TEXT column, which holds 65535 bytes on MySQL (a
+# key with a longer comment was a 400 there only): bounded everywhere.
+PUBLIC_KEY_BYTES = 65535
+
+
 @validation.schema(_create_schema(_v('2.1')), max_version='2.1')
 @validation.schema(_create_schema(_v('2.2')), '2.2', '2.9')
 @validation.schema(_create_schema(_v('2.10')), '2.10', '2.91')
@@ -98,6 +103,10 @@ def create():
     private_key = None
     if 'public_key' in params:
         public_key = params['public_key']
+        if len(public_key.encode('utf-8')) > PUBLIC_KEY_BYTES:
+            raise exception.ValidationError(
+                detail="Invalid input for field 'keypair/public_key': it "
+                       "is longer than %d bytes in UTF-8." % PUBLIC_KEY_BYTES)
         fingerprint = keypair_crypto.fingerprint(public_key, key_type)
     else:
         # Only below 2.92: the schema requires public_key from there.

@@ -15,8 +15,10 @@ openapi_schemas.py. Microversions are OpenAPI extensions:
 - on an object: ``x-required``, the fields present whenever their range
   and audience say so (plain ``required`` holds only the fields present at
   every version for everyone);
-- ``oneOf`` alternatives tagged with version ranges replace each other
-  (e.g. the server's ``flavor`` below and from 2.47).
+- ``anyOf`` alternatives tagged with version ranges replace each other
+  (e.g. the server's ``flavor`` below and from 2.47): anyOf, not oneOf,
+  since a value may suit two versions (an integer swap is valid below
+  and from 2.75), which a plain validator's oneOf refuses.
 
 ``specialize(doc, schema, version, admin)`` turns a schema into the exact
 one for one microversion and audience; the functional tests validate real
@@ -150,7 +152,7 @@ def _operation(path, name, handler):
     alternatives = _request_body(path, handler)
     if alternatives:
         schema = alternatives[0] if len(alternatives) == 1 else \
-            {'oneOf': alternatives}
+            {'anyOf': alternatives}
         operation['requestBody'] = {
             'required': True,
             'content': {'application/json': {'schema': schema}}}
@@ -230,13 +232,13 @@ def resolve(document, schema):
 def specialize(document, schema, version, admin=True):
     """The exact schema at microversion ``version`` for an admin or not:
     refs inlined, out-of-range and hidden properties dropped (so their
-    presence fails), x-required merged into required, versioned oneOf
-    alternatives chosen."""
+    presence fails), x-required merged into required, versioned anyOf
+    (or oneOf) alternatives chosen."""
     version = microversion.APIVersion(str(version))
     schema = resolve(document, schema)
     if not isinstance(schema, dict):
         return schema
-    alternatives = schema.get('oneOf')
+    alternatives = schema.get('anyOf') or schema.get('oneOf')
     if alternatives and all('x-min-version' in resolve(document, a) or
                             'x-max-version' in resolve(document, a)
                             for a in alternatives):
@@ -246,10 +248,11 @@ def specialize(document, schema, version, admin=True):
             return specialize(document, chosen[0], version, admin)
     result = {k: v for k, v in schema.items()
               if k not in ('properties', 'required', 'x-required', 'items',
-                           'oneOf', 'additionalProperties')}
-    if 'oneOf' in schema:
-        result['oneOf'] = [specialize(document, a, version, admin)
-                           for a in schema['oneOf']]
+                           'oneOf', 'anyOf', 'additionalProperties')}
+    for key in ('oneOf', 'anyOf'):
+        if key in schema:
+            result[key] = [specialize(document, a, version, admin)
+                           for a in schema[key]]
     if 'items' in schema:
         result['items'] = specialize(document, schema['items'], version,
                                      admin)

@@ -149,7 +149,8 @@ OPERATIONS = {
     'placement_show': ('nova_moves: resource providers, usages and every '
                        'allocation (admin).', [],
                        {'200': _ok(obj({'resource_providers': ANY_OBJ,
-                                        'allocations': ANY_OBJ}))}),
+                                        'allocations': ANY_OBJ,
+                                        'consumer_generations': ANY_OBJ}))}),
     'quota_sets_show': ("A project's quota: instances, cores and ram are "
                         'enforced; the other fields are Nova\'s defaults.',
                         ['user_id'],
@@ -176,8 +177,11 @@ OPERATIONS = {
                          {'200': _ok(wrap('version', ANY_OBJ))}),
     'host_drains_create': (
         'nova_moves: drain a compute host (admin); 202, the conductors '
-        'move every server off it.', [],
-        {'202': _ok(wrap('host_drain', ref('HostDrain')), 'Accepted')}),
+        'move every server off it; with "check": true, 200 and the plan '
+        'only (nothing written).', [],
+        {'202': _ok(wrap('host_drain', ref('HostDrain')), 'Accepted'),
+         '200': _ok(wrap('host_drain_plan', ref('HostDrainPlan')),
+                    'The plan only')}),
     'host_drains_show': (
         'nova_moves: one host drain with every server (admin).', [],
         {'200': _ok(wrap('host_drain', ref('HostDrain')))}),

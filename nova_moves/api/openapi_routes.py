@@ -145,6 +145,10 @@ OPERATIONS['flavors_detail'] = ('List flavors with details.',
                                     '200': _ok(listing('flavors',
                                                        ref('Flavor')))})
 _SPECS = {'type': 'object', 'additionalProperties': STR}
+# Create and update answer with the request body, as Nova: a number
+# stays a number there (it is stored, and shown, as its string).
+_SPECS_ECHO = {'type': 'object',
+               'additionalProperties': {'type': ['string', 'number']}}
 _ACCESS = wrap('flavor_access', {'type': 'array', 'items': obj(
     {'flavor_id': STR, 'tenant_id': STR})})
 _TAGS = wrap('tags', {'type': 'array', 'items': STR})
@@ -152,12 +156,13 @@ _TAGS_FROM = {'x-min-version': '2.26'}
 OPERATIONS.update({
     'flavors_extra_specs_create': (
         "Add or update a flavor's extra specs (admin); answers with the "
-        'request body.', [], {'200': _ok(wrap('extra_specs', _SPECS))}),
+        'request body.', [], {'200': _ok(wrap('extra_specs',
+                                              _SPECS_ECHO))}),
     'flavors_extra_spec': ('One flavor extra spec: {key: value}.', [],
                            {'200': _ok(_SPECS)}),
     'flavors_extra_spec_update': (
         'Set one flavor extra spec (admin); the body names the key of '
-        'the URL.', [], {'200': _ok(_SPECS)}),
+        'the URL.', [], {'200': _ok(_SPECS_ECHO)}),
     'flavors_extra_spec_delete': ('Delete one flavor extra spec (admin).',
                                   [], {'200': {'description': 'Deleted'}}),
     'flavors_access': (

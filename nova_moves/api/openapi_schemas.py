@@ -59,8 +59,9 @@ def obj(properties, additional=False):
 
 
 def by_version(*alternatives):
-    """(since, until, schema) alternatives of one value."""
-    return {'oneOf': [f(schema, since=since, until=until)
+    """(since, until, schema) alternatives of one value (anyOf: see
+    openapi.py)."""
+    return {'anyOf': [f(schema, since=since, until=until)
                       for since, until, schema in alternatives]}
 
 
@@ -87,8 +88,11 @@ def listing(key, schema):
 
 # --- response schemas --------------------------------------------------------
 
+# Every status views.server_status shows (a unit test holds them equal).
 _STATUSES = ['ACTIVE', 'BUILD', 'ERROR', 'SHUTOFF', 'DELETED', 'RESIZE',
-             'VERIFY_RESIZE', 'REVERT_RESIZE', 'MIGRATING', 'REBUILD']
+             'VERIFY_RESIZE', 'REVERT_RESIZE', 'MIGRATING', 'REBUILD',
+             'PAUSED', 'SUSPENDED', 'SHELVED', 'SHELVED_OFFLOADED',
+             'REBOOT', 'HARD_REBOOT']
 
 _FLAVOR_LINK = obj({'id': STR, 'links': LINKS})
 _FLAVOR_EMBEDDED = obj({'vcpus': INT, 'ram': INT, 'disk': INT,
@@ -292,8 +296,23 @@ SCHEMAS['HostDrain'] = obj({
     'finished_at': NSTR, 'updated_at': NSTR,
     'counts': obj({'pending': INT, 'moving': INT, 'queued': INT,
                    'done': INT, 'failed': INT, 'total': INT}),
+    # The plan's estimate at the start (null for a drain from before
+    # estimates), with the actual duration once it ended.
+    'estimate': {'type': ['object', 'null'], 'additionalProperties': False,
+                 'properties': {
+                     'eta_seconds': NUM, 'estimated_finish': NSTR,
+                     'concurrency': INT, 'movable': INT,
+                     'actual_seconds': NUM, 'error_percent': NUM},
+                 'required': ['eta_seconds', 'estimated_finish',
+                              'concurrency', 'movable']},
     'servers': f({'type': 'array', 'items': ref('HostDrainServer')},
                  optional=True)})
+# POST /os-host-drains with "check": true (drain_plans.build).
+SCHEMAS['HostDrainPlan'] = obj({
+    'host': STR, 'mode': STR, 'force_down_if_dead': BOOL, 'host_up': BOOL,
+    'concurrency': INT, 'live_concurrency': INT, 'eta_seconds': NUM,
+    'estimated_finish': STR, 'movable': INT, 'unmovable': INT,
+    'servers': {'type': 'array', 'items': ANY_OBJ}})
 # GET /servers/detail: Nova shows server_groups (2.71) in GET
 # /servers/{id} only.
 SCHEMAS['ServerInList'] = obj({

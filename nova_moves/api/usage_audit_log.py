@@ -31,10 +31,23 @@ def _time(value):
     return str(value)
 
 
+def _period(before):
+    """The last audit period completed before ``before``; a 400 when
+    none does (0001-01-31: the month before it would be in year 0)."""
+    try:
+        return audit_period.last_completed(
+            conf.CONF.instance_usage_audit_period, before)
+    except (ValueError, OverflowError):
+        if before.year > 2:
+            raise  # not the timestamp: a bad instance_usage_audit_period
+        raise exception.ValidationError(
+            detail='Invalid timestamp for date %s: no audit period '
+                   'completes before it.' % before.isoformat(' '))
+
+
 def report(before):
     """Nova's audit report of the period completed before ``before``."""
-    begin, end = audit_period.last_completed(
-        conf.CONF.instance_usage_audit_period, before)
+    begin, end = _period(before)
     logs = db_api.task_log_get_all(TASK_NAME, begin, end)
     hosts = {s['host'] for s in db_api.service_get_all(
         binary=service_names.COMPUTE_BINARY)}

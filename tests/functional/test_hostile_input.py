@@ -147,6 +147,27 @@ class _IssueCases:
         self.assertNotIn('Infinity', response.text)
         self.assertNotIn('NaN', response.text)
 
+    def test_text_columns_hold_the_same_on_every_database(self):
+        """A description of 4-byte characters past 65535 bytes was a 500
+        on MySQL, a server of a flavor with a long description a 400 on
+        MySQL only, the audit log before year 1's first period a 500."""
+        data = json.dumps({'flavor': {
+            'name': 'emoji', 'vcpus': 1, 'ram': 64, 'disk': 1,
+            'description': '\U0001F600' * 16384}},
+            ensure_ascii=False).encode('utf-8')
+        self.assertIn('65535 bytes', self.assertFault(
+            self.admin_raw('POST', '/flavors', data=data)))
+        client = self.stack.client()
+        flavor = client.post('/flavors', {'flavor': {
+            'name': 'long-description', 'vcpus': 1, 'ram': 64, 'disk': 1,
+            'description': 'x' * 65535}}, version='2.55',
+            expect=200).json()['flavor']
+        server = client.boot('long-description', flavor['id'])
+        self.assertEqual('ACTIVE', server['status'])
+        client.delete('/servers/%s' % server['id'], expect=204)
+        self.assertIn('no audit period', self.assertFault(self.admin_raw(
+            'GET', '/os-instance_usage_audit_log/0001-01-31%2000:00:00')))
+
     def test_malformed_chunked_body_is_400(self):
         url = urllib.parse.urlparse(self.stack.endpoint)
         request = ('POST /v2.1/servers/%s/action HTTP/1.1\r\n'
