@@ -8,7 +8,7 @@ Glance, Neutron, Cinder or Swift, runs the selected tempest modules and
 prints pass/fail/skip per module. Exits 1 when any test failed.
 
     tools/run-tempest.sh                 # the move modules
-    tools/run-tempest.sh --set lifecycle # the moves and the modules around (CI)
+    tools/run-tempest.sh --set lifecycle # the moves and the modules near (CI)
     tools/run-tempest.sh --set eleven    # exactly issue 26's eleven modules
     tools/run-tempest.sh --set all       # the whole tempest.api.compute tree
     tools/run-tempest.sh --regex 'admin\\.test_migrations'

@@ -92,7 +92,7 @@ def listing(key, schema):
 _STATUSES = ['ACTIVE', 'BUILD', 'ERROR', 'SHUTOFF', 'DELETED', 'RESIZE',
              'VERIFY_RESIZE', 'REVERT_RESIZE', 'MIGRATING', 'REBUILD',
              'PAUSED', 'SUSPENDED', 'SHELVED', 'SHELVED_OFFLOADED',
-             'REBOOT', 'HARD_REBOOT']
+             'REBOOT', 'HARD_REBOOT', 'RESCUE']
 
 _FLAVOR_LINK = obj({'id': STR, 'links': LINKS})
 _FLAVOR_EMBEDDED = obj({'vcpus': INT, 'ram': INT, 'disk': INT,
