@@ -287,6 +287,8 @@ class Stack:
             template = _sqlite_template()
         if template and os.path.exists(template):
             shutil.copyfile(template, path)
+            # As the product's umask would have made it (no world bits).
+            os.chmod(path, 0o640)
             return
         subprocess.run(self._argv('nova-moves-manage') + ['db', 'sync'],
                        check=True, stdout=subprocess.DEVNULL,
