@@ -102,11 +102,13 @@ def _sorting():
     args = flask.request.args
     key = args.get('sort_key') or 'flavorid'
     direction = args.get('sort_dir') or 'asc'
-    if key not in SORT_KEYS or (key == 'rxtx_factor'
-                                and api_req.version() >= '2.102'):
+    # 2.102 removed rxtx_factor from flavors: no sorting by it either.
+    keys = [k for k in SORT_KEYS
+            if k != 'rxtx_factor' or api_req.version() < '2.102']
+    if key not in keys:
         raise exception.ValidationError(
             detail='Invalid sort_key %s: it must be one of %s.'
-            % (input_guard.excerpt(key), ', '.join(SORT_KEYS)))
+            % (input_guard.excerpt(key), ', '.join(keys)))
     if direction not in ('asc', 'desc'):
         raise exception.ValidationError(
             detail="Invalid sort_dir %s: it must be 'asc' or 'desc'."
