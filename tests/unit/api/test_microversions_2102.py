@@ -4,8 +4,10 @@ query parameters refused on every API (2.102), /os-volumes_boot never
 served (2.103), PUT pinned_availability_zone (2.104)."""
 import re
 
+import flask
 import testtools
 
+from nova_moves.api import common
 from nova_moves.api import query_params
 from nova_moves.api import routes
 from nova_moves.db import api as db_api
@@ -176,6 +178,23 @@ class PinnedZoneTest(_Base):
         response = self.put(uuid, 'nova')
         self.assertEqual(200, response.status_code)
         self.assertEqual('nova', self.pinned(uuid))
+
+    def test_next_move_follows_the_pin(self):
+        """Every move builds its scheduler request from requested_az:
+        unpinned, the next one may pick any zone."""
+        uuid = self.server(requested_az='nova',
+                           availability_zone='nova')['uuid']
+
+        def zone_asked():
+            with self.client.application.test_request_context():
+                flask.g.context = None
+                return common.request_spec(
+                    db_api.instance_get(uuid))['availability_zone']
+        self.assertEqual('nova', zone_asked())
+        self.put(uuid, None)
+        self.assertIsNone(zone_asked())
+        self.put(uuid, 'nova')
+        self.assertEqual('nova', zone_asked())
 
     def test_idempotent(self):
         uuid = self.server(requested_az='nova',
