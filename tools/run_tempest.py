@@ -194,7 +194,7 @@ def main(argv=None):
     parser.add_argument('--regex', help='tempest test regex (replaces --set)')
     parser.add_argument('--concurrency', type=int, default=2)
     parser.add_argument('--computes', type=int, default=3)
-    parser.add_argument('--max-microversion', default='2.100')
+    parser.add_argument('--max-microversion', default='2.104')
     parser.add_argument('--workdir', help='keep everything here')
     parser.add_argument('--json', help='write the per-module table here')
     args = parser.parse_args(argv)

@@ -16,6 +16,7 @@ from nova_moves.api import microversion
 from nova_moves.api import openapi
 from nova_moves.api import pipeline
 from nova_moves.api import policies
+from nova_moves.api import query_params
 from nova_moves.api import request as api_req
 from nova_moves.api import routes
 from nova_moves import conf
@@ -143,7 +144,9 @@ def _view(methods):
     GET's, as Flask answers it)."""
     def view(**kwargs):
         method = flask.request.method
-        _name, handler = methods['GET' if method == 'HEAD' else method]
+        name, handler = methods['GET' if method == 'HEAD' else method]
+        # Before the handler: Nova's query schema is checked first.
+        query_params.check(name)
         return api_req.dispatch(handler, **kwargs)
     return view
 

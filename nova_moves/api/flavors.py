@@ -61,8 +61,9 @@ def _create_schema(version):
     props = {'name': _NAME, 'id': _FLAVORID,
              'ram': _POS_INT, 'vcpus': _POS_INT, 'disk': _INT,
              'OS-FLV-EXT-DATA:ephemeral': _INT, 'swap': _SWAP,
-             'rxtx_factor': _RXTX,
              'os-flavor-access:is_public': validation.BOOLEAN}
+    if version < '2.102':
+        props['rxtx_factor'] = _RXTX  # removed in 2.102, as Nova
     if version >= '2.55':
         props['description'] = {'type': ['string', 'null'],
                                 'maxLength': 65535}
@@ -116,10 +117,13 @@ def _sorting():
     args = flask.request.args
     key = args.get('sort_key') or 'flavorid'
     direction = args.get('sort_dir') or 'asc'
-    if key not in SORT_KEYS:
+    # 2.102 removed rxtx_factor from flavors: no sorting by it either.
+    keys = [k for k in SORT_KEYS
+            if k != 'rxtx_factor' or api_req.version() < '2.102']
+    if key not in keys:
         raise exception.ValidationError(
             detail='Invalid sort_key %s: it must be one of %s.'
-            % (input_guard.excerpt(key), ', '.join(SORT_KEYS)))
+            % (input_guard.excerpt(key), ', '.join(keys)))
     if direction not in ('asc', 'desc'):
         raise exception.ValidationError(
             detail="Invalid sort_dir %s: it must be 'asc' or 'desc'."
@@ -129,12 +133,16 @@ def _sorting():
 
 def _listed():
     """GET /flavors[/detail]: Nova's filters (minRam, minDisk,
-    is_public; disabled ones hidden from non-admins), sort_key/sort_dir
+    is_public, name from 2.102; disabled ones hidden from non-admins),
+    sort_key/sort_dir
     (flavorid ascending by default, the row id breaking ties), then one
     page (marker: a flavor id)."""
     minimums = [f for f in (_int_filter('minRam', 'memory_mb'),
                             _int_filter('minDisk', 'root_gb')) if f]
     is_public = _is_public()
+    # 2.102: an exact name (below, ignored as any unknown parameter).
+    name = (flask.request.args.get('name')
+            if api_req.version() >= '2.102' else None)
     key, reverse = _sorting()
     ctxt = api_req.context()
     # Nova's: a project also sees the private flavors it has access to.
@@ -144,7 +152,8 @@ def _listed():
                if all(f[column] >= value for column, value in minimums)
                and (is_public is None or f['is_public'] == is_public
                     or f['id'] in granted)
-               and (ctxt.is_admin or not f['disabled'])]
+               and (ctxt.is_admin or not f['disabled'])
+               and (name is None or f['name'] == name)]
     flavors.sort(key=lambda f: (f[key] is not None, f[key], f['id']),
                  reverse=reverse)
     flavors, limit = common.page(flavors, key=lambda f: f['flavorid'])
@@ -218,7 +227,9 @@ def update(flavor_id):
 @validation.schema(_create_schema(microversion.APIVersion('2.1')),
                    max_version='2.54')
 @validation.schema(_create_schema(microversion.APIVersion('2.55')),
-                   min_version='2.55')
+                   min_version='2.55', max_version='2.101')
+@validation.schema(_create_schema(microversion.APIVersion('2.102')),
+                   min_version='2.102')
 def create():
     api_req.authorize('os_compute_api:os-flavor-manage:create')
     body = validation.body()['flavor']

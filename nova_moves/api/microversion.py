@@ -4,7 +4,7 @@ import re
 from nova_moves import exception
 
 MIN_VERSION = '2.1'
-MAX_VERSION = '2.100'
+MAX_VERSION = '2.104'
 # One line per version nova_moves behaves differently at (or that Nova
 # introduced and we accept); everything else carries over from Nova.
 HISTORY = """
@@ -43,6 +43,10 @@ HISTORY = """
 2.98  - servers: the image's properties embedded in the server's image
 2.99  - spice-direct consoles: not served here, the version only
 2.100 - servers: the boot's scheduler_hints (show, detail, update, rebuild)
+2.101 - volume attach answers 202: no volume API served here, the version only
+2.102 - flavors: name filter, no rxtx_factor/disabled; unknown queries 400
+2.103 - /os-volumes_boot removed: never served here (404 at every version)
+2.104 - servers: PUT pinned_availability_zone (null unpins; re-pin in place)
 """
 
 _FORMAT = re.compile(r'^([1-9]\d*)\.([1-9]\d*|0)$')

@@ -78,7 +78,8 @@ OPERATIONS = {
         {'x-min-version': '2.55'}),
     'servers_update': (
         'Update a server: name, accessIPv4/6, OS-DCF:diskConfig, '
-        'description (2.19).', [],
+        'description (2.19), pinned_availability_zone (2.104: null '
+        'unpins, the current zone re-pins, else 409).', [],
         {'200': _ok(wrap('server', ref('ServerUpdated')))}),
     'server_metadata_index': ("A server's metadata.", [],
                               {'200': _ok(wrap('metadata', _METADATA))}),
@@ -137,7 +138,7 @@ OPERATIONS['servers_detail'] = (
     'List servers with details.', _SERVER_FILTERS,
     {'200': _ok(listing('servers', ref('ServerInList')))})
 _FLAVOR_FILTERS = ['is_public', 'minRam', 'minDisk', 'sort_key', 'sort_dir',
-                   'limit', 'marker']
+                   'limit', 'marker', 'name']  # name: 2.102
 OPERATIONS['flavors_index'] = ('List flavors.', _FLAVOR_FILTERS, {
     '200': _ok(listing('flavors', ref('FlavorBrief')))})
 OPERATIONS['flavors_detail'] = ('List flavors with details.',

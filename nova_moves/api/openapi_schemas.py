@@ -170,11 +170,12 @@ SCHEMAS = {
     'Flavor': obj({
         'id': STR, 'name': STR, 'ram': INT, 'disk': INT, 'vcpus': INT,
         'links': LINKS, 'OS-FLV-EXT-DATA:ephemeral': INT,
-        'OS-FLV-DISABLED:disabled': BOOL,
+        # Both removed in 2.102 (as Nova).
+        'OS-FLV-DISABLED:disabled': f(BOOL, until='2.101'),
         # '' for no swap until 2.75, 0 from 2.75 (as Nova).
         'swap': by_version(('2.1', '2.74', {'type': ['integer', 'string']}),
                            ('2.75', None, INT)),
-        'rxtx_factor': NUM,
+        'rxtx_factor': f(NUM, until='2.101'),
         'os-flavor-access:is_public': BOOL,
         'description': f(NSTR, since='2.55'),
         'extra_specs': f(ANY_OBJ, since='2.61')}),

@@ -6,7 +6,10 @@ for a path is a 405 whose Allow header the table gives, and the OpenAPI
 document (openapi.py) describes exactly these rows. POST
 /servers/{id}/action has a second-level table: server_actions.ACTIONS,
 action name -> handler. Request bodies are declared on the handlers
-(@validation.schema)."""
+(@validation.schema); the query parameters each operation accepts are
+its OpenAPI operation's, refused otherwise from 2.102 before the handler
+runs (query_params.py; tests/unit/api/test_microversions_2102.py walks
+every GET row)."""
 import functools
 
 from nova_moves.api import aggregates

@@ -78,3 +78,33 @@ def key_pair(key_name):
     except db_api.KeypairNotFound:
         raise exception.Invalid('Invalid key_name provided.')
     return keypair['name'], keypair['public_key']
+
+
+class PinnedZoneConflict(exception.Conflict):
+    msg_fmt = '%(reason)s'
+
+
+def pinned_zone(instance, wanted, current_zone):
+    """The instance columns of a 2.104 pinned_availability_zone update.
+
+    null unpins (any zone on the next move: the moves read requested_az,
+    and the shown zone becomes the host's); the server's current zone
+    (``current_zone``) re-pins; its pinned zone again is a no-op. Another
+    zone is a 409 (the server is not there: Nova never moves it for
+    this), as is one pinned zone for another (unpin first)."""
+    pinned = instance.get('requested_az')
+    if wanted == pinned:
+        return {}
+    if wanted is None:
+        return {'requested_az': None, 'availability_zone': None}
+    if pinned is not None:
+        raise PinnedZoneConflict(reason=(
+            'The server is pinned to availability zone %s; unpin it '
+            '(pinned_availability_zone: null) before pinning it to %s.'
+            % (pinned, wanted)))
+    if wanted != current_zone:
+        raise PinnedZoneConflict(reason=(
+            'The server is in availability zone %s, not %s: it can only be '
+            'pinned to the zone it is in.' % (current_zone or '(none)',
+                                               wanted)))
+    return {'requested_az': wanted, 'availability_zone': wanted}

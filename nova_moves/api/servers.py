@@ -380,6 +380,9 @@ def _update_schema(version):
              'OS-DCF:diskConfig': _DISK_CONFIG}
     if version >= '2.19':
         props['description'] = _DESCRIPTION
+    if version >= '2.104':
+        props['pinned_availability_zone'] = {
+            'type': ['string', 'null'], 'minLength': 1, 'maxLength': 255}
     return {'type': 'object', 'required': ['server'],
             'additionalProperties': False,
             'properties': {'server': {'type': 'object',
@@ -390,10 +393,13 @@ def _update_schema(version):
 @validation.schema(_update_schema(microversion.APIVersion('2.1')),
                    max_version='2.18')
 @validation.schema(_update_schema(microversion.APIVersion('2.19')),
-                   min_version='2.19')
+                   min_version='2.19', max_version='2.103')
+@validation.schema(_update_schema(microversion.APIVersion('2.104')),
+                   min_version='2.104')
 def update(server_id):
     """PUT /servers/{id}: name, access IPs, disk config, description
-    (2.19); 200 with the server, as Nova."""
+    (2.19), pinned_availability_zone (2.104); 200 with the server, as
+    Nova."""
     version = api_req.version()
     instance = common.get_instance(server_id,
                                    'os_compute_api:servers:update')
@@ -401,6 +407,10 @@ def update(server_id):
     values = kept_values(body, version)
     if 'name' in body:
         values['display_name'] = body['name']
+    if 'pinned_availability_zone' in body:
+        values.update(server_rules.pinned_zone(
+            instance, body['pinned_availability_zone'],
+            views.availability_zone(instance)))
     if values:
         instance = db_api.instance_update(instance['uuid'], values)
     return flask.jsonify({'server': views.server_detail(instance,

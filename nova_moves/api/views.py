@@ -294,11 +294,13 @@ def flavor(row):
             'vcpus': row['vcpus'],
             'links': common.links('flavors', row['flavorid']),
             'OS-FLV-EXT-DATA:ephemeral': row['ephemeral_gb'],
-            'OS-FLV-DISABLED:disabled': row['disabled'],
             # Nova: '' for no swap until 2.75, then 0.
             'swap': row['swap'] or ('' if version < '2.75' else 0),
-            'rxtx_factor': row['rxtx_factor'],
             'os-flavor-access:is_public': row['is_public']}
+    if version < '2.102':
+        # Nova's 2.102 drops both (no QoS or disabled flavors there).
+        body['OS-FLV-DISABLED:disabled'] = row['disabled']
+        body['rxtx_factor'] = row['rxtx_factor']
     if version >= '2.55':
         body['description'] = row['description']
     if version >= '2.61' and api_req.can(

@@ -31,7 +31,7 @@ _SSH_KEY = ('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVf3oO5xVqWnS6B3H0d5W'
             'h0m0uYtq0lq9b0d5m4Y1Qy tempest')
 VERSIONS = [None, '2.3', '2.16', '2.19', '2.26', '2.47', '2.53', '2.58',
             '2.59', '2.63', '2.71', '2.73', '2.75', '2.80', '2.87', '2.88',
-            '2.95', '2.96', '2.98', '2.100']
+            '2.95', '2.96', '2.98', '2.100', '2.102', '2.104']
 
 
 class _Auth:
@@ -214,7 +214,7 @@ class TempestSchemasTest(base.StackTestCase):
         self.servers.unlock_server(server_id)
         for version in (None, '2.19', '2.26', '2.47', '2.54', '2.57',
                         '2.63', '2.71', '2.73', '2.75', '2.90', '2.95',
-                        '2.96', '2.98', '2.100'):
+                        '2.96', '2.98', '2.100', '2.104'):
             self.at(version)
             self.servers.rebuild_server(server_id, 'fake')
             self.wait_for(server_id, 'ACTIVE')

@@ -275,4 +275,4 @@ class ServerKeyTest(testtools.TestCase):
                          (updated['pinned_availability_zone'],
                           updated['scheduler_hints']))
         self.assertEqual(406, self.client.get(
-            '/v2.1/servers/%s' % uuid, headers=at('2.101')).status_code)
+            '/v2.1/servers/%s' % uuid, headers=at('2.105')).status_code)

@@ -33,12 +33,12 @@ class MicroversionTest(testtools.TestCase):
             {'X-OpenStack-Nova-API-Version': 'LATEST'}))
 
     def test_out_of_range_is_406(self):
-        for text in ('2.101', '3.0', '2.0', '1.1'):
+        for text in ('2.105', '3.0', '2.0', '1.1'):
             exc = self.assertRaises(
                 microversion.NotAcceptableVersion, microversion.from_headers,
                 {'OpenStack-API-Version': 'compute %s' % text})
             self.assertEqual(406, exc.code)
-            self.assertIn('2.100', exc.message)
+            self.assertIn('2.104', exc.message)
 
     def test_malformed_is_400(self):
         for text in ('2.x', '2', '2.01', 'v2.1', '2.1.1', ''):
