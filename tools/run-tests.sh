@@ -6,9 +6,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source tools/ensure-env.sh
 # A fresh checkout has no recorded test times: seed them so stestr's
-# two workers get equal shares of the functional modules.
+# workers get equal shares of the functional modules. Three workers on
+# this 2-core machine kind: the functional tests mostly wait on their
+# processes (27 min for the whole suite, against 50+ with two).
 if [ ! -d .stestr ]; then "$VENV/bin/python" tools/test_times.py seed; fi
-"$VENV/bin/stestr" --test-path tests run --concurrency "${TEST_CONCURRENCY:-2}" "$@"
+"$VENV/bin/stestr" --test-path tests run --concurrency "${TEST_CONCURRENCY:-3}" "$@"
 rc=$?
 "$VENV/bin/python" - <<'PY'
 import subprocess, sys
