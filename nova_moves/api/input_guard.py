@@ -32,6 +32,17 @@ def excerpt(value, limit=64):
     return text if len(text) <= limit else text[:limit] + '...'
 
 
+def refuse_unknown_query(args, allowed):
+    """Nova's 400 for the first query parameter of ``args`` not in
+    ``allowed`` (its query schemas: 2.75 for some routes, 2.102 all)."""
+    unknown = sorted(set(args) - set(allowed))
+    if unknown:
+        raise exception.ValidationError(
+            detail="Invalid input for query parameters. Additional "
+                   "properties are not allowed ('%s' was unexpected)"
+                   % excerpt(unknown[0]))
+
+
 def _fault(start_response, code, name, message):
     body = json.dumps({name: {'code': code, 'message': message}}).encode()
     start_response('%d %s' % (code, {400: 'Bad Request',

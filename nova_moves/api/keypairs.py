@@ -60,12 +60,8 @@ def _query(allowed):
     version = api_req.version()
     args = flask.request.args
     if version >= '2.75':
-        extra = sorted(set(args) - set(allowed) - {'user_id'})
-        if extra:
-            raise exception.ValidationError(
-                detail='Invalid input for query parameters. Additional '
-                       'properties are not allowed (%s was unexpected)'
-                       % input_guard.excerpt(extra[0]))
+        input_guard.refuse_unknown_query(args,
+                                         set(allowed) | {'user_id'})
     user_id = args.get('user_id') if version >= '2.10' else None
     return user_id or api_req.context().user_id
 

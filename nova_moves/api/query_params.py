@@ -12,7 +12,6 @@ import flask
 
 from nova_moves.api import input_guard
 from nova_moves.api import openapi_operations
-from nova_moves import exception
 
 STRICT_FROM = '2.102'
 # Nova's GET /servers[/detail] query schema (2.75+): filters and sort keys
@@ -60,9 +59,5 @@ def check(operation_id):
     version = flask.g.get('version')
     if version is None or version < STRICT_FROM:
         return
-    unknown = sorted(set(flask.request.args) - accepted(operation_id))
-    if unknown:
-        raise exception.ValidationError(
-            detail="Invalid input for query parameters. Additional "
-                   "properties are not allowed ('%s' was unexpected)"
-                   % input_guard.excerpt(unknown[0]))
+    input_guard.refuse_unknown_query(flask.request.args,
+                                     accepted(operation_id))

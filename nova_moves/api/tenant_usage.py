@@ -112,12 +112,7 @@ def summarize(servers, start, stop, detailed):
 def _check_query(allowed):
     if api_req.version() < '2.75':
         return
-    unknown = sorted(set(flask.request.args) - set(allowed))
-    if unknown:
-        raise exception.ValidationError(
-            detail='Invalid input for query parameters %s: additional '
-                   'properties are not allowed.'
-                   % input_guard.excerpt(unknown[0]))
+    input_guard.refuse_unknown_query(flask.request.args, allowed)
 
 
 def _usages(project_id, detailed, allowed):
