@@ -25,17 +25,20 @@ START = 'compute.start_instance'
 REBUILD = 'compute.rebuild_instance_same_host'
 SHELVE = 'compute.shelve_instance'
 UNSHELVE = 'compute.unshelve_instance'
+RESCUE = 'compute.rescue_instance'
+UNRESCUE = 'compute.unrescue_instance'
 
 
-# Every lifecycle method of the compute (RPC 1.2 and 1.4), with the
-# arguments it takes besides the server.
+# Every lifecycle method of the compute (RPC 1.2, 1.4 and 1.10), with
+# the arguments it takes besides the server.
 EVERY = {'pause_instance': {}, 'unpause_instance': {},
          'suspend_instance': {}, 'resume_instance': {},
          'reboot_instance': {'reboot_type': 'HARD'},
          'stop_instance': {}, 'start_instance': {},
          'rebuild_instance_same_host': {'image_ref': 'fake2'},
          'shelve_instance': {}, 'shelve_offload_instance': {},
-         'unshelve_instance': {}}
+         'unshelve_instance': {}, 'rescue_instance': {},
+         'unrescue_instance': {}}
 
 
 class DuplicateLifecycleTest(test_duplicate_steps.DuplicateBase):
@@ -114,4 +117,23 @@ class DuplicateLifecycleTest(test_duplicate_steps.DuplicateBase):
         host = shown['OS-EXT-SRV-ATTR:host']
         self.assertEqual('running',
                          self.local_guests(host)[server['id']]['power'])
+        self.admin.delete('/servers/%s' % server['id'], expect=204)
+
+    def test_rescue_messages_twice_and_out_of_turn(self):
+        server = self.boot('dup-rescue')
+        # Rescue answers 200 (with the admin password), not 202.
+        self.admin.action(server['id'], {'rescue': None}, expect=200)
+        self.admin.wait_for_status(server['id'], 'RESCUE', timeout=30)
+        self.assertHarmless(self.replay(server['id'], [RESCUE]))
+        # RESCUE: a stray unrescue, start, reboot ... leaves it rescued.
+        self.assertHarmless(self.stray(server['id']))
+        self.act(server, {'unrescue': None}, 'ACTIVE')
+        self.assertHarmless(self.replay(server['id'], [UNRESCUE, RESCUE]))
+        self.assertHarmless(self.stray(server['id']))
+        shown = self.admin.server(server['id'])
+        self.assertEqual('ACTIVE', shown['status'])
+        guest = self.local_guests(shown['OS-EXT-SRV-ATTR:host'])[
+            server['id']]
+        self.assertEqual('running', guest['power'])
+        self.assertFalse(guest.get('rescued'))
         self.admin.delete('/servers/%s' % server['id'], expect=204)
