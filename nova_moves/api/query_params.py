@@ -8,6 +8,8 @@ The declaration is the OpenAPI operation's parameter list
 the document and the check cannot disagree; ``UNDOCUMENTED`` adds the
 parameters Nova's schemas accept that nova_moves takes and ignores. The
 dispatcher (app.py) calls ``check`` before any handler runs."""
+import functools
+
 import flask
 
 from nova_moves.api import input_guard
@@ -37,9 +39,11 @@ UNDOCUMENTED = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def accepted(operation_id):
     """The parameter names ``operation_id`` accepts (none when its
-    OpenAPI operation lists none)."""
+    OpenAPI operation lists none); the tables are static, so each
+    operation's set is built once, not per request."""
     name = openapi_operations.ALIASES.get(operation_id, operation_id)
     spec = openapi_operations.OPERATIONS.get(name)
     documented = spec[1] if spec else ()
