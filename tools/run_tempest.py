@@ -59,9 +59,15 @@ SETS = {'moves': MOVES, 'lifecycle': LIFECYCLE, 'eleven': ELEVEN,
 
 SERVICE_PASSWORD = 'nova-moves-service-secret'
 IMAGE = 'cirros'
+IMAGE_ALT = 'cirros-alt'
+FILTERS = ('ComputeFilter', 'AvailabilityZoneFilter', 'RequestedHostFilter',
+           'IgnoreHostsFilter', 'ServerGroupAntiAffinityFilter',
+           'ServerGroupAffinityFilter', 'SameHostFilter',
+           'DifferentHostFilter')
 
 
-def _tempest_conf(keystone, flavors, image_id, hosts, max_microversion):
+def _tempest_conf(keystone, flavors, image_id, image_alt_id, hosts,
+                  max_microversion):
     """What tempest needs to know of this cloud (doc/tempest.md)."""
     ks = keystone_fixture
     return {
@@ -82,7 +88,7 @@ def _tempest_conf(keystone, flavors, image_id, hosts, max_microversion):
                      'true'},
         'identity-feature-enabled': {'api_v2': 'false'},
         'compute': {'region': ks.REGION, 'image_ref': image_id,
-                    'image_ref_alt': image_id,
+                    'image_ref_alt': image_alt_id,
                     'flavor_ref': flavors[0], 'flavor_ref_alt': flavors[1],
                     'min_compute_nodes': str(len(hosts)),
                     'min_microversion': '2.1',
@@ -97,7 +103,7 @@ def _tempest_conf(keystone, flavors, image_id, hosts, max_microversion):
             'resize': 'true', 'cold_migration': 'true',
             'pause': 'true', 'suspend': 'true', 'shelve': 'true',
             'shelve_migrate': 'true', 'lock': 'true',
-            'console_output': 'false', 'vnc_console': 'false',
+            'console_output': 'true', 'vnc_console': 'false',
             'spice_console': 'false', 'serial_console': 'false',
             'rescue': 'true', 'change_password': 'true',
             'snapshot': 'false', 'personality': 'false',
@@ -110,7 +116,8 @@ def _tempest_conf(keystone, flavors, image_id, hosts, max_microversion):
             'cold_migration_across_cells': 'false',
             # Nova's current defaults (doc/api-ref/policies.md): the
             # project manager live-migrates without naming a host.
-            'nova_policy_roles': 'admin,manager,member,reader'},
+            'nova_policy_roles': 'admin,manager,member,reader',
+            'scheduler_enabled_filters': ','.join(FILTERS)},
         'enforce_scope': {'nova': 'true'},
         # Neutron and Glance: tools/tempest_stubs.py answers the few list
         # requests tempest makes of them (doc/tempest.md).
@@ -136,7 +143,11 @@ def _stack(keystone, workdir, computes):
     service = ks.create_project('service')
     ks.create_user('nova-moves', SERVICE_PASSWORD, service, role='service')
     extra = ks.stack_conf(SERVICE_PASSWORD)
-    extra['api']['image_names'] = IMAGE
+    # A second image: tempest's image filters need two distinct ones.
+    extra['api']['image_names'] = '%s,%s' % (IMAGE, IMAGE_ALT)
+    # Nova's optional hint filters, so tempest's multinode hint tests run.
+    extra.setdefault('scheduler', {})['enabled_filters'] = ','.join(
+        FILTERS)
     token = ks.token_provider('admin', keystone_fixture.ADMIN_PASSWORD,
                               'admin')
     stack = nm_stack.Stack(computes=computes, workdir=workdir,
@@ -223,6 +234,7 @@ def main(argv=None):
                                        ram=256 * (i + 1), disk=1)['id']
                    for i in range(2)]
         conf = _tempest_conf(keystone, flavors, images.image_id(IMAGE),
+                             images.image_id(IMAGE_ALT),
                              stack.compute_hosts(), args.max_microversion)
         workspace = os.path.join(workdir, 'tempest')
         if not os.path.isdir(workspace):

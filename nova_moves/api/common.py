@@ -9,6 +9,7 @@ from nova_moves.api import input_guard
 from nova_moves.api import query
 from nova_moves.db import api as db_api
 from nova_moves import exception
+from nova_moves.scheduler import hints as scheduler_hints
 
 
 def get_instance(server_id, rule='os_compute_api:servers:show'):
@@ -271,13 +272,9 @@ def accepted(body=None):
 def request_spec(instance):
     """What the scheduler needs to place ``instance`` elsewhere (its
     current host ignored)."""
-    ctxt = api_req.context()
-    return {'instance_uuid': instance['uuid'], 'flavor': instance['flavor'],
-            'availability_zone': instance.get('requested_az'),
-            'project_id': instance['project_id'],
-            'user_id': instance['user_id'] or ctxt.user_id,
-            'ignore_hosts': [instance['host']] if instance['host'] else [],
-            'requested_destination': None}
+    return scheduler_hints.request_spec(
+        instance, [instance['host']] if instance['host'] else [],
+        user_id=instance['user_id'] or api_req.context().user_id)
 
 
 def require_host_for(flag, host):

@@ -15,6 +15,16 @@ METADATA = {'type': 'object',
             'patternProperties': {_KEY: {'type': 'string',
                                          'maxLength': 255}},
             'additionalProperties': False}
+# Nova's: a server's uuid, with or without its hyphens.
+_SERVER_UUID = {'type': 'string', 'pattern': (
+    '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?'
+    '[0-9a-fA-F]{12}$')}
+_HOST_HINT = {'oneOf': [_SERVER_UUID,
+                        {'type': 'array', 'items': _SERVER_UUID}]}
+# The boot's hints: any, as Nova's (kept for 2.100's views); those the
+# scheduler acts on have Nova's form (a 400 naming the field otherwise).
+HINTS = {'type': 'object', 'properties': {'same_host': _HOST_HINT,
+                                          'different_host': _HOST_HINT}}
 
 
 class MetadataLimitExceeded(exception.NovaMovesException):

@@ -19,6 +19,7 @@ from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import image_store
+from nova_moves.scheduler import hints as host_hints
 from nova_moves import states
 
 # Nova accepts many more boot fields; those a client commonly sends are
@@ -67,8 +68,8 @@ CREATE_SCHEMA = {
                  'return_reservation_id': validation.BOOLEAN,
                  'key_name': _KEY_NAME},
                 **_KEPT, **{name: {} for name in _IGNORED})},
-        'os:scheduler_hints': {'type': 'object'},
-        'OS-SCH-HNT:scheduler_hints': {'type': 'object'},
+        'os:scheduler_hints': server_rules.HINTS,
+        'OS-SCH-HNT:scheduler_hints': server_rules.HINTS,
     }}
 
 _STATUS_FILTER = {
@@ -169,6 +170,8 @@ def create():
         spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
                 'availability_zone': zone, 'project_id': ctxt.project_id,
                 'user_id': ctxt.user_id, 'ignore_hosts': [],
+                'scheduler_hints': host_hints.host_hints(
+                    kept['scheduler_hints']),
                 'requested_destination': {'host': host} if host else None}
         api_req.services().conductor.build_instances(
             ctxt, [instance['uuid']], spec)

@@ -12,7 +12,9 @@ scheduler_opts = [
                          'ServerGroupAntiAffinityFilter',
                          'ServerGroupAffinityFilter'],
                 help='Filters the scheduler applies to allocation candidates '
-                     'in this order.'),
+                     'in this order. Also available, off by default as in '
+                     'Nova: SameHostFilter and DifferentHostFilter (the '
+                     'same_host and different_host scheduler hints).'),
     cfg.FloatOpt('ram_weight_multiplier', default=1.0,
                  help='Positive spreads servers over hosts by free RAM, '
                       'negative stacks them.'),

@@ -75,6 +75,30 @@ def server_group_affinity_filter(host_state, spec):
     return None
 
 
+def same_host_filter(host_state, spec):
+    """The ``same_host`` hint: only a host holding one of the servers
+    named (Nova's SameHostFilter; none of them anywhere: no host)."""
+    named = (spec.get('hint_hosts') or {}).get('same_host')
+    if named is None:
+        return None
+    if host_state['host'] not in named['hosts']:
+        return ('SameHostFilter: %s holds none of the servers %s' % (
+            host_state['host'], ', '.join(named['servers'])))
+    return None
+
+
+def different_host_filter(host_state, spec):
+    """The ``different_host`` hint: no host holding one of the servers
+    named (Nova's DifferentHostFilter)."""
+    named = (spec.get('hint_hosts') or {}).get('different_host')
+    if named is None:
+        return None
+    if host_state['host'] in named['hosts']:
+        return ('DifferentHostFilter: %s holds one of the servers %s' % (
+            host_state['host'], ', '.join(named['servers'])))
+    return None
+
+
 FILTERS = {
     'ComputeFilter': compute_filter,
     'AvailabilityZoneFilter': availability_zone_filter,
@@ -82,6 +106,8 @@ FILTERS = {
     'IgnoreHostsFilter': ignore_hosts_filter,
     'ServerGroupAntiAffinityFilter': server_group_anti_affinity_filter,
     'ServerGroupAffinityFilter': server_group_affinity_filter,
+    'SameHostFilter': same_host_filter,
+    'DifferentHostFilter': different_host_filter,
 }
 
 

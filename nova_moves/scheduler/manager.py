@@ -12,12 +12,28 @@ from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import liveness
 from nova_moves.scheduler import filters as scheduler_filters
+from nova_moves.scheduler import hints as scheduler_hints
 from nova_moves import servicegroup
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 # Hosts whose services one query reads while walking the candidates.
 _CHUNK = 50
+
+
+def _with_hint_hosts(spec):
+    """``spec`` plus, for its ``same_host``/``different_host`` hints, the
+    hosts the servers named are on (where they or an unsettled migration
+    of theirs hold an allocation, as for a server group's members)."""
+    hints = spec.get('scheduler_hints')
+    if not hints:
+        return spec
+    resolved = {}
+    for name, servers in hints.items():
+        if name in scheduler_hints.HOST_HINTS:
+            resolved[name] = {'servers': servers, 'hosts': set(
+                db_api.server_group_member_hosts({'members': servers}))}
+    return dict(spec, hint_hosts=resolved) if resolved else spec
 
 
 def _then(ordered, more):
@@ -128,7 +144,9 @@ class SchedulerManager:
         """``spec`` plus the server group of ``instance_uuid`` and where
         its other members are, for the group filters and weighers;
         ``planned`` ({instance: host}) adds members a plan already
-        placed; ``group``: the group, when the caller read it."""
+        placed; ``group``: the group, when the caller read it. The
+        hosts of its host hints too (``_with_hint_hosts``)."""
+        spec = _with_hint_hosts(spec)
         if group is False:
             group = db_api.server_group_of_instance(instance_uuid)
         if group is None:

@@ -58,6 +58,9 @@ class FakeDriver(driver.ComputeDriver):
                 'booted_at': time.time(),
                 'console': [_line('%s booted on %s (flavor %s, %s)' % (
                     instance_uuid, self.host, flavor['name'], operation)),
+                    _line('%d vCPU(s), %d MiB, disk vda' % tuple(
+                        [flavor.get('vcpus') or 1,
+                         flavor.get('memory_mb') or 0])),
                     _line('login:')]}
             self._save()
 
@@ -211,7 +214,9 @@ class FakeDriver(driver.ComputeDriver):
             guest = dict(self._guests.get(instance_uuid) or {})
         vcpus, memory_mb = guest.get('size') or [1, 0]
         return {
-            'state': guest.get('power', 'shutdown'), 'driver': 'fake',
+            # 'libvirt' as Nova's fake says: 2.48's driver is one of a
+            # closed list (libvirt, xenapi, vmwareapi, ironic, hyperv).
+            'state': guest.get('power', 'shutdown'), 'driver': 'libvirt',
             'hypervisor': 'fake', 'hypervisor_os': 'fake-os',
             'uptime': int(time.time() - guest.get('booted_at', time.time())),
             'config_drive': False, 'num_cpus': vcpus, 'num_nics': 0,

@@ -22,6 +22,7 @@ from nova_moves import exception
 from nova_moves import faultinfo
 from nova_moves import moves
 from nova_moves.moves import live
+from nova_moves.scheduler import hints as scheduler_hints
 from nova_moves import states
 
 CONF = conf.CONF
@@ -122,17 +123,10 @@ class LiveMigrationTask(base.TaskBase):
         return {'host': host, 'nodename': host}, migrate_data
 
     def _request_spec(self, ignore_hosts):
-        instance = self.instance
-        return {'instance_uuid': self.instance_uuid,
-                'flavor': instance['flavor'],
-                'availability_zone': instance.get('requested_az'),
-                'project_id': instance['project_id'],
-                'user_id': instance['user_id'],
-                'ignore_hosts': list(ignore_hosts),
-                'target_hosts': self.target_hosts,
-                'consumer_generation': self.generation,
-                'requested_destination': ({'host': self.requested_host}
-                                          if self.requested_host else None)}
+        return scheduler_hints.request_spec(
+            self.instance, ignore_hosts, self.requested_host,
+            target_hosts=self.target_hosts,
+            consumer_generation=self.generation)
 
     def _scheduled_destination(self):
         ignore_hosts = [self.instance['host']]

@@ -24,6 +24,7 @@ from nova_moves import exception
 from nova_moves import faultinfo
 from nova_moves import moves
 from nova_moves.moves import cold
+from nova_moves.scheduler import hints as scheduler_hints
 from nova_moves import states
 
 CONF = conf.CONF
@@ -136,14 +137,9 @@ class MigrationTask(base.TaskBase):
     def _request_spec(self, instance, flavor, is_resize):
         source = instance['host']
         same_host_ok = is_resize and CONF.allow_resize_to_same_host
-        return {'instance_uuid': self.instance_uuid, 'flavor': flavor,
-                'availability_zone': instance.get('requested_az'),
-                'project_id': instance['project_id'],
-                'user_id': instance['user_id'],
-                'ignore_hosts': [] if same_host_ok else [source],
-                'target_hosts': self.target_hosts,
-                'requested_destination':
-                    {'host': self.host} if self.host else None}
+        return scheduler_hints.request_spec(
+            instance, [] if same_host_ok else [source], self.host,
+            flavor=flavor, target_hosts=self.target_hosts)
 
     def _claim_forced_host(self, flavor):
         """force (Nova spec "Enable cold migration with target host"),

@@ -18,6 +18,7 @@ from nova_moves import exception
 from nova_moves import faultinfo
 from nova_moves import moves
 from nova_moves.moves import evacuate
+from nova_moves.scheduler import hints as scheduler_hints
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -97,16 +98,9 @@ class EvacuateTask(base.TaskBase):
         return self.host, self.host, candidate
 
     def _schedule(self, instance, source):
-        spec = {'instance_uuid': self.instance_uuid,
-                'flavor': instance['flavor'],
-                'availability_zone': instance.get('requested_az'),
-                'project_id': instance['project_id'],
-                'user_id': instance['user_id'],
-                'ignore_hosts': [source],
-                'target_hosts': self.target_hosts,
-                'consumer_generation': self.generation,
-                'requested_destination':
-                    {'host': self.host} if self.host else None}
+        spec = scheduler_hints.request_spec(
+            instance, [source], self.host, target_hosts=self.target_hosts,
+            consumer_generation=self.generation)
         selection = self.scheduler.select_destinations(
             self.ctxt, spec, [self.instance_uuid],
             return_alternates=False)[0][0]

@@ -15,6 +15,7 @@ from oslo_log import log as logging
 from nova_moves.conductor.tasks import base
 from nova_moves import exception
 from nova_moves.moves import lifecycle as lc_table
+from nova_moves.scheduler import hints as scheduler_hints
 
 LOG = logging.getLogger(__name__)
 # Its row of the lifecycle table (nova_moves/moves/lifecycle.py).
@@ -33,16 +34,10 @@ class UnshelveTask(base.TaskBase):
         self.claimed = False
 
     def _spec(self, instance):
-        return {'instance_uuid': self.instance_uuid,
-                'flavor': instance['flavor'],
-                'availability_zone': instance.get('requested_az'),
-                'project_id': instance['project_id'],
-                'user_id': instance['user_id'],
-                'ignore_hosts': [],
-                'consumer_generation': self.db.consumer_generation_get(
-                    self.ctxt, self.instance_uuid),
-                'requested_destination':
-                    {'host': self.host} if self.host else None}
+        return scheduler_hints.request_spec(
+            instance, (), self.host,
+            consumer_generation=self.db.consumer_generation_get(
+                self.ctxt, self.instance_uuid))
 
     def execute(self):
         instance = self.db.instance_get(self.ctxt, self.instance_uuid)

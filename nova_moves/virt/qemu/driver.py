@@ -372,7 +372,9 @@ class QemuDriver(migration.LiveMigration, rescue_mod.Rescue,
         out = {'state': {'running': 'running', 'paused': 'paused',
                          'suspended': 'suspended'}.get(
                              self._power(instance_uuid), 'shutdown'),
-               'driver': 'qemu', 'hypervisor': 'qemu',
+               # Nova's 2.48 names drivers from a closed list (no
+               # bare QEMU); libvirt with virt_type=qemu is this one.
+               'driver': 'libvirt', 'hypervisor': 'qemu',
                'hypervisor_os': 'linux', 'config_drive': False,
                'num_cpus': flavor.get('vcpus', 0),
                'num_nics': 0, 'num_disks': 1,

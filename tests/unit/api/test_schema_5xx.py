@@ -110,6 +110,27 @@ class TextColumnBoundsTest(testtools.TestCase):
         self.assertEqual([], self.call('GET', '/servers').get_json()[
             'servers'])
 
+    def test_host_hints_take_server_uuids(self):
+        # Nova's schema: a uuid or a list of them; anything else is a
+        # 400 naming the hint, nothing made.
+        self.assertEqual(200, self.flavor('small', None).status_code)
+        server = {'name': 'vm', 'flavorRef': 'small', 'imageRef': 'fake',
+                  'networks': 'none'}
+        for hint, value in (('same_host', 'not-a-uuid'),
+                            ('different_host', ['0' * 31]),
+                            ('different_host', {'a': 1})):
+            response = self.call('POST', '/servers', {
+                'server': server, 'os:scheduler_hints': {hint: value}})
+            self.assertEqual(400, response.status_code, response.data[:300])
+            self.assertIn('os:scheduler_hints/' + hint,
+                          response.get_json()['badRequest']['message'])
+        self.assertEqual([], self.call('GET', '/servers').get_json()[
+            'servers'])
+        response = self.call('POST', '/servers', {
+            'server': server, 'os:scheduler_hints': {
+                'different_host': '1f0e8a52-3a5e-4c38-9d4c-0e6f0d6b1a11',
+                'same_host': ['1f0e8a523a5e4c389d4c0e6f0d6b1a11']}})
+        self.assertEqual(202, response.status_code, response.data[:300])
 
     def test_public_key_bounded_by_bytes(self):
         key = ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(

@@ -36,10 +36,10 @@ class ConsoleEndpointTest(testtools.TestCase):
         self.compute.driver.set_power(UUID, 'paused', 'pause')
         self.compute.driver.set_power(UUID, 'running', 'unpause')
         lines = self.compute.get_console_output(self.ctxt, UUID).splitlines()
-        self.assertEqual(4, len(lines), lines)
+        self.assertEqual(5, len(lines), lines)
         self.assertIn('%s booted on h1 (flavor m1.small' % UUID, lines[0])
-        self.assertIn('power running -> paused (pause)', lines[2])
-        self.assertIn('power paused -> running (unpause)', lines[3])
+        self.assertIn('power running -> paused (pause)', lines[3])
+        self.assertIn('power paused -> running (unpause)', lines[4])
         self.assertEqual(lines[-2:], self.compute.get_console_output(
             self.ctxt, UUID, tail_length=2).splitlines())
         self.assertEqual('', self.compute.get_console_output(
