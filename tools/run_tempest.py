@@ -8,8 +8,9 @@ Glance, Neutron, Cinder or Swift, runs the selected tempest modules and
 prints pass/fail/skip per module. Exits 1 when any test failed.
 
     tools/run-tempest.sh                 # the move modules
-    tools/run-tempest.sh --set lifecycle # the moves and the modules near (CI)
+    tools/run-tempest.sh --set lifecycle # the moves and the modules near
     tools/run-tempest.sh --set eleven    # exactly issue 26's eleven modules
+    tools/run-tempest.sh --set compute   # the tree minus OUTSIDE (CI)
     tools/run-tempest.sh --set all       # the whole tempest.api.compute tree
     tools/run-tempest.sh --regex 'admin\\.test_migrations'
 
@@ -54,8 +55,29 @@ ELEVEN = [P + m for m in (
     'admin.test_servers', 'admin.test_services', 'admin.test_hypervisor',
     'admin.test_availability_zone', 'admin.test_quotas', 'limits',
     'test_versions')]
+# Outside the project (issue 40): the proxies to Neutron and Glance Nova
+# deprecated in 2.36, and the tests that need a real Neutron (ports,
+# addresses, NICs) or a Glance that takes uploads. What is left of the
+# tree is the 'compute' set CI runs (tests/functional/test_tempest.py).
+OUTSIDE = {
+    'deprecated 2.36 proxies': [P + m for m in (
+        'admin.test_networks', 'admin.test_security_groups', 'floating_ips',
+        'images', 'security_groups', 'test_tenant_networks',
+        'servers.test_server_rescue.ServerRescueTestJSONUnderV235.'
+        'test_rescued_vm_add_remove_security_group')],
+    'needs Neutron': [P + m for m in (
+        'servers.test_create_server_multi_nic',
+        'servers.test_server_addresses.ServerAddressesTestJSON.'
+        'test_list_server_addresses',
+        'servers.test_servers_negative.ServersNegativeTestJSON.'
+        'test_create_with_invalid_network_uuid')],
+    'needs Glance uploads': [
+        P + 'flavors.test_flavors_negative.FlavorsV2NegativeTest.'
+        'test_boot_with_low_ram'],
+}
 SETS = {'moves': MOVES, 'lifecycle': LIFECYCLE, 'eleven': ELEVEN,
-        'all': ['tempest.api.compute']}
+        'all': ['tempest.api.compute'], 'compute': ['tempest.api.compute']}
+EXCLUDED = {'compute': [t for tests in OUTSIDE.values() for t in tests]}
 
 SERVICE_PASSWORD = 'nova-moves-service-secret'
 IMAGE = 'cirros'
@@ -213,6 +235,9 @@ def main(argv=None):
     os.makedirs(workdir, exist_ok=True)
     regex = args.regex or '^(%s)\\b' % '|'.join(
         m.replace('.', '\\.') for m in SETS[args.set])
+    exclude = [] if args.regex or args.set not in EXCLUDED else [
+        '--exclude-regex', '^(%s)\\b' % '|'.join(
+            m.replace('.', '\\.') for m in EXCLUDED[args.set])]
 
     started = time.monotonic()
     keystone = keystone_fixture.Keystone(workdir=os.path.join(
@@ -252,8 +277,8 @@ def main(argv=None):
         print('tempest: stack %s, keystone %s, config %s' % (
             stack.endpoint, keystone.auth_url, conf_path), flush=True)
         run = subprocess.run(
-            [sys.prefix + '/bin/tempest', 'run', '--regex', regex,
-             '--concurrency', str(args.concurrency), '--config-file',
+            [sys.prefix + '/bin/tempest', 'run', '--regex', regex] +
+            exclude + ['--concurrency', str(args.concurrency), '--config-file',
              conf_path], cwd=workspace, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         rows, failed = _summary(workspace)
