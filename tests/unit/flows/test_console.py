@@ -31,17 +31,21 @@ class ConsoleOutputTest(inprocess.TestCase):
         self.assertEqual(lines, self.output(-1)['output'].splitlines())
         self.assertEqual(lines,
                          self.output('absent')['output'].splitlines())
-        self.assertEqual(lines[-1:], self.output(1)['output'].splitlines())
+        # Nova counts pieces between newlines: the final newline is one,
+        # so length 2 is the last line and its newline (length 1: '').
+        self.assertEqual(lines[-1] + '\n', self.output(2)['output'])
+        self.assertEqual('', self.output(1)['output'])
         # Nova takes the length as a string of digits too.
-        self.assertEqual(lines[-1:],
-                         self.output('1')['output'].splitlines())
+        self.assertEqual(lines[-2:],
+                         self.output('3')['output'].splitlines())
+        self.assertEqual(3, len(self.output(3)['output'].split('\n')))
         self.assertEqual('', self.output(0)['output'])
         self.assertEqual(lines, self.output(100)['output'].splitlines())
 
     def test_power_changes_are_printed(self):
         self.admin.action(self.server['id'], {'os-stop': None}, expect=202)
         self.admin.wait_for_status(self.server['id'], 'SHUTOFF')
-        last = self.output(1)['output']
+        last = self.output(2)['output']
         self.assertIn('power running -> shutdown', last)
         # A stopped server still has its console (as Nova's libvirt).
 
