@@ -171,7 +171,7 @@ def discover_hosts(args):
         cells = mappings.cell_list()
         status('Found %s cell mappings.' % len(cells))
     try:
-        found = discover_in_cells(cells, status)
+        found = mappings.discover_hosts(cells, status)
     except exception.HostMappingExists as exp:
         print('ERROR: Duplicate host mapping was encountered. This command '
               'should be run once after all compute hosts have been '
@@ -181,33 +181,6 @@ def discover_hosts(args):
               'Error: %s' % exp)
         return 2
     return int(not found) if args.strict else 0
-
-
-def discover_in_cells(cells, status=lambda msg: None):
-    """Host mappings for the compute services of ``cells`` that have
-    none (Nova's discover_hosts --by-service: computes here register a
-    service row, and the cell database has no compute_nodes.mapped
-    column). The hosts mapped."""
-    found = []
-    for cell in cells:
-        if mappings.is_cell0(cell):
-            status('Skipping cell0 since it does not contain hosts.')
-            continue
-        if cell['name']:
-            status("Getting computes from cell '%s': %s" % (
-                cell['name'], cell['uuid']))
-        else:
-            status('Getting computes from cell: %s' % cell['uuid'])
-        added = []
-        for host in mappings.cell_compute_hosts(cell['database_connection']):
-            if mappings.host_mapping_get(host) is None:
-                status('Creating host mapping for service %s' % host)
-                mappings.host_mapping_create(host, cell['id'])
-                added.append(host)
-        status('Found %s unmapped computes in cell: %s' % (
-            len(added), cell['uuid']))
-        found += added
-    return found
 
 
 def list_hosts(args):

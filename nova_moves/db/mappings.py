@@ -227,6 +227,35 @@ def instance_mappings_map(cell_id, instances):
     return mapped
 
 
+def discover_hosts(cells, status=lambda msg: None):
+    """Host mappings for the compute services of ``cells`` that have
+    none, with Nova's progress messages to ``status`` (Nova's
+    host_mapping.discover_hosts --by-service: computes here register a
+    service row, and the cell database has no compute_nodes.mapped
+    column). The hosts mapped; HostMappingExists when another discovery
+    mapped one of them in between."""
+    found = []
+    for cell in cells:
+        if is_cell0(cell):
+            status('Skipping cell0 since it does not contain hosts.')
+            continue
+        if cell['name']:
+            status("Getting computes from cell '%s': %s" % (
+                cell['name'], cell['uuid']))
+        else:
+            status('Getting computes from cell: %s' % cell['uuid'])
+        added = []
+        for host in cell_compute_hosts(cell['database_connection']):
+            if host_mapping_get(host) is None:
+                status('Creating host mapping for service %s' % host)
+                host_mapping_create(host, cell['id'])
+                added.append(host)
+        status('Found %s unmapped computes in cell: %s' % (
+            len(added), cell['uuid']))
+        found += added
+    return found
+
+
 # A cell's own database (read by the operator commands)
 
 def cell_compute_hosts(database_connection):

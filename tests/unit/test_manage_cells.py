@@ -202,7 +202,8 @@ class CellsTest(_Base):
         self.assertEqual('rabbit://u@h/', mask('rabbit://u@h/'))
 
 
-class HostsTest(_Base):
+class _TwoCells(_Base):
+    """cell0, cell1 (this database: h1, h2) and cell2 (its own: h3)."""
 
     def setUp(self):
         super().setUp()
@@ -215,6 +216,9 @@ class HostsTest(_Base):
         self.cell2 = mappings.cell_create({
             'name': 'cell2', 'transport_url': RABBIT2,
             'database_connection': self.other_cell_db(hosts=['h3'])})
+
+
+class HostsTest(_TwoCells):
 
     def test_discover_hosts(self):
         code, out = self.run_cmd(manage_cells.discover_hosts, verbose=True)
@@ -483,3 +487,38 @@ class ApiWritesMappingsTest(testtools.TestCase):
         with api_session.tx(writer=False) as conn:
             self.assertEqual(0, conn.execute(sa.text(
                 'SELECT count(*) FROM instance_mappings')).scalar())
+
+
+class SchedulerHostDiscoveryTest(_TwoCells):
+    """[scheduler] discover_hosts_in_cells_interval: the same discovery,
+    periodic in the scheduler."""
+
+    def test_from_conf(self):
+        from nova_moves.scheduler import host_discovery
+        self.assertIsNone(host_discovery.HostDiscovery.from_conf())
+        self.useFixture(nm_fixtures.Override(
+            'discover_hosts_in_cells_interval', 0, 'scheduler'))
+        self.assertEqual(60, host_discovery.HostDiscovery.from_conf().interval)
+
+    def test_run_once(self):
+        from nova_moves.scheduler import host_discovery
+        discovery = host_discovery.HostDiscovery(5)
+        self.assertEqual(['h1', 'h2', 'h3'], discovery.run_once())
+        self.assertEqual([], discovery.run_once())
+        with mock.patch.object(mappings, 'host_mapping_get',
+                               return_value=None), \
+                mock.patch.object(host_discovery.LOG, 'warning') as warn:
+            self.assertEqual([], discovery.run_once())
+            self.assertEqual([], discovery.run_once())
+        self.assertEqual(1, warn.call_count)  # then debug
+        self.assertIn('only be enabled on a single scheduler',
+                      warn.call_args[0][0])
+
+    def test_thread_runs_at_start_and_stops(self):
+        from nova_moves.scheduler import host_discovery
+        discovery = host_discovery.HostDiscovery(3600)
+        discovery.start()
+        discovery.stop()
+        discovery._thread.join(10)
+        self.assertFalse(discovery._thread.is_alive())
+        self.assertEqual(3, len(mappings.host_mapping_list()))
