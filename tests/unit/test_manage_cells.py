@@ -522,3 +522,29 @@ class SchedulerHostDiscoveryTest(_TwoCells):
         discovery._thread.join(10)
         self.assertFalse(discovery._thread.is_alive())
         self.assertEqual(3, len(mappings.host_mapping_list()))
+
+
+class StatusCheckTest(_Base):
+    """status check's schema row covers the API schema too."""
+
+    def test_both_at_head(self):
+        from nova_moves.cmd import manage_status
+        code, text = manage_status.check_database()
+        self.assertEqual(manage_status.SUCCESS, code)
+        self.assertIn('API schema at head (%s)' % api_migration.head_version(),
+                      text)
+
+    def test_api_schema_behind(self):
+        from nova_moves.cmd import manage_status
+        with mock.patch.object(api_migration, 'db_version',
+                               return_value=None):
+            code, text = manage_status.check_database()
+        self.assertEqual(manage_status.FAILURE, code)
+        self.assertIn('API schema at None, head is %s: run nova-moves-manage '
+                      'db sync.' % api_migration.head_version(), text)
+        self.useFixture(nm_fixtures.Override(
+            'connection', self.db.url, 'api_database'))
+        with mock.patch.object(api_migration, 'db_version',
+                               return_value=None):
+            code, text = manage_status.check_database()
+        self.assertIn('run nova-moves-manage api_db sync.', text)
