@@ -4,7 +4,8 @@ as an operator does it: an API database on PostgreSQL of its own
 SQLite -- each synced with ``db sync`` from its own configuration file,
 their compute services discovered into host mappings, the passwords
 masked in list_cells, and a cell with hosts refused delete_cell but for
---force."""
+--force. And today's one-cell deployment (SQLite, no [api_database])
+mapped by the one documented command, simple_cell_setup."""
 import datetime
 import os
 import shutil
@@ -22,6 +23,22 @@ from tests.functional import databases
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TRANSPORT = 'rabbit://nova:mqpass@127.0.0.1:5672/%s'
+
+
+def _add_server(url, project='p1'):
+    """A server row, as a boot before the upgrade left it (no mapping)."""
+    engine = sa.create_engine(url)
+    server = str(uuid.uuid4())
+    try:
+        with engine.begin() as conn:
+            conn.execute(models.Instance.__table__.insert().values(
+                uuid=server, user_id='u1', project_id=project,
+                vm_state='active', power_state=1, flavor='{}', progress=0,
+                deleted=0, auto_disk_config=False,
+                created_at=datetime.datetime.utcnow()))
+    finally:
+        engine.dispose()
+    return server
 
 
 def _add_computes(url, hosts):
@@ -157,3 +174,30 @@ class CellsManageTest(testtools.TestCase):
             self.manage('cell_v2', 'list_hosts'))])
         self.manage('cell_v2', 'delete_cell', '--cell_uuid', cell2,
                     expect=1)
+
+    def test_one_cell_deployment_in_one_command(self):
+        url = 'sqlite:///%s' % os.path.join(self.tmp, 'nova_moves.sqlite')
+        config = os.path.join(self.tmp, 'one-cell.conf')
+        with open(config, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\ntransport_url = %s\n'
+                    '[database]\nconnection = %s\n' % (
+                        self.tmp, TRANSPORT % 'one', url))
+        out = self.manage('db', 'sync', config=config)
+        self.assertIn('API database at revision api0001', out)
+        self.manage('cell_v2', 'simple_cell_setup', config=config, expect=1)
+        _add_computes(url, ['compute1'])
+        server = _add_server(url)
+        self.manage('cell_v2', 'simple_cell_setup', config=config)
+        cells = self.table(self.manage('cell_v2', 'list_cells',
+                                       config=config))
+        self.assertEqual(2, len(cells))
+        self.assertEqual(url.replace('nova_moves.sqlite',
+                                     'nova_moves_cell0.sqlite'), cells[1][3])
+        cell = cells[0][1]
+        self.assertEqual([['', cell, 'compute1']], self.table(
+            self.manage('cell_v2', 'list_hosts', config=config)))
+        self.assertEqual('Instance %s is in cell: None (%s)\n' % (
+            server, cell), self.manage('cell_v2', 'verify_instance',
+                                       '--uuid', server, config=config))
+        out = self.manage('status', 'check', config=config, expect=2)
+        self.assertIn('API schema at head (api0001)', out)
