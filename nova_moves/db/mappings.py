@@ -7,6 +7,7 @@ own database, which the operator commands need, are at the end."""
 import uuid as uuidlib
 
 from oslo_db import exception as db_exc
+from oslo_log import log as logging
 import sqlalchemy as sa
 
 from nova_moves.db import api_models
@@ -15,6 +16,7 @@ from nova_moves.db import models
 from nova_moves.db import session
 from nova_moves import exception
 
+LOG = logging.getLogger(__name__)
 # Nova's: cell0 holds the servers that never got a host.
 CELL0_UUID = '00000000-0000-0000-0000-000000000000'
 CELL0_NAME = 'cell0'
@@ -152,6 +154,13 @@ def local_cell_id(conn, database_connection):
     for cell_id, url in cells:
         if url == database_connection:
             return cell_id
+    if len(cells) > 1:
+        # The boot still succeeds (unmapped, as before cells); routing
+        # will need it right: say which option to align.
+        LOG.warning('No cell mapping has this process\'s [database] '
+                    'connection among %d cells: the new server is mapped to '
+                    'no cell. Give the cell this exact URL (cell_v2 '
+                    'update_cell --database_connection).', len(cells))
     return cells[0][0] if len(cells) == 1 else None
 
 

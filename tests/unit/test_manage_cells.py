@@ -474,6 +474,16 @@ class ApiWritesMappingsTest(testtools.TestCase):
         self.assertTrue(mappings.instance_mapping_get(uuid)[
             'queued_for_delete'])
 
+    def test_boot_among_cells_none_of_which_is_ours(self):
+        for name in ('a', 'b'):
+            mappings.cell_create({'name': name, 'transport_url': name,
+                                  'database_connection': 'sqlite:///' + name})
+        with mock.patch.object(mappings.LOG, 'warning') as warn:
+            uuid = self.boot()
+        self.assertIsNone(mappings.instance_mapping_get(uuid)['cell_id'])
+        self.assertIn('update_cell --database_connection',
+                      warn.call_args[0][0])
+
     def test_boot_undone_leaves_no_mapping(self):
         with mock.patch.object(db_api, 'instance_metadata_update',
                                side_effect=RuntimeError('boom')):
