@@ -170,8 +170,9 @@ def discover_hosts(args):
     else:
         cells = mappings.cell_list()
         status('Found %s cell mappings.' % len(cells))
+    unreachable = []
     try:
-        found = mappings.discover_hosts(cells, status)
+        found = mappings.discover_hosts(cells, status, unreachable)
     except exception.HostMappingExists as exp:
         print('ERROR: Duplicate host mapping was encountered. This command '
               'should be run once after all compute hosts have been '
@@ -180,6 +181,13 @@ def discover_hosts(args):
               'to map the same hosts in the database at the same time. '
               'Error: %s' % exp)
         return 2
+    # Nova stops at the first cell it cannot read (a traceback, exit 1);
+    # the others are mapped here first, then the same exit code.
+    for cell, exc in unreachable:
+        print('ERROR: Cannot read the database of cell %s: %s' % (
+            cell['uuid'], str(exc).splitlines()[0]))
+    if unreachable:
+        return 1
     return int(not found) if args.strict else 0
 
 

@@ -236,13 +236,15 @@ def instance_mappings_map(cell_id, instances):
     return mapped
 
 
-def discover_hosts(cells, status=lambda msg: None):
+def discover_hosts(cells, status=lambda msg: None, unreachable=None):
     """Host mappings for the compute services of ``cells`` that have
     none, with Nova's progress messages to ``status`` (Nova's
     host_mapping.discover_hosts --by-service: computes here register a
     service row, and the cell database has no compute_nodes.mapped
     column). The hosts mapped; HostMappingExists when another discovery
-    mapped one of them in between."""
+    mapped one of them in between. A cell whose database cannot be read
+    is appended to ``unreachable`` (with the error) and the others are
+    still searched; without that list the error is raised."""
     found = []
     for cell in cells:
         if is_cell0(cell):
@@ -254,7 +256,14 @@ def discover_hosts(cells, status=lambda msg: None):
         else:
             status('Getting computes from cell: %s' % cell['uuid'])
         added = []
-        for host in cell_compute_hosts(cell['database_connection']):
+        try:
+            hosts = cell_compute_hosts(cell['database_connection'])
+        except sa.exc.SQLAlchemyError as exc:
+            if unreachable is None:
+                raise
+            unreachable.append((cell, exc))
+            continue
+        for host in hosts:
             if host_mapping_get(host) is None:
                 status('Creating host mapping for service %s' % host)
                 host_mapping_create(host, cell['id'])

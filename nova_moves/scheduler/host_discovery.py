@@ -48,8 +48,10 @@ class HostDiscovery:
     def run_once(self):
         """One discovery; the hosts it mapped (never raises: the next
         interval tries again)."""
+        unreachable = []
         try:
-            hosts = mappings.discover_hosts(mappings.cell_list())
+            hosts = mappings.discover_hosts(mappings.cell_list(),
+                                            unreachable=unreachable)
         except exception.HostMappingExists as exc:
             # Nova's words: two schedulers mapped the same host.
             msg = ('This periodic task should only be enabled on a single '
@@ -64,6 +66,10 @@ class HostDiscovery:
         except Exception:
             LOG.exception('Discovering hosts in cells failed')
             return []
+        for cell, exc in unreachable:
+            # One cell down holds back no other cell's new hosts.
+            LOG.warning('Discovering hosts: cannot read the database of '
+                        'cell %s: %s', cell['uuid'], exc)
         if hosts:
             LOG.info('Discovered %(count)i new hosts: %(hosts)s',
                      {'count': len(hosts), 'hosts': ', '.join(hosts)})

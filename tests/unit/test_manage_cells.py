@@ -242,6 +242,19 @@ class HostsTest(_TwoCells):
         self.assertEqual((1, ''), self.run_cmd(manage_cells.discover_hosts,
                                                strict=True))
 
+    def test_discover_hosts_past_a_cell_down(self):
+        down = mappings.cell_create({
+            'name': 'down', 'transport_url': 'rabbit://x/',
+            'database_connection': 'sqlite:////nonexistent/dir/c.sqlite'})
+        code, out = self.run_cmd(manage_cells.discover_hosts)
+        self.assertEqual(1, code)
+        self.assertTrue(out.startswith(
+            'ERROR: Cannot read the database of cell %s: ' % down['uuid']),
+            out)
+        # The other cells' hosts are mapped all the same.
+        self.assertEqual(['h1', 'h2', 'h3'], [
+            h['host'] for h in mappings.host_mapping_list()])
+
     def test_discover_hosts_one_cell(self):
         code, out = self.run_cmd(manage_cells.discover_hosts,
                                  cell_uuid=self.cell2['uuid'], strict=True)
@@ -523,6 +536,16 @@ class SchedulerHostDiscoveryTest(_TwoCells):
         self.assertEqual(1, warn.call_count)  # then debug
         self.assertIn('only be enabled on a single scheduler',
                       warn.call_args[0][0])
+
+    def test_a_cell_down_holds_back_no_other(self):
+        from nova_moves.scheduler import host_discovery
+        mappings.cell_create({
+            'name': 'down', 'transport_url': 'rabbit://x/',
+            'database_connection': 'sqlite:////nonexistent/dir/c.sqlite'})
+        with mock.patch.object(host_discovery.LOG, 'warning') as warn:
+            self.assertEqual(['h1', 'h2', 'h3'],
+                             host_discovery.HostDiscovery(5).run_once())
+        self.assertIn('cannot read the database', warn.call_args[0][0])
 
     def test_thread_runs_at_start_and_stops(self):
         from nova_moves.scheduler import host_discovery
