@@ -221,3 +221,11 @@ class ImageCorrupt(NovaMovesException):
 class ImageStoreError(NovaMovesException):
     """qemu-img itself failed (absent, timed out) on input it accepted."""
     msg_fmt = 'Image store: %(reason)s'
+
+
+class CellMappingNotFound(NotFound):
+    msg_fmt = 'Cell %(uuid)s has no mapping.'
+
+
+class HostMappingExists(Conflict):
+    msg_fmt = 'Host \'%(name)s\' mapping already exists'

@@ -8,6 +8,7 @@ import secrets
 import flask
 
 from nova_moves.api import request as api_req
+from nova_moves.api import cell_mapping
 from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import guards
@@ -165,6 +166,7 @@ def create():
         # connections, would wait in BUILD for a build never sent).
         for instance in made:
             db_api.instance_destroy(instance['uuid'])
+            cell_mapping.unmap(instance['uuid'])
         raise
     for instance in made:
         spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
@@ -196,6 +198,7 @@ def _create_one(ctxt, body, deltas, group, values):
         'image_ref': body.get('imageRef'), 'vm_state': states.BUILDING,
         'task_state': states.SCHEDULING}, **values))
     try:
+        cell_mapping.map_new(instance)
         if group is not None:
             server_rules.join_group(ctxt, group, instance['uuid'])
         if body.get('metadata'):
@@ -203,6 +206,7 @@ def _create_one(ctxt, body, deltas, group, values):
                                             body['metadata'])
     except Exception:
         db_api.instance_destroy(instance['uuid'])
+        cell_mapping.unmap(instance['uuid'])
         raise
     return instance
 
@@ -462,6 +466,7 @@ def delete(server_id):
         # shelve, goes with it (Nova deletes the shelved image too).
         image_store.ImageStore().discard(
             image_store.shelve_snapshot_id(server_id))
+    cell_mapping.queue_for_delete(server_id)
     db_api.instance_destroy(server_id)
     return common.no_content()
 

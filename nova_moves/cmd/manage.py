@@ -7,6 +7,8 @@ from nova_moves.cmd import manage_host
 from nova_moves.cmd import tables
 from nova_moves import conf
 from nova_moves.db import api as db_api
+from nova_moves.db import api_migration
+from nova_moves.db import api_session
 from nova_moves.db import migration
 from nova_moves import service
 
@@ -16,6 +18,9 @@ CONF = conf.CONF
 def _db_sync(args):
     migration.db_sync()
     print('Database at revision %s' % migration.db_version())
+    if not api_session.separate():
+        # One-cell deployment: db sync brought the API tables here too.
+        print('API database at revision %s' % api_migration.db_version())
     return 0
 
 
@@ -75,9 +80,14 @@ def main():
 def _register_commands():
     # Added here rather than next to COMMANDS so each command module stays
     # an independent, small edit.
+    from nova_moves.cmd import manage_cells_cli
     from nova_moves.cmd import manage_image
     from nova_moves.cmd import manage_placement
     from nova_moves.cmd import manage_status
+    COMMANDS['api_db'] = (manage_cells_cli.HELP_API_DB,
+                          manage_cells_cli.setup_api_db)
+    COMMANDS['cell_v2'] = (manage_cells_cli.HELP_CELL_V2,
+                           manage_cells_cli.setup_cell_v2)
     COMMANDS['image'] = (manage_image.HELP, manage_image.setup)
     COMMANDS['placement'] = (manage_placement.HELP, manage_placement.setup)
     COMMANDS['status'] = (manage_status.HELP, manage_status.setup)

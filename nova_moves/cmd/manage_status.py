@@ -1,6 +1,7 @@
 """nova-moves-manage status check, on oslo.upgradecheck.
 
-Checks the database schema is at head, the RabbitMQ of ``transport_url``
+Checks the database schemas (the cell's and the cells v2 API's) are at
+head, the RabbitMQ of ``transport_url``
 accepts a connection (short timeout), the services are up and the API's
 authentication is configured. Exit codes
 are oslo.upgradecheck's: 0 success, 1 warning, 2 failure (the worst
@@ -10,6 +11,8 @@ from oslo_upgradecheck import upgradecheck
 
 from nova_moves import conf
 from nova_moves.db import api as db_api
+from nova_moves.db import api_migration
+from nova_moves.db import api_session
 from nova_moves.db import migration
 
 CONF = conf.CONF
@@ -31,7 +34,24 @@ def check_database():
     if current != head:
         return FAILURE, ('Schema at %s, head is %s: run nova-moves-manage '
                          'db sync.' % (current, head))
-    return SUCCESS, 'Schema at head (%s).' % head
+    return check_api_database('Schema at head (%s).' % head)
+
+
+def check_api_database(cell_result):
+    """The cells v2 API schema too, in the same row: in a one-cell
+    deployment it is in the same database and ``db sync`` syncs both."""
+    command = 'api_db sync' if api_session.separate() else 'db sync'
+    try:
+        current = api_migration.db_version()
+    except Exception as exc:
+        return FAILURE, '%s Cannot read the API schema version: %s' % (
+            cell_result, exc)
+    head = api_migration.head_version()
+    if current != head:
+        return FAILURE, ('%s API schema at %s, head is %s: run '
+                         'nova-moves-manage %s.' % (cell_result, current,
+                                                    head, command))
+    return SUCCESS, '%s API schema at head (%s).' % (cell_result, head)
 
 
 def check_rabbitmq(timeout=3.0):

@@ -5,6 +5,7 @@ import threading
 from nova_moves import conf
 from nova_moves import coordination
 from nova_moves.db import api as db_api
+from nova_moves.scheduler import host_discovery
 from nova_moves.scheduler import manager
 from nova_moves import service
 from nova_moves import servicegroup
@@ -27,6 +28,9 @@ def main():
     # the view's lock, then finds it loaded).
     threading.Thread(target=scheduler.load_placement, daemon=True,
                      name='placement-load').start()
+    discovery = host_discovery.HostDiscovery.from_conf()
+    if discovery is not None:
+        discovery.start()
     svc = service.Service(CONF.host, 'nova-moves-scheduler', 'scheduler',
                           scheduler, _report, group.observer)
     service.exit_with(service.run([svc], coordinator))

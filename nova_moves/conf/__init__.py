@@ -6,6 +6,7 @@ uses the global object rather than a private ConfigOpts.
 from oslo_config import cfg
 
 from nova_moves.conf import api
+from nova_moves.conf import api_database
 from nova_moves.conf import compute
 from nova_moves.conf import conductor
 from nova_moves.conf import coordination
@@ -22,6 +23,7 @@ CONF = cfg.CONF
 
 default.register_opts(CONF)
 api.register_opts(CONF)
+api_database.register_opts(CONF)
 compute.register_opts(CONF)
 conductor.register_opts(CONF)
 coordination.register_opts(CONF)

@@ -3,6 +3,7 @@ from oslo_config import cfg
 from oslo_db import options as db_options
 
 from nova_moves.conf import api
+from nova_moves.conf import api_database
 from nova_moves.conf import compute
 from nova_moves.conf import conductor
 from nova_moves.conf import coordination
@@ -15,8 +16,9 @@ from nova_moves.conf import default
 from nova_moves.conf import scheduler
 from nova_moves.conf import upgrade_levels
 
-_MODULES = (default, api, compute, conductor, coordination, database,
-            image, notifications, qemu, quota, scheduler, upgrade_levels)
+_MODULES = (default, api, api_database, compute, conductor, coordination,
+            database, image, notifications, qemu, quota, scheduler,
+            upgrade_levels)
 
 
 def list_opts():

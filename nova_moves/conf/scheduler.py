@@ -21,6 +21,14 @@ scheduler_opts = [
     cfg.IntOpt('host_subset_size', default=1, min=1,
                help='Pick the destination at random among the best N hosts, '
                     'to lower claim races between schedulers.'),
+    cfg.IntOpt('discover_hosts_in_cells_interval', default=-1, min=-1,
+               help='Seconds between two discoveries of new compute hosts '
+                    'in the cells (Nova\'s option: what "nova-moves-manage '
+                    'cell_v2 discover_hosts" does, run by the scheduler, '
+                    'the first time at its start). Negative (the default): '
+                    'no automatic discovery; 0: every 60 seconds. Enable '
+                    'it on one scheduler only, or they collide mapping '
+                    'the same host (logged, harmless).'),
 ]
 
 

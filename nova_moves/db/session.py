@@ -27,12 +27,33 @@ def utcnow():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
-class _Engines:
-    """Engines built on first use from [database] connection."""
-    lock = threading.Lock()
-    writer = None
-    reader = None
-    url = None
+class EngineCache:
+    """One database's writer and reader engines, built on first use and
+    rebuilt when its URL changes (the [database] one here, the
+    [api_database] one in db/api_session)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.writer = self.reader = self.url = None
+
+    def get(self, url, writer=True):
+        with self.lock:
+            if self.writer is None or self.url != url:
+                self.url = url
+                self.writer = _make_engine(url, immediate=True)
+                # SQLite readers must not take the write lock at BEGIN.
+                self.reader = (_make_engine(url, immediate=False)
+                               if url.startswith('sqlite') else self.writer)
+        return self.writer if writer else self.reader
+
+    def dispose(self):
+        with self.lock:
+            for engine in {self.writer, self.reader} - {None}:
+                engine.dispose()
+            self.writer = self.reader = self.url = None
+
+
+_MAIN = EngineCache()
 
 
 def _configure_sqlite(engine, immediate):
@@ -168,23 +189,11 @@ def _make_engine(url, immediate):
 
 
 def get_engine(writer=True):
-    url = CONF.database.connection
-    with _Engines.lock:
-        if _Engines.writer is None or _Engines.url != url:
-            _Engines.url = url
-            _Engines.writer = _make_engine(url, immediate=True)
-            if url.startswith('sqlite'):
-                _Engines.reader = _make_engine(url, immediate=False)
-            else:
-                _Engines.reader = _Engines.writer
-    return _Engines.writer if writer else _Engines.reader
+    return _MAIN.get(CONF.database.connection, writer)
 
 
 def dispose_engines():
-    with _Engines.lock:
-        for engine in {_Engines.writer, _Engines.reader} - {None}:
-            engine.dispose()
-        _Engines.writer = _Engines.reader = _Engines.url = None
+    _MAIN.dispose()
 
 
 @contextlib.contextmanager

@@ -22,7 +22,12 @@ def upgrade(engine, revision='head'):
         command.upgrade(config, revision)
 
 
-class _MigrationsMixin:
+class MigrationsBase:
+    """What every alembic tree (the cell's here, the API database's in
+    test_api_migrations) is checked for, on the opportunistic database."""
+
+    METADATA = models.BASE.metadata
+    VERSION_TABLE = 'alembic_version'
 
     def setUp(self):
         super().setUp()
@@ -30,42 +35,55 @@ class _MigrationsMixin:
         # a fresh database of the backend under test.
         self.engine = enginefacade.writer.get_engine()
 
+    def migrate(self, engine):
+        upgrade(engine)
+
+    def head(self):
+        return migration.head_version()
+
+    def current(self, connection):
+        return alembic_migration.MigrationContext.configure(
+            connection).get_current_revision()
+
     # ModelsMigrationsSync hooks
     def db_sync(self, engine):
-        upgrade(engine)
+        self.migrate(engine)
 
     def get_engine(self):
         return self.engine
 
     def get_metadata(self):
-        return models.BASE.metadata
+        return self.METADATA
 
     def include_object(self, object_, name, type_, reflected, compare_to):
-        return not (type_ == 'table' and name == 'alembic_version')
+        return not (type_ == 'table' and name == self.VERSION_TABLE)
 
     # our own checks
     def test_upgrade_reaches_head_and_is_idempotent(self):
-        upgrade(self.engine)
-        upgrade(self.engine)
+        self.migrate(self.engine)
+        self.migrate(self.engine)
         with self.engine.connect() as connection:
-            current = alembic_migration.MigrationContext.configure(
-                connection).get_current_revision()
-        self.assertEqual(migration.head_version(), current)
+            self.assertEqual(self.head(), self.current(connection))
         tables = set(sa.inspect(self.engine).get_table_names())
-        self.assertLessEqual(set(models.BASE.metadata.tables), tables)
+        self.assertLessEqual(set(self.METADATA.tables), tables)
 
-    def test_unique_constraints_hold(self):
-        upgrade(self.engine)
-        table = models.BASE.metadata.tables['migrations']
-        row = {'uuid': 'u-1', 'instance_uuid': 'i-1',
-               'migration_type': 'migration', 'status': 'accepted',
-               'hidden': False, 'deleted': 0}
+    def assertUnique(self, table, row):
+        """A second ``row`` is refused, translated by oslo.db."""
+        self.migrate(self.engine)
         with self.engine.begin() as connection:
             connection.execute(table.insert().values(**row))
-        # oslo.db's engines translate the backend's error.
         with testtools.ExpectedException(db_exc.DBDuplicateEntry):
             with self.engine.begin() as connection:
                 connection.execute(table.insert().values(**row))
+
+
+class _MigrationsMixin(MigrationsBase):
+
+    def test_unique_constraints_hold(self):
+        self.assertUnique(models.BASE.metadata.tables['migrations'], {
+            'uuid': 'u-1', 'instance_uuid': 'i-1',
+            'migration_type': 'migration', 'status': 'accepted',
+            'hidden': False, 'deleted': 0})
 
 
 class SQLiteMigrationsTest(_MigrationsMixin,

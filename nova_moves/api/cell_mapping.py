@@ -1,0 +1,26 @@
+"""The API's writes of the cells v2 instance mappings (Nova's API writes
+them too): at boot, the server mapped to the cell it was created in (in
+a one-cell deployment the only cell, or none before ``cell_v2
+simple_cell_setup``, which maps it then); at delete, queued_for_delete.
+Nothing reads them yet to route a request: doc/cells.md."""
+from nova_moves import conf
+from nova_moves.db import mappings
+
+CONF = conf.CONF
+
+
+def map_new(instance):
+    """The new server's mapping, in its cell: the one whose database is
+    this API's [database] connection, where its row was written."""
+    mappings.instance_mapping_for_boot(
+        instance['uuid'], instance['project_id'], instance['user_id'],
+        CONF.database.connection)
+
+
+def unmap(instance_uuid):
+    """A boot undone before it was answered: it never existed."""
+    mappings.instance_mapping_delete(instance_uuid)
+
+
+def queue_for_delete(instance_uuid):
+    mappings.instance_mapping_queue_for_delete(instance_uuid)
