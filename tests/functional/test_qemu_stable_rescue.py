@@ -1,0 +1,96 @@
+"""Stable device rescue on a real guest ([compute] driver = qemu): a
+rescue image imported with ``--property hw_rescue_bus=virtio`` boots
+with the server's disk where it always is (the first virtio-blk device,
+its PCI slot unchanged, /dev/vda in the guest: the guest's counter goes
+on from the server's disk) and the rescue disk after it; unrescue boots
+the server's own disk alone again."""
+import os
+
+from nova_moves.virt.qemu import guest as guest_mod
+from tests.functional import qemu_base
+
+VIRTIO_BLK = (0x1af4, (0x1001, 0x1042))  # legacy and modern device ids
+
+
+class StableRescueTest(qemu_base.QemuStackTestCase):
+    HOSTS = ('qemu1',)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        files, _ = qemu_base.guest_files()
+        cls.stable_image = cls.import_image(
+            'rescue-virtio', *files, properties={'hw_rescue_bus': 'virtio'})
+
+    def qmp_guest(self, server_id):
+        return guest_mod.Guest('qemu1', server_id, root=(
+            qemu_base.qemu_guests.host_dir(self.instances_path, 'qemu1')))
+
+    def virtio_disks(self, server_id):
+        """[(PCI slot, qdev id)] of the guest's virtio-blk devices."""
+        found = []
+        for bus in self.qmp_guest(server_id).qmp('query-pci'):
+            for dev in bus['devices']:
+                ident = dev['id']
+                if (ident['vendor'], ident['device'] in VIRTIO_BLK[1]) == (
+                        VIRTIO_BLK[0], True):
+                    found.append((dev['slot'], dev.get('qdev_id', '')))
+        return sorted(found)
+
+    def cmdline(self, server_id):
+        pidfile = os.path.join(qemu_base.qemu_guests.host_dir(
+            self.instances_path, 'qemu1'), server_id, 'qemu.pid')
+        with open(pidfile) as f:
+            with open('/proc/%s/cmdline' % f.read().strip(), 'rb') as c:
+                return c.read().decode().split('\0')
+
+    def beats_after(self, sid, offset, what):
+        return self.admin.wait_for(lambda: qemu_base.qemu_guests.beats(
+            self.console(sid, 'qemu1')[offset:]), timeout=120, what=what)
+
+    def test_the_server_disk_keeps_its_address(self):
+        sid = self.boot_guest(host='qemu1')['id']
+        before = self.wait_for_beat(sid, 'qemu1', above=2)
+        own_slots = self.virtio_disks(sid)
+        self.assertEqual(1, len(own_slots), own_slots)
+        offset = len(self.console(sid, 'qemu1'))
+        self.admin.action(sid, {'rescue': {
+            'rescue_image_ref': self.stable_image}}, expect=200)
+        self.admin.wait_for_status(sid, 'RESCUE', timeout=120)
+
+        argv = self.cmdline(sid)
+        devices = [argv[i + 1] for i, a in enumerate(argv)
+                   if a == '-device']
+        # The server's disk (node disk0, its own file) is the first
+        # device, the rescue disk the last, on virtio-blk.
+        self.assertEqual(['virtio-blk-pci,drive=disk0',
+                          'virtio-blk-pci,drive=disk1,id=rescue-disk'],
+                         devices)
+        joined = ' '.join(argv)
+        self.assertLess(joined.index('/disk,node-name=file0'),
+                        joined.index('/disk.rescue,node-name=file1'))
+        # Its PCI slot is the one it had; the rescue disk's comes after.
+        rescued_slots = self.virtio_disks(sid)
+        self.assertEqual([own_slots[0], (rescued_slots[1][0],
+                                         'rescue-disk')], rescued_slots)
+        self.assertGreater(rescued_slots[1][0], own_slots[0][0])
+
+        # The rescue boot's /dev/vda is the server's disk: its counter
+        # goes on (a legacy rescue's vda is the new rescue disk: last=0).
+        beats = self.beats_after(sid, offset, 'the rescue boot beating')
+        rescued = self.console(sid, 'qemu1')[offset:]
+        self.assertIn('guest disk=/dev/vda last=', rescued)
+        self.assertNotIn('last=0 ', rescued)
+        self.assertGreater(beats[0][0], before[0])
+        during = self.wait_for_beat(sid, 'qemu1', above=beats[0][0])
+
+        offset = len(self.console(sid, 'qemu1'))
+        self.admin.action(sid, {'unrescue': None}, expect=202)
+        self.admin.wait_for_status(sid, 'ACTIVE', timeout=120)
+        self.assertNotIn('disk.rescue', ' '.join(self.cmdline(sid)))
+        self.assertEqual(own_slots, self.virtio_disks(sid))
+        # Its own disk again, with what the rescue system wrote on it.
+        own = self.beats_after(sid, offset, 'its own disk beating')
+        self.assertGreater(own[0][0], during[0])
+        self.assert_one_process(sid)
+        self.admin.delete('/servers/%s' % sid, expect=204)
