@@ -10,8 +10,10 @@ either, the legacy rescue (the rescue disk first, the server's second).
 
 Nova defaults the one that is missing as its libvirt driver does
 (blockinfo.get_rescue_device / get_rescue_bus): no device is a disk, no
-bus is the device's default bus on x86 (disk virtio, cdrom ide, floppy
-fdc; a lun has none, so scsi, the only bus a lun is on). A value Nova
+bus is the rescue image's own bus for that device (``hw_disk_bus``,
+``hw_cdrom_bus``, ``hw_floppy_bus``), else the device's default bus on
+x86 (disk virtio, cdrom ide, floppy fdc; a lun has none, so scsi, the
+only bus a lun is on). A value Nova
 does not know, or one this project's drivers cannot attach (DRIVER_
 SUPPORTED), fails the rescue before the guest is touched, with a message
 naming the property and its value: the compute makes that the
@@ -53,33 +55,35 @@ class UnsupportedRescueDevice(exception.Invalid):
                'supported by the %(driver)s driver: %(reason)s.')
 
 
-def _shown(properties):
-    return ', '.join('%s=%s' % (key, properties[key])
-                     for key in PROPERTIES if key in properties)
-
-
 def stable(properties, image_id, driver):
     """{'device', 'bus'} of a stable rescue the image ``properties``
     ask for, None for a legacy rescue; UnsupportedRescueDevice (its
     message names the properties and values) for one that cannot be
     given here."""
     properties = properties or {}
-    asked = {key: properties[key] for key in PROPERTIES
-             if properties.get(key) not in (None, '')}
-    if not asked:
+    if not any(properties.get(key) for key in PROPERTIES):
         return None
+    # What the image set, in the order it is shown in a refusal.
+    shown = []
+
+    def value(key, default):
+        if properties.get(key):
+            shown.append('%s=%s' % (key, properties[key]))
+            return properties[key]
+        return default
 
     def refuse(reason):
         raise UnsupportedRescueDevice(
-            image_id=image_id, properties=_shown(asked), driver=driver,
+            image_id=image_id, properties=', '.join(shown), driver=driver,
             reason=reason)
 
-    device = asked.get(DEVICE, 'disk')
+    device = value(DEVICE, 'disk')
     if device not in DEVICES:
         refuse('%s is one of %s' % (DEVICE, ', '.join(DEVICES)))
-    bus = asked.get(BUS, DEFAULT_BUS[device])
+    bus = value(BUS, None) or value('hw_%s_bus' % device,
+                                    DEFAULT_BUS[device])
     if bus not in BUSES:
-        refuse('%s is one of %s' % (BUS, ', '.join(BUSES)))
+        refuse('a bus is one of %s' % ', '.join(BUSES))
     if (device, bus) not in DRIVER_SUPPORTED:
         why = WHY_NOT.get(device) or WHY_NOT.get((device, bus)) or \
             'no QEMU device for it here'

@@ -35,6 +35,24 @@ class StableRescueChoiceTest(testtools.TestCase):
                          self.choose(hw_rescue_device='cdrom',
                                      hw_rescue_bus='scsi'))
 
+    def test_the_image_own_bus_for_the_device_is_the_default(self):
+        # Nova's get_rescue_bus: the rescue image's hw_<device>_bus.
+        self.assertEqual({'device': 'cdrom', 'bus': 'scsi'},
+                         self.choose(hw_rescue_device='cdrom',
+                                     hw_cdrom_bus='scsi'))
+        self.assertEqual({'device': 'disk', 'bus': 'sata'},
+                         self.choose(hw_rescue_device='disk',
+                                     hw_disk_bus='sata'))
+        # hw_rescue_bus wins; hw_disk_bus alone is no stable rescue.
+        self.assertEqual({'device': 'disk', 'bus': 'usb'},
+                         self.choose(hw_rescue_bus='usb',
+                                     hw_disk_bus='sata'))
+        self.assertIsNone(self.choose(hw_disk_bus='sata'))
+        message = self.refused(hw_rescue_device='cdrom',
+                               hw_cdrom_bus='virtio')
+        self.assertIn('hw_rescue_device=cdrom, hw_cdrom_bus=virtio',
+                      message)
+
     def test_unknown_values_name_the_property(self):
         message = self.refused(hw_rescue_bus='nvme')
         self.assertIn('hw_rescue_bus=nvme', message)
