@@ -3,10 +3,19 @@ rescue image imported with ``--property hw_rescue_bus=virtio`` boots
 with the server's disk where it always is (the first virtio-blk device,
 its PCI slot unchanged, /dev/vda in the guest: the guest's counter goes
 on from the server's disk) and the rescue disk after it; unrescue boots
-the server's own disk alone again."""
+the server's own disk alone again. And QEMU itself takes the devices of
+every bus the driver attaches a rescue disk on, on q35 and on pc."""
 import os
+import shutil
+import signal
+import subprocess
+import tempfile
+
+import testtools
 
 from nova_moves.virt.qemu import guest as guest_mod
+from nova_moves.virt.qemu import rescue
+from nova_moves.virt import rescue_devices
 from tests.functional import qemu_base
 
 VIRTIO_BLK = (0x1af4, (0x1001, 0x1042))  # legacy and modern device ids
@@ -94,3 +103,45 @@ class StableRescueTest(qemu_base.QemuStackTestCase):
         self.assertGreater(own[0][0], during[0])
         self.assert_one_process(sid)
         self.admin.delete('/servers/%s' % sid, expect=204)
+
+
+@testtools.skipUnless(shutil.which('qemu-system-x86_64') and
+                      shutil.which('qemu-img'), 'QEMU is not installed')
+class RescueDevicesAcceptedTest(testtools.TestCase):
+    """Every supported device/bus, as rescue.devices() spells it, is
+    accepted by the installed QEMU: -daemonize returns 0 only once the
+    machine and its devices are made (a bad -device exits 1 at once)."""
+
+    def test_every_bus_on_q35_and_pc(self):
+        tmp = tempfile.mkdtemp(prefix='nm-rescue-dev-')
+        self.addCleanup(shutil.rmtree, tmp, True)
+        for name in ('disk', 'disk.rescue'):
+            subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2',
+                            os.path.join(tmp, name), '64M'], check=True)
+        pidfile = os.path.join(tmp, 'qemu.pid')
+        refused = []
+        for machine in ('q35', 'pc'):
+            for device, bus in sorted(rescue_devices.DRIVER_SUPPORTED):
+                argv = ['qemu-system-x86_64', '-machine',
+                        machine + ',accel=tcg', '-nodefaults',
+                        '-no-user-config', '-display', 'none', '-S',
+                        '-m', '64']
+                for i, name in enumerate(('disk', 'disk.rescue')):
+                    argv += ['-blockdev', 'driver=file,filename=%s,'
+                             'node-name=file%d' % (os.path.join(tmp, name),
+                                                   i),
+                             '-blockdev', 'driver=qcow2,file=file%d,'
+                             'node-name=disk%d' % (i, i)]
+                argv += ['-device', 'virtio-blk-pci,drive=disk0']
+                for dev in rescue.devices({'device': device, 'bus': bus},
+                                          'disk1', machine):
+                    argv += ['-device', dev]
+                proc = subprocess.run(
+                    argv + ['-daemonize', '-pidfile', pidfile],
+                    capture_output=True, text=True, timeout=60)
+                if proc.returncode:
+                    refused.append((machine, device, bus, proc.stderr))
+                    continue
+                with open(pidfile) as f:
+                    os.kill(int(f.read()), signal.SIGKILL)
+        self.assertEqual([], refused)
