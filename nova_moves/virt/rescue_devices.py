@@ -13,11 +13,11 @@ Nova defaults the one that is missing as its libvirt driver does
 bus is the rescue image's own bus for that device (``hw_disk_bus``,
 ``hw_cdrom_bus``, ``hw_floppy_bus``), else the device's default bus on
 x86 (disk virtio, cdrom ide, floppy fdc; a lun has none, so scsi, the
-only bus a lun is on). A value Nova
-does not know, or one this project's drivers cannot attach (DRIVER_
-SUPPORTED), fails the rescue before the guest is touched, with a message
-naming the property and its value: the compute makes that the
-instance's ERROR fault (Nova's InstanceNotRescuable "Driver Error")."""
+only bus a lun is on). A value Nova does not know, or a device and
+bus this project's drivers cannot attach (DRIVER_SUPPORTED), fails the
+rescue before the guest is touched, with a message naming the property
+and its value: the compute makes that the instance's ERROR fault (as
+Nova's InstanceNotRescuable "Driver Error")."""
 from nova_moves import exception
 
 DEVICE = 'hw_rescue_device'
@@ -40,8 +40,6 @@ DRIVER_SUPPORTED = {
     ('disk', 'virtio'), ('disk', 'scsi'), ('cdrom', 'scsi'),
     ('disk', 'usb'), ('cdrom', 'usb'), ('disk', 'sata'), ('cdrom', 'sata'),
     ('disk', 'ide'), ('cdrom', 'ide')}
-
-
 WHY_NOT = {
     'floppy': 'a floppy drive takes images of 2.88 MB at most, the '
               'rescue disk is a whole disk',
