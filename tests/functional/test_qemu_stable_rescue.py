@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 
 import testtools
 
@@ -30,6 +31,9 @@ class StableRescueTest(qemu_base.QemuStackTestCase):
         files, _ = qemu_base.guest_files()
         cls.stable_image = cls.import_image(
             'rescue-virtio', *files, properties={'hw_rescue_bus': 'virtio'})
+        cls.cdrom_image = cls.import_image(
+            'rescue-cdrom', *files, properties={
+                'hw_rescue_device': 'cdrom', 'hw_rescue_bus': 'sata'})
 
     def qmp_guest(self, server_id):
         return guest_mod.Guest('qemu1', server_id, root=(
@@ -104,6 +108,44 @@ class StableRescueTest(qemu_base.QemuStackTestCase):
         self.assert_one_process(sid)
         self.admin.delete('/servers/%s' % sid, expect=204)
 
+    def test_a_cdrom_on_sata(self):
+        sid = self.boot_guest(host='qemu1', name='vm-cd')['id']
+        before = self.wait_for_beat(sid, 'qemu1', above=1)
+        own_slots = self.virtio_disks(sid)
+        offset = len(self.console(sid, 'qemu1'))
+        self.admin.action(sid, {'rescue': {
+            'rescue_image_ref': self.cdrom_image}}, expect=200)
+        self.admin.wait_for_status(sid, 'RESCUE', timeout=120)
+        argv = self.cmdline(sid)
+        self.assertEqual(['virtio-blk-pci,drive=disk0',
+                          'ide-cd,drive=disk1,id=rescue-disk,bus=ide.0'],
+                         [argv[i + 1] for i, a in enumerate(argv)
+                          if a == '-device'])
+        # The server's disk alone on virtio, where it was; the rescue
+        # disk a CD-ROM on q35's AHCI.
+        self.assertEqual(own_slots, self.virtio_disks(sid))
+        blocks = {b.get('qdev', ''): b for b in
+                  self.qmp_guest(sid).qmp('query-block')}
+        cd = [b for path, b in blocks.items() if 'rescue-disk' in path]
+        self.assertEqual(1, len(cd), blocks)
+        self.assertTrue(cd[0]['removable'])
+        self.assertTrue(cd[0]['inserted']['file'].endswith('disk.rescue'),
+                        cd[0])
+        beats = self.beats_after(sid, offset, 'the rescue boot beating')
+        self.assertGreater(beats[0][0], before[0])
+        self.admin.action(sid, {'unrescue': None}, expect=202)
+        self.admin.wait_for_status(sid, 'ACTIVE', timeout=120)
+        self.admin.delete('/servers/%s' % sid, expect=204)
+
+
+def _running(pid):
+    """Not gone and not a zombie (whoever reaps it may be slow)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except (FileNotFoundError, IndexError):
+        return False
+
 
 @testtools.skipUnless(shutil.which('qemu-system-x86_64') and
                       shutil.which('qemu-img'), 'QEMU is not installed')
@@ -118,10 +160,13 @@ class RescueDevicesAcceptedTest(testtools.TestCase):
         for name in ('disk', 'disk.rescue'):
             subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2',
                             os.path.join(tmp, name), '64M'], check=True)
-        pidfile = os.path.join(tmp, 'qemu.pid')
         refused = []
         for machine in ('q35', 'pc'):
             for device, bus in sorted(rescue_devices.DRIVER_SUPPORTED):
+                # One each: a killed QEMU holds its pidfile's lock until
+                # it is gone.
+                pidfile = os.path.join(tmp, '%s-%s-%s.pid' % (
+                    machine, device, bus))
                 argv = ['qemu-system-x86_64', '-machine',
                         machine + ',accel=tcg', '-nodefaults',
                         '-no-user-config', '-display', 'none', '-S',
@@ -143,5 +188,9 @@ class RescueDevicesAcceptedTest(testtools.TestCase):
                     refused.append((machine, device, bus, proc.stderr))
                     continue
                 with open(pidfile) as f:
-                    os.kill(int(f.read()), signal.SIGKILL)
+                    pid = int(f.read())
+                os.kill(pid, signal.SIGKILL)
+                deadline = time.monotonic() + 10
+                while _running(pid) and time.monotonic() < deadline:
+                    time.sleep(0.05)
         self.assertEqual([], refused)
