@@ -3,8 +3,9 @@ rescue image imported with ``--property hw_rescue_bus=virtio`` boots
 with the server's disk where it always is (the first virtio-blk device,
 its PCI slot unchanged, /dev/vda in the guest: the guest's counter goes
 on from the server's disk) and the rescue disk after it; unrescue boots
-the server's own disk alone again. And QEMU itself takes the devices of
-every bus the driver attaches a rescue disk on, on q35 and on pc."""
+the server's own disk alone again. A cdrom on sata is an ide-cd on
+q35's AHCI, the server's disk unmoved. And QEMU itself takes the devices
+of every bus the driver attaches a rescue disk on, on q35 and on pc."""
 import os
 import shutil
 import signal
