@@ -132,14 +132,16 @@ class ImageStore:
 
     def import_image(self, name, kernel, initrd, disk=None, cmdline='',
                      image_id=None, visibility='public', owner=None,
-                     disk_format=None):
+                     disk_format=None, properties=None):
         """A new image from an operator's files: kernel and initrd copied,
         ``disk`` (any format qemu-img reads; ``disk_format`` None lets it
         probe, fine for the operator's own files) converted to qcow2, or
-        an empty 64 MiB qcow2 disk. ImageInvalid names a bad input;
-        nothing is left in the store after any failure."""
+        an empty 64 MiB qcow2 disk; ``properties`` Glance's custom ones
+        (hw_rescue_bus...). ImageInvalid names a bad input; nothing is
+        left in the store after any failure."""
         image_id = _new_id(image_id)
         _check_fields(name, cmdline, visibility)
+        properties = _check_properties(properties or {})
         sources = {'kernel': _source('kernel', kernel),
                    'initrd': _source('initrd', initrd)}
         if disk is not None:
@@ -155,7 +157,7 @@ class ImageStore:
             else:
                 _convert(sources['disk'], disk_format, target)
             record = _record(folder, image_id, name, cmdline, visibility,
-                             owner, {})
+                             owner, properties)
             return self._publish(folder, record)
 
     def snapshot(self, name, disk_path, base_image_id, owner=None,
@@ -289,6 +291,36 @@ def _check_fields(name, cmdline, visibility):
     if visibility not in VISIBILITIES:
         raise exception.ImageInvalid(reason='visibility %r is not one of '
                                      '%s' % (visibility, VISIBILITIES))
+
+
+# Glance's own fields: a custom property of one of these names would be
+# hidden behind the field (the API shows properties as top-level keys).
+CORE_FIELDS = frozenset((
+    'id', 'name', 'status', 'visibility', 'protected', 'os_hidden',
+    'owner', 'container_format', 'disk_format', 'size', 'virtual_size',
+    'min_disk', 'min_ram', 'checksum', 'os_hash_algo', 'os_hash_value',
+    'tags', 'created_at', 'updated_at', 'self', 'file', 'schema',
+    'links', 'locations', 'direct_url', 'kernel', 'initrd', 'disk',
+    'cmdline', 'properties'))
+
+
+def _check_properties(properties):
+    """``properties`` as Glance takes custom ones: names of 1 to 255
+    characters that are not core fields, string values of at most 255
+    (Glance's limit is 255 for both)."""
+    for key, value in properties.items():
+        if not isinstance(key, str) or not key.strip() or len(key) > 255:
+            raise exception.ImageInvalid(
+                reason='a property name must be 1 to 255 characters')
+        if key in CORE_FIELDS:
+            raise exception.ImageInvalid(
+                reason='%s is an image field, not a property' % key)
+        if not isinstance(value, str) or len(value) > 255 or any(
+                ord(c) < 32 for c in value):
+            raise exception.ImageInvalid(
+                reason='property %s: a value is one line of at most 255 '
+                       'characters' % key)
+    return dict(properties)
 
 
 def _source(what, path):

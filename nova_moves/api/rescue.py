@@ -2,13 +2,15 @@
 
 rescue (ACTIVE, SHUTOFF or ERROR, no task_state; task_state rescuing):
 the server's compute boots a rescue image, ``rescue_image_ref`` or the
-server's own image, with the server's disk attached as a second disk ->
-RESCUED (status RESCUE), running. 200 with the admin password, the one
-given or a generated one (Nova's with [api] enable_instance_password,
-its default; the fake guest has no agent to set it in, as
-changePassword). unrescue (RESCUED; task_state unrescuing): the guest
-boots its own disk again -> ACTIVE; 202. A failure of either is ERROR
-with a fault (Nova's).
+server's own image, with the server's disk attached as a second disk
+(a stable device rescue when the image has hw_rescue_device or
+hw_rescue_bus: the server's disk first, unchanged, the rescue disk
+after it; virt/rescue_devices.py) -> RESCUED (status RESCUE), running.
+200 with the admin password, the one given or a generated one (Nova's
+with [api] enable_instance_password, its default; the fake guest has no
+agent to set it in, as changePassword). unrescue (RESCUED; task_state
+unrescuing): the guest boots its own disk again -> ACTIVE; 202. A
+failure of either is ERROR with a fault (Nova's).
 
 The claim is the row's of the lifecycle table (moves/lifecycle.py): one
 compare-and-swap with the instance action, so a server in another state

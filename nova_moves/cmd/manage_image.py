@@ -2,7 +2,7 @@
 
   image import NAME --kernel FILE --initrd FILE [--disk FILE]
                [--disk-format FMT] [--cmdline TEXT] [--id UUID]
-               [--private --owner PROJECT]
+               [--private --owner PROJECT] [--property KEY=VALUE ...]
                                  add an image; prints its id
   image list                     the store's images
   image delete ID                remove one
@@ -16,6 +16,7 @@ import sys
 from nova_moves.cmd import tables
 from nova_moves import exception
 from nova_moves import image_store
+from nova_moves.virt import rescue_devices
 
 HELP = 'The local image store: import, list, delete'
 # What a bad argument, a full disk or a missing qemu-img looks like here:
@@ -30,6 +31,30 @@ def _fail(action, exc):
     return 1
 
 
+# Nova's values for the stable rescue's properties (its image meta takes
+# no others): a typo is refused at import, not at the first rescue.
+_CHOICES = {rescue_devices.DEVICE: rescue_devices.DEVICES,
+            rescue_devices.BUS: rescue_devices.BUSES}
+
+
+def _properties(pairs):
+    """{key: value} of the --property KEY=VALUE arguments; a later one
+    of the same key wins (Glance's image-create does the same)."""
+    properties = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition('=')
+        if not sep or not key:
+            raise exception.ImageInvalid(
+                reason='--property takes KEY=VALUE, not %r' % pair)
+        choices = _CHOICES.get(key)
+        if choices and value not in choices:
+            raise exception.ImageInvalid(
+                reason='%s=%s: Nova takes one of %s' % (
+                    key, value, ', '.join(choices)))
+        properties[key] = value
+    return properties
+
+
 def _import(args):
     if args.private and not args.owner:
         return _fail('import', 'a --private image needs --owner PROJECT '
@@ -39,7 +64,8 @@ def _import(args):
             args.image_name, args.kernel, args.initrd, disk=args.disk,
             cmdline=args.cmdline, image_id=args.id,
             visibility='private' if args.private else 'public',
-            owner=args.owner, disk_format=args.disk_format)
+            owner=args.owner, disk_format=args.disk_format,
+            properties=_properties(args.property))
     except _FAILURES as exc:
         return _fail('import', exc)
     print(image['id'])
@@ -96,6 +122,13 @@ def setup(parser):
                           '(default: public)')
     imp.add_argument('--owner', default=None, metavar='PROJECT',
                      help='The owning project id')
+    imp.add_argument('--property', action='append', metavar='KEY=VALUE',
+                     help='A custom image property, repeatable; e.g. '
+                          'hw_rescue_bus=virtio (or hw_rescue_device=cdrom) '
+                          'makes a rescue from this image a stable device '
+                          'rescue (Nova 2.87): the server\'s disk keeps its '
+                          'address, the rescue disk comes after it on that '
+                          'bus')
     imp.set_defaults(func=_import)
     sub.add_parser('list', help='List the store\'s images').set_defaults(
         func=_list)

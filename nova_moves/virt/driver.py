@@ -198,7 +198,11 @@ class ComputeDriver:
     def rescue(self, instance_uuid, flavor, image_ref=None,
                server_image_ref=None):
         """Boot the guest from a rescue image with its own disk attached
-        as the second disk; running after, whatever its power was.
+        as the second disk, or, for a stable device rescue (the image's
+        hw_rescue_device / hw_rescue_bus: virt/rescue_devices.py), its
+        own disk first and the rescue disk after it on that bus (one the
+        driver cannot attach: UnsupportedRescueDevice before the guest is
+        touched); running after, whatever its power was.
         ``image_ref``: the rescue image; None (a redo after a restart, a
         re-sent cast): the one a rescue begun here recorded, else
         ``server_image_ref``. Re-entrant: a rescued guest is rescued

@@ -8,14 +8,29 @@ import time
 
 from nova_moves import conf
 from nova_moves import exception
+from nova_moves import image_store
 from nova_moves import statefile
 from nova_moves.virt import driver
+from nova_moves.virt import rescue_devices
 
 CONF = conf.CONF
 POWER_STATES = driver.POWER_STATES
 SHORT_NAMES = driver.SHORT_NAMES
 # Console lines a guest keeps (its boot and power changes).
 CONSOLE_LINES = 50
+# What a rescue adds to a guest's record (unrescue, reboot drop them).
+RESCUE_KEYS = ('rescued', 'rescue_image', 'rescue_stable')
+
+
+def _image_properties(image_ref):
+    """A store image's properties (the stable rescue's hw_rescue_*); {}
+    for an image the store does not have ([api] image_names' are no
+    store images: the fake boots anything)."""
+    try:
+        return image_store.ImageStore().get(image_ref).get(
+            'properties') or {}
+    except (exception.ImageNotFound, OSError, ValueError):
+        return {}
 
 
 class FakeDriver(driver.ComputeDriver):
@@ -103,8 +118,8 @@ class FakeDriver(driver.ComputeDriver):
             # Never of a rescued server (the API refuses it): what a
             # failed rescue left goes, its own disk boots.
             guest = self._guests.get(instance_uuid) or {}
-            left = [guest.pop(k, None) for k in ('rescued', 'rescue_image')]
-            if left != [None, None]:
+            left = [guest.pop(k, None) for k in RESCUE_KEYS]
+            if any(v is not None for v in left):
                 self._save()
 
     # -- rescue: the record says so, the console shows the boot ------------
@@ -126,13 +141,21 @@ class FakeDriver(driver.ComputeDriver):
                 server_image_ref
             guest['rescue_image'] = image
             self._save()
+        # The QEMU driver's check, before the guest is touched: an image
+        # asking for a device or bus no driver here attaches fails the
+        # rescue with a fault naming the property.
+        stable = rescue_devices.stable(_image_properties(image), image,
+                                       'fake')
         self.operate('rescue')
         with self._lock:
             guest = self._guest_for(instance_uuid, 'rescue')
-            guest.update(power='running', rescued=True)
+            guest.update(power='running', rescued=True,
+                         rescue_stable=stable)
+            where = rescue_devices.describe(stable) if stable else \
+                'its own disk attached second'
             guest['console'] = (guest.get('console', []) + [
-                _line('rescue: %s booted from image %s, its own disk '
-                      'attached second' % (instance_uuid, image)),
+                _line('rescue: %s booted from image %s, %s' % (
+                    instance_uuid, image, where)),
                 _line('login:')])[-CONSOLE_LINES:]
             self._save()
 
@@ -140,8 +163,8 @@ class FakeDriver(driver.ComputeDriver):
         self.operate('unrescue')
         with self._lock:
             guest = self._guest_for(instance_uuid, 'unrescue')
-            guest.pop('rescue_image', None)
-            guest.pop('rescued', None)
+            for key in RESCUE_KEYS:
+                guest.pop(key, None)
             guest['power'] = 'running'
             guest['console'] = (guest.get('console', []) + [
                 _line('unrescue: %s booted from its own disk' %

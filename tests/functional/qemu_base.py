@@ -63,12 +63,15 @@ class QemuStackTestCase(base.StackTestCase):
             raise
 
     @classmethod
-    def import_image(cls, name, kernel, initrd, cmdline=''):
+    def import_image(cls, name, kernel, initrd, cmdline='',
+                     properties=None):
         argv = [nm_stack._script('nova-moves-manage'), '--config-file',
                 cls.stack.config_path, 'image', 'import', name,
                 '--kernel', kernel, '--initrd', initrd]
         if cmdline:
             argv += ['--cmdline', cmdline]
+        for key, value in sorted((properties or {}).items()):
+            argv += ['--property', '%s=%s' % (key, value)]
         out = subprocess.run(argv, check=True, capture_output=True,
                              text=True, timeout=120).stdout
         return out.strip().split()[-1]

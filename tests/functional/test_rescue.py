@@ -3,8 +3,13 @@ hypervisor -> conductor), real processes on the real broker: a rescued
 server is RESCUE, refuses the other actions with 409 and comes back
 ACTIVE on unrescue; a stopped server can be rescued, a paused one not;
 a failed rescue is ERROR with a fault; a compute killed inside a rescue
-redoes it when it restarts (its row of moves/lifecycle.py)."""
+redoes it when it restarts (its row of moves/lifecycle.py). A stable
+device rescue (a store image with hw_rescue_bus / hw_rescue_device) is
+on the guest's console; an unsupported one is ERROR with a fault naming
+the property."""
+import json
 import os
+import uuid
 
 from nova_moves.api import image_refs
 from tests.functional import base
@@ -79,6 +84,51 @@ class RescueTest(base.StackTestCase):
         self.rescue(server)
         shown = self.admin.wait_for_status(server['id'], 'ERROR', timeout=30)
         self.assertIn('rescue', shown['fault']['message'])
+        self.admin.delete('/servers/%s' % server['id'], expect=204)
+
+    def store_image(self, name, **properties):
+        """A record in the stack's image store ($state_path/images), as
+        an import with --property writes it (the fake reads no file)."""
+        image_id = str(uuid.uuid4())
+        folder = os.path.join(self.stack.workdir, 'state', 'images',
+                              image_id)
+        os.makedirs(folder)
+        with open(os.path.join(folder, 'image.json'), 'w') as f:
+            json.dump({
+                'id': image_id, 'name': name, 'status': 'active',
+                'created_at': '2026-11-29T00:00:00Z',
+                'updated_at': '2026-11-29T00:00:00Z', 'kernel': 'kernel',
+                'initrd': 'initrd', 'disk': 'disk', 'cmdline': '',
+                'size': 0, 'virtual_size': 0, 'disk_format': 'qcow2',
+                'container_format': 'bare', 'visibility': 'public',
+                'owner': None, 'min_disk': 0, 'min_ram': 0,
+                'properties': properties}, f)
+        return image_id
+
+    def test_stable_device_rescue(self):
+        stable = self.store_image('rescue-cd', hw_rescue_device='cdrom',
+                                  hw_rescue_bus='sata')
+        shown = self.admin.get('/images/%s' % stable, expect=200).json()
+        self.assertEqual(('cdrom', 'sata'), (shown['hw_rescue_device'],
+                                             shown['hw_rescue_bus']))
+        server = self.boot('rs-stable')
+        self.rescue(server, {'rescue_image_ref': stable})
+        self.admin.wait_for_status(server['id'], 'RESCUE', timeout=30)
+        self.assertEqual({'device': 'cdrom', 'bus': 'sata'},
+                         self.guest(server)['rescue_stable'])
+        output = self.admin.action(server['id'], {
+            'os-getConsoleOutput': {'length': 2}}, expect=200).json()[
+                'output']
+        self.assertIn('stable rescue: the rescue cdrom on bus sata (sr0), '
+                      'after its own disk vda', output)
+        self.admin.action(server['id'], {'unrescue': None}, expect=202)
+        self.admin.wait_for_status(server['id'], 'ACTIVE', timeout=30)
+        self.assertNotIn('rescue_stable', self.guest(server))
+
+        floppy = self.store_image('rescue-floppy', hw_rescue_device='floppy')
+        self.rescue(server, {'rescue_image_ref': floppy})
+        shown = self.admin.wait_for_status(server['id'], 'ERROR', timeout=30)
+        self.assertIn('hw_rescue_device=floppy', shown['fault']['message'])
         self.admin.delete('/servers/%s' % server['id'], expect=204)
 
     def test_a_rescued_server_is_deleted(self):

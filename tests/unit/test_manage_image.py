@@ -80,10 +80,27 @@ class ManageImageTest(testtools.TestCase):
              'disk file %s' % self.f.kernel),
             (base + ['--id', 'nope'], "image id 'nope' is not a UUID"),
             (base + ['--private'], '--private image needs --owner'),
+            (base + ['--property', 'novalue'], '--property takes KEY=VALUE'),
+            (base + ['--property', 'hw_rescue_bus=nvme'],
+             'hw_rescue_bus=nvme: Nova takes one of'),
+            (base + ['--property', 'hw_rescue_device=tape'],
+             'hw_rescue_device=tape'),
+            (base + ['--property', 'name=x'], 'name is an image field'),
         ]
         for args, needle in cases:
             self.assertRefused(self.manage(*args), needle)
         self.assertEqual([], self.f.entries())
+
+    def test_properties(self):
+        proc = self.manage('import', 'rescue', '--kernel', self.f.kernel,
+                           '--initrd', self.f.initrd, '--property',
+                           'hw_rescue_bus=virtio', '--property',
+                           'hw_rescue_device=disk', '--property',
+                           'os_distro=debian')
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertEqual({'hw_rescue_bus': 'virtio', 'hw_rescue_device':
+                          'disk', 'os_distro': 'debian'},
+                         self.f.store.get(proc.stdout.strip())['properties'])
 
     def test_same_id_twice(self):
         image_id = '5b0c7c1e-1d7e-4a59-9a43-1f6e3c1a9d10'
@@ -103,5 +120,6 @@ class ManageImageHelpTest(testtools.TestCase):
             capture_output=True, text=True, timeout=120)
         self.assertEqual(0, proc.returncode, proc.stderr)
         for option in ('--kernel', '--initrd', '--disk', '--cmdline',
-                       '--id', '--private', '--owner'):
+                       '--id', '--private', '--owner', '--property',
+                       'hw_rescue_bus'):
             self.assertIn(option, proc.stdout)

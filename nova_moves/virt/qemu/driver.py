@@ -169,20 +169,14 @@ class QemuDriver(migration.LiveMigration, rescue_mod.Rescue,
 
     def _argv(self, guest, record):
         flavor = record['flavor']
-        # A rescued guest boots the rescue image, its disk second
+        # A rescued guest boots the rescue image, its disk second, or
+        # for a stable rescue the rescue disk after it on its own bus
         # (virt/qemu/rescue.py).
-        kernel, initrd, extra, disk_paths = rescue_mod.boot(guest, record)
+        kernel, initrd, extra, disk_args = rescue_mod.disk_args(
+            guest, record, CONF.qemu.machine)
         accel_name = self.accel.for_kernel(kernel)
         cmdline = ' '.join(x for x in ('console=ttyS0 panic=-1', extra)
                            if x)
-        disk_args = []
-        for i, path in enumerate(disk_paths):
-            disk_args += [
-                '-blockdev', 'driver=file,filename=%s,node-name=file%d' % (
-                    path, i),
-                '-blockdev', 'driver=qcow2,file=file%d,node-name=disk%d' % (
-                    i, i),
-                '-device', 'virtio-blk-pci,drive=disk%d' % i]
         return [
             CONF.qemu.binary, '-name', 'guest=%s' % guest.uuid,
             '-machine', '%s,accel=%s' % (CONF.qemu.machine, accel_name),

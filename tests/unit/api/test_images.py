@@ -43,6 +43,7 @@ class ImagesAPITest(testtools.TestCase):
         self.add(record(PUBLIC, 'cirros', '2026-11-01T10:00:00Z',
                         cmdline='dirty=10',
                         properties={'hw_machine_type': 'q35',
+                                    'hw_rescue_bus': 'virtio',
                                     'size': 'not shown'}))
         self.add(record(PRIVATE, 'secret', '2026-11-02T10:00:00Z',
                         visibility='private', owner='p1'))
@@ -76,6 +77,8 @@ class ImagesAPITest(testtools.TestCase):
                 'name', 'status', 'visibility', 'owner', 'disk_format',
                 'container_format', 'size', 'virtual_size', 'created_at',
                 'os_command_line', 'hw_machine_type', 'self')))
+        # A stable rescue's property, as Glance shows it.
+        self.assertEqual('virtio', cirros['hw_rescue_bus'])
         # A property never replaces a core field.
         self.assertEqual(1234, cirros['size'])
         # The store's file names are not Glance fields.
