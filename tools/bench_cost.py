@@ -391,12 +391,13 @@ def run_passes(args, databases):
             results.get(True, {}).get(kind)
         total = report(kind, bare, count, os.cpu_count())
         moves, elapsed, _cpu, _rpc, servers = bare or count
-        summary.append((kind, moves, elapsed, total, servers))
+        summary.append((kind, moves, elapsed, total, servers,
+                        (bare or count)[2]))
     print('\nsummary (%s%s): kind, moves, seconds, completed/s, '
           'CPU ms/move all processes' % (
               args.database_kind,
               '' if False in results else ', counters on'))
-    for kind, n, elapsed, total, _servers in summary:
+    for kind, n, elapsed, total, _servers, _cpu in summary:
         print('  %-9s %4d %7.1f %7.1f %8.1f' % (kind, n, elapsed,
                                                  n / elapsed, total))
     if args.json:
@@ -405,8 +406,10 @@ def run_passes(args, databases):
             json.dump({kind: {'cpu_ms': total, 'completed_per_s': n / elapsed,
                               'machine_ms': servers['machine'],
                               'database_ms': servers['database'],
-                              'broker_ms': servers['broker']}
-                       for kind, n, elapsed, total, servers in summary}, f)
+                              'broker_ms': servers['broker'],
+                              'processes': cpu}
+                       for kind, n, elapsed, total, servers, cpu in summary},
+                      f)
     return 1 if problems else 0
 
 
