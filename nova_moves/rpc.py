@@ -1,11 +1,13 @@
-"""oslo.messaging plumbing: one transport per process, request contexts
-serialized into every message, and our exceptions re-raised on the caller.
+"""oslo.messaging plumbing: one transport per process for casts and one
+for calls, request contexts serialized into every message, and our
+exceptions re-raised on the caller.
 
 With ``[DEFAULT] rpc_stats_dir`` set, clients time their calls and casts
 and servers time their handlers (nova_moves.rpcstats)."""
 import inspect
 import time
 
+from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_messaging import opts as messaging_opts
 from oslo_messaging.rpc import dispatcher
@@ -13,9 +15,12 @@ from oslo_messaging.rpc import dispatcher
 from nova_moves import broker_tls
 from nova_moves import conf
 from nova_moves import context as nm_context
+from nova_moves import kombu_autoretry
+from nova_moves import rpc_shutdown
 from nova_moves import rpcstats
 
 CONF = conf.CONF
+LOG = logging.getLogger(__name__)
 EXCHANGE = 'nova_moves'
 ALLOWED_EXMODS = ['nova_moves.exception']
 
@@ -40,9 +45,10 @@ class RequestContextSerializer(messaging.Serializer):
 
 
 class _Transports:
-    """Lazily built transport, one per process; kept on the class so that
-    nothing global is mutated at import time."""
+    """Lazily built transports, one of each per process; kept on the
+    class so that nothing global is mutated at import time."""
     transport = None
+    calls = None
 
 
 # A broker restart (or a node lost, in a cluster) loses no step: topic
@@ -58,6 +64,25 @@ class _Transports:
 # report_interval a heartbeat has to be back in).
 RABBIT_DEFAULTS = {'rabbit_quorum_queue': True, 'rabbit_interval_max': 5}
 RABBIT_GROUP = 'oslo_messaging_rabbit'
+
+# Calls travel apart from casts: to '<topic>_calls' on an exchange of
+# their own, on a second transport whose topic queues are declared like
+# the reply queues (rabbit_quorum_queue = rabbit_transient_quorum_queue,
+# oslo.messaging's per-transport URL options). A call is no more durable
+# than its reply, which is on a transient queue unless the operator made
+# those quorum too (a cluster where a lost node must lose nothing): a
+# call in flight during a broker restart times out either way, and its
+# caller handles that. The casts that carry a move's steps stay on the
+# quorum queues, so a broker restart still loses no step; what is saved
+# is the quorum queue's log write, fsync and settle of every call
+# (RabbitMQ's CPU per cold move, doc/performance.md 2026-11-29). Each
+# server also listens on '<topic>_calls'; a client calls there only when
+# its peer's RPC version says it does (rolling upgrades: capped below,
+# calls go to '<topic>' as before), with the mandatory flag: a call no
+# calls queue takes (the broker restarted, the server has not declared
+# its queue again yet) comes back unrun and goes through '<topic>'.
+CALLS_SUFFIX = '_calls'
+CALLS_EXCHANGE = EXCHANGE + CALLS_SUFFIX
 
 
 def set_defaults(conf):
@@ -79,15 +104,44 @@ def get_transport():
         # A TLS file that is not there fails here, not at every retry.
         broker_tls.check(CONF)
         broker_tls.install()
+        # One class fewer per message for the collector (the module
+        # says why; skipped on a kombu it was not written against).
+        kombu_autoretry.install()
         _Transports.transport = messaging.get_rpc_transport(
             CONF, allowed_remote_exmods=ALLOWED_EXMODS)
     return _Transports.transport
 
 
+def calls_url(conf):
+    """The calls' transport URL: [DEFAULT] transport_url with the topic
+    queues declared as the reply queues are (query options override the
+    [oslo_messaging_rabbit] ones for this transport only)."""
+    url = messaging.TransportURL.parse(conf)
+    transient_quorum = conf[RABBIT_GROUP].rabbit_transient_quorum_queue
+    url.query = dict(url.query,
+                     rabbit_quorum_queue=str(transient_quorum).lower(),
+                     amqp_durable_queues=str(transient_quorum).lower())
+    return url
+
+
+def get_calls_transport():
+    if _Transports.calls is None:
+        get_transport()  # the defaults, TLS checks and hooks first
+        set_defaults(CONF)  # also when a test put its transport in
+        _Transports.calls = messaging.get_rpc_transport(
+            CONF, url=calls_url(CONF), allowed_remote_exmods=ALLOWED_EXMODS)
+    return _Transports.calls
+
+
 def cleanup():
-    if _Transports.transport is not None:
-        _Transports.transport.cleanup()
-        _Transports.transport = None
+    done = set()
+    for name in ('calls', 'transport'):
+        transport = getattr(_Transports, name)
+        setattr(_Transports, name, None)
+        # A test's in-memory transport may serve as both.
+        if transport is not None and id(transport) not in done:
+            done.add(id(transport))
+            transport.cleanup()
 
 
 def _recorder():
@@ -158,28 +212,105 @@ class _TimedEndpoint:
         return timed
 
 
-def get_client(target, version_cap=None, timeout=None, mandatory=False):
+def calls_target(target):
+    """Where ``target``'s calls go: its topic's calls queues."""
+    return messaging.Target(
+        exchange=CALLS_EXCHANGE, topic=target.topic + CALLS_SUFFIX,
+        namespace=target.namespace, version=target.version,
+        server=target.server)
+
+
+class _SplitClient:
+    """Casts through ``casts``, calls through ``calls`` (the calls
+    queues) once ``calls_version`` may be sent, through ``casts``
+    before (a peer capped below it does not listen there)."""
+
+    def __init__(self, casts, calls, calls_version):
+        self._casts = casts
+        self._calls = calls
+        self._calls_version = calls_version
+
+    def prepare(self, **kwargs):
+        return _SplitClient(self._casts.prepare(**kwargs),
+                            self._calls.prepare(**kwargs),
+                            self._calls_version)
+
+    def call(self, ctxt, method, **kwargs):
+        if self._casts.can_send_version(self._calls_version):
+            try:
+                return self._calls.call(ctxt, method, **kwargs)
+            except messaging.MessageUndeliverable:
+                # No calls queue took it (published with the mandatory
+                # flag, so nothing ran): a broker back from a restart
+                # before the server declared its transient queue again.
+                # The topic's own queue outlives the restart.
+                LOG.info('No calls queue for %s yet; calling through '
+                         'its topic', method)
+        return self._casts.call(ctxt, method, **kwargs)
+
+    def cast(self, ctxt, method, **kwargs):
+        return self._casts.cast(ctxt, method, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._casts, name)
+
+
+def get_client(target, version_cap=None, timeout=None, mandatory=False,
+               calls_version=None):
     """``mandatory``: publish with the mandatory flag (oslo.messaging's
     at_least_once), so a message no queue takes (the broker lost its
     queues, the consumer is gone) raises MessageUndeliverable at the
-    sender instead of vanishing."""
-    client = messaging.get_rpc_client(
-        get_transport(), target, version_cap=version_cap,
-        serializer=RequestContextSerializer(), timeout=timeout,
-        transport_options=messaging.TransportOptions(
-            at_least_once=mandatory))
+    sender instead of vanishing. ``calls_version``: the peer's RPC
+    version from which its servers take calls on the calls queues
+    (None: every call goes with the casts)."""
+    options = dict(version_cap=version_cap,
+                   serializer=RequestContextSerializer(), timeout=timeout,
+                   transport_options=messaging.TransportOptions(
+                       at_least_once=mandatory))
+    client = messaging.get_rpc_client(get_transport(), target, **options)
+    if calls_version is not None:
+        # Mandatory: a call no calls queue takes comes back at once and
+        # goes through the topic (_SplitClient.call).
+        client = _SplitClient(client, messaging.get_rpc_client(
+            get_calls_transport(), calls_target(target), **dict(
+                options, transport_options=messaging.TransportOptions(
+                    at_least_once=True))), calls_version)
     recorder = _recorder()
     if recorder is None:
         return client
     return _TimedClient(client, target.topic, recorder)
 
 
+class _Servers:
+    """The RPC server of a topic and the one of its calls queues, started,
+    stopped and waited for together."""
+
+    def __init__(self, servers):
+        self.servers = servers
+
+    def start(self):
+        for server in self.servers:
+            server.start()
+
+    def stop(self):
+        for server in self.servers:
+            rpc_shutdown.stop_server(server)
+
+    def wait(self):
+        for server in self.servers:
+            server.wait()
+
+
 def get_server(target, endpoints):
+    """A server of ``target`` and of its calls queues (calls_target)."""
     recorder = _recorder()
     if recorder is not None:
         endpoints = [_TimedEndpoint(e, target.topic, recorder)
                      for e in endpoints]
-    return messaging.get_rpc_server(
-        get_transport(), target, endpoints, executor='threading',
+    return _Servers([messaging.get_rpc_server(
+        transport, where, endpoints, executor='threading',
         serializer=RequestContextSerializer(),
         access_policy=dispatcher.DefaultRPCAccessPolicy)
+        for transport, where in ((get_transport(), target),
+                                 (get_calls_transport(),
+                                  calls_target(target)))])

@@ -16,6 +16,10 @@ def load(path):
 
 def save(path, data):
     tmp = path + '.tmp'
+    # dumps, not dump: json.dump streams through the pure-Python
+    # encoder; dumps encodes in C in one pass (the fake hypervisor
+    # rewrites its file on every guest change: half a compute's JSON).
+    text = json.dumps(data)
     with open(tmp, 'w') as f:
-        json.dump(data, f)
+        f.write(text)
     os.replace(tmp, path)

@@ -4,10 +4,10 @@ Runs ``bench_cost.py --counters bare`` alternately on a git ref (checked
 out into a temporary worktree and put first on PYTHONPATH, so the stack's
 console scripts import its nova_moves) and on this checkout, N times
 each, and prints every run and the medians: CPU ms per move of our
-processes, completed/s, and what the whole machine and the database
-server spent per move. One machine, one session, interleaved: the only
-comparison this VM's noise allows (the same code measured ±10 ms per
-move an hour apart).
+processes, completed/s, and what the whole machine, the database
+server and RabbitMQ spent per move, and each process's CPU ms per move.
+One machine, one session, interleaved: the only comparison this VM's
+noise allows (the same code measured ±10 ms per move an hour apart).
 
     .venv/bin/python tools/bench_ab.py 64967f5 --runs 5
     .venv/bin/python tools/bench_ab.py 64967f5 --runs 3 -- --postgres
@@ -29,8 +29,8 @@ ROOT = os.path.dirname(HERE)
 
 def run_once(pythonpath, bench_args):
     """{kind: (cpu ms/move, completed/s, whole machine ms/move, database
-    server ms/move)} from one bench_cost run (its --json summary);
-    pythonpath None: this checkout."""
+    server ms/move, RabbitMQ ms/move)} from one bench_cost run (its
+    --json summary); pythonpath None: this checkout."""
     env = dict(os.environ)
     if pythonpath:
         env['PYTHONPATH'] = pythonpath
@@ -45,7 +45,8 @@ def run_once(pythonpath, bench_args):
                              % out.returncode)
         summary = json.load(result)
     return {kind: (v['cpu_ms'], v['completed_per_s'], v['machine_ms'],
-                   v['database_ms'])
+                   v['database_ms'], v.get('broker_ms', 0.0),
+                   v.get('processes', {}))
             for kind, v in summary.items()}
 
 
@@ -90,8 +91,8 @@ def main(argv=None):
                 result = run_once(pythonpath, bench_args)
                 runs[side].append(result)
                 print('run %d %-6s %s' % (i + 1, side, '  '.join(
-                    '%s %.1f ms/move %.1f/s whole %.1f database %.1f'
-                    % ((k,) + v)
+                    '%s %.1f ms/move %.1f/s whole %.1f database %.1f '
+                    'RabbitMQ %.1f' % ((k,) + v[:5])
                     for k, v in result.items())),
                     flush=True)
     finally:
@@ -103,10 +104,20 @@ def main(argv=None):
     for kind in runs['after'][0]:
         for label, idx in (('CPU ms/move, ours', 0), ('completed/s', 1),
                            ('whole machine ms/move', 2),
-                           ('database server ms/move', 3)):
+                           ('database server ms/move', 3),
+                           ('RabbitMQ ms/move', 4)):
             for side in ('before', 'after'):
                 print('%-9s %-22s %-6s %s' % (kind, label, side, _fmt(
                     [r[kind][idx] for r in runs[side] if kind in r])))
+        names = sorted({n for side in runs.values() for r in side
+                        if kind in r for n in r[kind][5]})
+        for name in names:
+            for side in ('before', 'after'):
+                values = [r[kind][5][name] for r in runs[side]
+                          if name in r.get(kind, ((),) * 6)[5]]
+                if values:
+                    print('%-9s %-22s %-6s %s' % (
+                        kind, 'ms/move ' + name, side, _fmt(values)))
     return 0
 
 

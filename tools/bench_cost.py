@@ -31,6 +31,11 @@ counted as move cost. It exits non-zero when the invariant checks fail.
     .venv/bin/python tools/bench_cost.py [--servers 100] [--postgres]
         [--kinds cold,resize,live,evacuate] [--profile DIR]
 
+--private-broker runs the stack on a RabbitMQ node of its own and takes
+the RabbitMQ column from that node alone (the machine's broker also
+carries other work's vhosts); --set oslo_messaging_rabbit.
+rabbit_quorum_queue=false compares classic queues with the default.
+
 --profile DIR records every process with py-spy during the cold phase
 (raw collapsed stacks in DIR) and prints the top frames per process;
 profiled numbers are slower, so take the costs from a run without it.
@@ -47,11 +52,14 @@ import threading
 import time
 import uuid
 
+import psutil
+
 import benchdb
 import benchlib
 from nova_moves import rpcstats
 from nova_moves.harness import invariants
 from nova_moves.harness import pg_cluster
+from nova_moves.harness import rabbit_cluster
 from nova_moves.harness import stack as nm_stack
 
 UNLIMITED = {'instances': -1, 'cores': -1, 'ram': -1}
@@ -61,7 +69,7 @@ TX_VERBS = ('BEGIN', 'COMMIT', 'ROLLBACK')
 
 # -- the stack ----------------------------------------------------------
 def make_stack(database_url, rpc_dir, keep, limits=None, api_workers=1,
-               conductors=1, settings=()):
+               conductors=1, settings=(), broker=None):
     conductor = {}
     if limits:
         conductor = {'max_concurrent_migrations_per_cluster': limits[0],
@@ -78,10 +86,32 @@ def make_stack(database_url, rpc_dir, keep, limits=None, api_workers=1,
         name, _, value = setting.partition('=')
         section, _, option = name.rpartition('.')
         extra.setdefault(section or 'DEFAULT', {})[option] = value
+    on = {'broker_url': broker.url, 'broker_ctl': broker.ctl} \
+        if broker is not None else {}
     return nm_stack.Stack(
         computes=computes, conductors=conductors,
         database_url=database_url, keep_workdir=keep,
-        service_down_time=60, extra_conf=extra)
+        service_down_time=60, extra_conf=extra, **on)
+
+
+def broker_cpu(broker):
+    """CPU seconds of a private broker node's processes (the VM and its
+    helpers), or None on the machine's broker."""
+    if broker is None:
+        return None
+    try:
+        top = psutil.Process(broker.nodes[0].popen.pid)
+        procs = [top] + top.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for proc in procs:
+        try:
+            times = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 # -- counters from the rpcstats files -------------------------------------
@@ -313,7 +343,7 @@ def run(args, database_url, counted):
         ('trace' if args.trace else '1') if counted else '0')
     stack = make_stack(database_url, rpc_dir if counted else '',
                        args.keep_logs, args.move_limits, args.api_workers,
-                       args.conductors, args.set)
+                       args.conductors, args.set, args.broker)
     stack.start(timeout=180)
     results = {}
     try:
@@ -337,6 +367,7 @@ def run(args, database_url, counted):
             rpc_before = counters(rpc_dir, names) if counted else {}
             cpu_before = benchlib.cpu_by_process(stack)
             servers_before = benchlib.machine_cpu()
+            broker_before = broker_cpu(args.broker)
             profilers = (benchlib.start_profilers(stack, args.profile)
                          if args.profile and kind == 'cold' else None)
             start = time.monotonic()
@@ -345,6 +376,10 @@ def run(args, database_url, counted):
             cpu_after = benchlib.cpu_by_process(stack)
             servers = {k: 1000.0 * (v - servers_before[k]) / len(moved)
                        for k, v in benchlib.machine_cpu().items()}
+            if broker_before is not None:
+                # Only the private node: not other work's brokers.
+                servers['broker'] = 1000.0 * (broker_cpu(args.broker) -
+                                              broker_before) / len(moved)
             files = benchlib.stop_profilers(profilers) if profilers else None
             rpc = {}
             if counted:
@@ -391,12 +426,13 @@ def run_passes(args, databases):
             results.get(True, {}).get(kind)
         total = report(kind, bare, count, os.cpu_count())
         moves, elapsed, _cpu, _rpc, servers = bare or count
-        summary.append((kind, moves, elapsed, total, servers))
+        summary.append((kind, moves, elapsed, total, servers,
+                        (bare or count)[2]))
     print('\nsummary (%s%s): kind, moves, seconds, completed/s, '
           'CPU ms/move all processes' % (
               args.database_kind,
               '' if False in results else ', counters on'))
-    for kind, n, elapsed, total, _servers in summary:
+    for kind, n, elapsed, total, _servers, _cpu in summary:
         print('  %-9s %4d %7.1f %7.1f %8.1f' % (kind, n, elapsed,
                                                  n / elapsed, total))
     if args.json:
@@ -405,8 +441,10 @@ def run_passes(args, databases):
             json.dump({kind: {'cpu_ms': total, 'completed_per_s': n / elapsed,
                               'machine_ms': servers['machine'],
                               'database_ms': servers['database'],
-                              'broker_ms': servers['broker']}
-                       for kind, n, elapsed, total, servers in summary}, f)
+                              'broker_ms': servers['broker'],
+                              'processes': cpu}
+                       for kind, n, elapsed, total, servers, cpu in summary},
+                      f)
     return 1 if problems else 0
 
 
@@ -449,6 +487,10 @@ def main(argv=None):
                         help='an option for every process of the stack '
                              '(repeatable), e.g. oslo_messaging_rabbit.'
                              'rabbit_quorum_queue=false')
+    parser.add_argument('--private-broker', action='store_true',
+                        help='a private RabbitMQ node for the stack (its '
+                             'CPU alone is the RabbitMQ column; the '
+                             "machine's broker carries other work)")
     parser.add_argument('--json', metavar='FILE',
                         help='also write the summary to FILE as JSON')
     parser.add_argument('--summarize', metavar='DIR',
@@ -460,6 +502,17 @@ def main(argv=None):
         return 0
     print('machine: %d CPUs, load %s' % (os.cpu_count(), ' '.join(
         '%.1f' % x for x in os.getloadavg())), flush=True)
+    args.broker = None
+    if args.private_broker:
+        args.broker = rabbit_cluster.RabbitCluster(1).start()
+    try:
+        return _on_databases(args)
+    finally:
+        if args.broker is not None:
+            args.broker.stop()
+
+
+def _on_databases(args):
     if args.postgres:
         args.database_kind = 'postgresql'
         postgres = pg_cluster.PostgresCluster().start()

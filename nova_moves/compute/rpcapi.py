@@ -69,18 +69,23 @@ class ComputeAPI:
           GET /servers/{id}/diagnostics, compute/console.py)
     1.10 - rescue_instance (``rescue_image_ref``: None for the server's
           own image), unrescue_instance (compute/lifecycle.py)
+    1.11 - the compute also takes calls on 'compute_calls' (classic
+          queues: nova_moves/rpc.py CALLS_SUFFIX); nothing else changed
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.10'
+    VERSION = '1.11'
+    # From this version on, calls go to the calls queues (rpc.py).
+    CALLS_VERSION = '1.11'
 
     def __init__(self):
         target = messaging.Target(topic=TOPIC, version='1.0')
         cap = conf.CONF.upgrade_levels.compute
-        self.client = rpc.get_client(target, version_cap=cap)
+        self.client = rpc.get_client(target, version_cap=cap,
+                                     calls_version=self.CALLS_VERSION)
         self.step_client = rpc.get_client(target, version_cap=cap,
                                           mandatory=True)
 

@@ -14,7 +14,7 @@ CONDUCTOR = 'nova-moves-conductor'
 
 class ComputeDBProxy:
     """Version history: see conductor/rpcapi.py ConductorDBAPI."""
-    target = messaging.Target(namespace='compute_db', version='1.7')
+    target = messaging.Target(namespace='compute_db', version='1.8')
 
     def __init__(self, on_settled=None):
         # Called when a step settles its migration (the conductor's gate

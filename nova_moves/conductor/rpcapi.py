@@ -115,6 +115,8 @@ class ConductorDBAPI:
           'preparing', compute 1.6)
     1.7 - settle_start: the one start of a confirm or a revert (the
           source's auto-confirm), with the facts its cast carries
+    1.8 - the conductor also takes these calls on 'conductor_calls'
+          (classic queues: nova_moves/rpc.py CALLS_SUFFIX)
 
     Capped by [upgrade_levels] conductor; below 1.1 the two are made of
     1.0 calls (conductor/compat.py); below 1.2 events take a start and a
@@ -124,13 +126,16 @@ class ConductorDBAPI:
     made of migration_update (its guard still the table's), without the
     facts.
     """
-    VERSION = '1.7'
+    VERSION = '1.8'
+    # From this version on, calls go to the calls queues (rpc.py).
+    CALLS_VERSION = '1.8'
 
     def __init__(self):
         self.client = rpc.get_client(
             messaging.Target(topic=TOPIC, namespace='compute_db',
                              version='1.0'),
-            version_cap=conf.CONF.upgrade_levels.conductor)
+            version_cap=conf.CONF.upgrade_levels.conductor,
+            calls_version=self.CALLS_VERSION)
 
     def _call(self, ctxt, method, timeout=None, **kwargs):
         return self.client.prepare(timeout=timeout).call(ctxt, method,

@@ -209,13 +209,16 @@ class _Row(dict):
         self.__dict__ = self
 
 
-def move_queue_admit(cluster_limit, host_limit, me):
+def move_queue_admit(cluster_limit, host_limit, me, waiting=False):
     """The periodic pass of a conductor: the rows it admitted (and must
-    now run)."""
-    with _tx(writer=False) as session:
-        # An idle cluster costs a read per pass, not a write lock.
-        if session.execute(_ANY_QUEUED).first() is None:
-            return []
+    now run). ``waiting``: the caller knows moves wait (its last pass
+    admitted one, or it queued one), so the read that spares an idle
+    cluster the write lock would only cost a transaction."""
+    if not waiting:
+        with _tx(writer=False) as session:
+            # An idle cluster costs a read per pass, not a write lock.
+            if session.execute(_ANY_QUEUED).first() is None:
+                return []
     with _tx() as session:
         _lock(session)
         return _admit_pass(session, cluster_limit, host_limit, me)

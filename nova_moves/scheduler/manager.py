@@ -46,7 +46,7 @@ def _then(ordered, more):
 
 
 class SchedulerManager:
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.2')
 
     def __init__(self, service_group=None, coordinator=None):
         self.servicegroup = service_group or servicegroup.ServiceGroup()

@@ -14,10 +14,14 @@ class SchedulerAPI:
           for has been rolled back; an older scheduler ignores it)
     1.1 - plan_destinations (where each server would go now, nothing
           claimed: host drain plans)
+    1.2 - the scheduler also takes calls on 'scheduler_calls' (classic
+          queues: nova_moves/rpc.py CALLS_SUFFIX)
 
     [upgrade_levels] scheduler caps what is sent (rolling upgrades).
     """
-    VERSION = '1.1'
+    VERSION = '1.2'
+    # From this version on, calls go to the calls queues (rpc.py).
+    CALLS_VERSION = '1.2'
 
     def __init__(self):
         # Messages default to 1.0 (what every scheduler since the first
@@ -25,7 +29,8 @@ class SchedulerAPI:
         # [upgrade_levels] scheduler = 1.0 cap still lets 1.0 calls through.
         self.client = rpc.get_client(
             messaging.Target(topic=TOPIC, version='1.0'),
-            version_cap=conf.CONF.upgrade_levels.scheduler)
+            version_cap=conf.CONF.upgrade_levels.scheduler,
+            calls_version=self.CALLS_VERSION)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):

@@ -2,10 +2,12 @@
 cluster and per-host limits, queued moves started in order when a slot
 frees up, a move from a free host not held up by a full one, and the
 waiting migration's status."""
+from unittest import mock
 import uuid
 
 import testtools
 
+from nova_moves.conductor import admission
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import states
@@ -84,3 +86,37 @@ class MoveQueueTest(testtools.TestCase):
         self.assertEqual([], db_api.move_queue_admit(10, 10, 'c1'))
         rows = {r['migration_uuid']: r for r in db_api.move_queue_get_all()}
         self.assertEqual('released', rows[waiting['uuid']]['state'])
+
+    def test_a_pass_told_moves_wait_admits_the_same(self):
+        # ``waiting`` only skips the read before the locked pass.
+        a = [self._migration('h1') for _ in range(3)]
+        for migration in a:
+            self._enter(migration)
+        self.assertEqual([], db_api.move_queue_admit(3, 2, 'c2',
+                                                     waiting=True))
+        db_api.migration_update(a[0]['uuid'],
+                                {'status': states.M_COMPLETED})
+        self.assertEqual([a[2]['uuid']], [
+            r['migration_uuid'] for r in db_api.move_queue_admit(
+                3, 2, 'c2', waiting=True)])
+        self.assertEqual([], db_api.move_queue_admit(3, 2, 'c2',
+                                                     waiting=True))
+
+
+class GateHintTest(testtools.TestCase):
+    """The gate tells its next pass that moves wait once it queued one or
+    its last pass admitted one; a pass that admitted nothing reads first
+    again."""
+
+    def test_the_hint_follows_the_passes(self):
+        gate = admission.Gate(run=mock.Mock())
+        self.addCleanup(gate.stop)
+        with mock.patch.object(admission.db_api, 'move_queue_admit',
+                               return_value=[]) as admit:
+            gate.tick()
+            self.assertFalse(admit.call_args.kwargs['waiting'])
+            gate.entered({'admitted': False, 'others': []}, 'm', 'i')
+            gate.tick()
+            self.assertTrue(admit.call_args.kwargs['waiting'])
+            gate.tick()
+            self.assertFalse(admit.call_args.kwargs['waiting'])
