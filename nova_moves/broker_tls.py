@@ -34,6 +34,8 @@ _FILE_OPTS = ('ssl_ca_file', 'ssl_cert_file', 'ssl_key_file')
 
 # nova_moves.rpc.EXCHANGE (not imported: rpc imports this module).
 CONTROL_EXCHANGE = 'nova_moves'
+# nova_moves.rpc.CALLS_SUFFIX, likewise.
+CALLS_SUFFIX = '_calls'
 # The RPC topic each kind of service serves (none for the API).
 SERVED_TOPICS = {'api': None, 'conductor': 'conductor',
                  'scheduler': 'scheduler', 'compute': 'compute'}
@@ -50,10 +52,14 @@ def permissions(kind, notification_topics=('versioned_notifications',)):
     # whose <topic>.<priority> queues the notifier declares and binds.
     # Configure covers declaring, write publishing and binding a queue,
     # read consuming and binding from an exchange.
-    names = [CONTROL_EXCHANGE, 'reply_.*']
+    # Calls go to an exchange and '<topic>_calls' queues of their own
+    # (nova_moves/rpc.py, CALLS_SUFFIX), declared and read by the server.
+    names = [CONTROL_EXCHANGE, CONTROL_EXCHANGE + CALLS_SUFFIX, 'reply_.*']
     topic = SERVED_TOPICS[kind]
     if topic:
-        names += [topic, topic + r'\..*', topic + '_fanout.*']
+        names += [topic, topic + r'\..*', topic + '_fanout.*',
+                  topic + CALLS_SUFFIX, topic + CALLS_SUFFIX + r'\..*',
+                  topic + CALLS_SUFFIX + '_fanout.*']
     if kind == 'compute':
         names += [t + r'\..*' for t in notification_topics]
     configure = '^(%s)$' % '|'.join(names)

@@ -81,7 +81,7 @@ RABBIT_GROUP = 'oslo_messaging_rabbit'
 # calls go to '<topic>' as before), with the mandatory flag: a call no
 # calls queue takes (the broker restarted, the server has not declared
 # its queue again yet) comes back unrun and goes through '<topic>'.
-CALLS_SUFFIX = '_calls'
+CALLS_SUFFIX = broker_tls.CALLS_SUFFIX
 CALLS_EXCHANGE = EXCHANGE + CALLS_SUFFIX
 
 

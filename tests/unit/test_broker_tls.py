@@ -214,9 +214,15 @@ class PermissionsTest(testtools.TestCase):
             self.assertTrue(read.match(kind))
             self.assertTrue(read.match('%s.host1' % kind))
             self.assertTrue(read.match('%s_fanout_0a1b' % kind))
+            # The calls' own queues (rpc.CALLS_SUFFIX).
+            self.assertTrue(read.match(kind + rpc.CALLS_SUFFIX))
+            self.assertTrue(read.match('%s%s.host1' % (kind,
+                                                        rpc.CALLS_SUFFIX)))
             for other in {'conductor', 'scheduler', 'compute'} - {kind}:
                 self.assertFalse(read.match(other), (kind, other))
+                self.assertFalse(read.match(other + rpc.CALLS_SUFFIX))
         api = broker_tls.permissions('api')
         self.assertFalse(re.match(api[2], 'conductor'))
         self.assertTrue(re.match(api[1], 'amq.default'))
+        self.assertTrue(re.match(api[1], rpc.CALLS_EXCHANGE))
         self.assertTrue(re.match(api[2], 'reply_0a1b'))
