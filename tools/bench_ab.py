@@ -45,7 +45,8 @@ def run_once(pythonpath, bench_args):
                              % out.returncode)
         summary = json.load(result)
     return {kind: (v['cpu_ms'], v['completed_per_s'], v['machine_ms'],
-                   v['database_ms'])
+                   v['database_ms'], v.get('processes_ms') or {},
+                   v.get('api_per_request_ms') or {})
             for kind, v in summary.items()}
 
 
@@ -54,6 +55,16 @@ def worktree(ref):
     subprocess.run(['git', '-C', ROOT, 'worktree', 'add', '--detach', path,
                     ref], check=True, capture_output=True)
     return path
+
+
+def _processes(cpu):
+    return ' '.join('%s %.1f' % (k, v) for k, v in sorted(cpu.items()))
+
+
+def _api(per_request):
+    # The cold phase's API CPU per request (migrate, confirm).
+    return ''.join(' api/%s %.2f' % (k, v)
+                   for k, v in sorted(per_request.items()))
 
 
 def _fmt(values):
@@ -90,8 +101,8 @@ def main(argv=None):
                 result = run_once(pythonpath, bench_args)
                 runs[side].append(result)
                 print('run %d %-6s %s' % (i + 1, side, '  '.join(
-                    '%s %.1f ms/move %.1f/s whole %.1f database %.1f'
-                    % ((k,) + v)
+                    '%s %.1f ms/move %.1f/s whole %.1f database %.1f (%s)%s'
+                    % ((k,) + v[:4] + (_processes(v[4]), _api(v[5])))
                     for k, v in result.items())),
                     flush=True)
     finally:
@@ -107,6 +118,22 @@ def main(argv=None):
             for side in ('before', 'after'):
                 print('%-9s %-22s %-6s %s' % (kind, label, side, _fmt(
                     [r[kind][idx] for r in runs[side] if kind in r])))
+        names = sorted({n for side in runs.values() for r in side
+                        if kind in r for n in r[kind][4]})
+        for name in names:
+            for side in ('before', 'after'):
+                print('%-9s %-22s %-6s %s' % (
+                    kind, name + ' CPU ms/move', side, _fmt(
+                        [r[kind][4].get(name, 0.0) for r in runs[side]
+                         if kind in r])))
+        requests = sorted({n for side in runs.values() for r in side
+                           if kind in r for n in r[kind][5]})
+        for name in requests:
+            for side in ('before', 'after'):
+                print('%-9s %-22s %-6s %s' % (
+                    kind, 'API ms/%s' % name, side, _fmt(
+                        [r[kind][5][name] for r in runs[side]
+                         if kind in r and name in r[kind][5]])))
     return 0
 
 
