@@ -81,7 +81,7 @@ def start_move(instance, method, task_state, vm_states, action,
         return db_api.move_start(
             instance['uuid'], task_state, vm_states, action,
             ctxt.request_id, ctxt.user_id, ctxt.project_id,
-            migration=migration)['migration']
+            migration=migration, read_back=False)['migration']
     except exception.UnexpectedTaskState as exc:
         raise exception.InstanceInvalidState(
             method=method, instance_uuid=instance['uuid'], attr='task_state',

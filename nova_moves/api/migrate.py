@@ -16,7 +16,6 @@ the verdict, nothing changes).
 """
 from nova_moves.api import request as api_req
 from nova_moves.api import common
-from nova_moves.api import move_sending
 from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -96,7 +95,8 @@ def _start_move(instance, method, action, **rpc_kwargs):
     ctxt = api_req.context()
     common.start_move(instance, method, TASK_STATE, MOVABLE_VM_STATES, action)
     try:
-        with move_sending.sending(instance['uuid'], states.RESIZE_PREP):
+        with api_req.services().keeper.sending(instance['uuid'],
+                                               states.RESIZE_PREP):
             api_req.services().conductor.migrate_server(
                 ctxt, instance['uuid'], live=False, do_cast=True,
                 **rpc_kwargs)
