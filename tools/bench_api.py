@@ -36,12 +36,35 @@ class _ApiOnly:
         self.processes = {'api': stack.processes['api']}
 
 
+def _threads(stack):
+    """{'loop': CPU s of the API workers' main threads (tornado's loop:
+    reading, parsing and writing HTTP), 'threads': of their other
+    threads (the WSGI app, the RPC connection's)}."""
+    out = {'loop': 0.0, 'threads': 0.0}
+    tick = float(os.sysconf('SC_CLK_TCK'))
+    for proc in benchlib._procs(stack).get('api', [])[1:]:  # workers
+        task_dir = '/proc/%d/task' % proc.pid
+        for tid in os.listdir(task_dir):
+            try:
+                with open('%s/%s/stat' % (task_dir, tid)) as f:
+                    fields = f.read().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            key = 'loop' if int(tid) == proc.pid else 'threads'
+            out[key] += (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def burst(stack, ids, body, clients, idle):
-    """API CPU ms per request of one burst of ``body`` on every server."""
+    """API CPU ms per request of one burst of ``body`` on every server,
+    and of that the workers' loop and other threads."""
     t0, c0 = time.monotonic(), bench_cost.api_cpu(stack)
+    th0 = _threads(stack)
     bench_cost.post_all(stack, ids, body, clients)
     t1, c1 = time.monotonic(), bench_cost.api_cpu(stack)
-    return 1000.0 * (c1 - c0 - idle * (t1 - t0)) / len(ids)
+    th1 = _threads(stack)
+    split = {k: 1000.0 * (th1[k] - th0[k]) / len(ids) for k in th0}
+    return 1000.0 * (c1 - c0 - idle * (t1 - t0)) / len(ids), split
 
 
 def main(argv=None):
@@ -74,15 +97,18 @@ def main(argv=None):
                      if args.profile else None)
         rows = []
         for i in range(args.rounds):
-            migrate = burst(stack, ids, {'migrate': None}, args.clients,
-                            idle)
+            migrate, m_split = burst(stack, ids, {'migrate': None},
+                                     args.clients, idle)
             db.wait(ids, 'resized')
-            confirm = burst(stack, ids, {'confirmResize': None},
-                            args.clients, idle)
+            confirm, c_split = burst(stack, ids, {'confirmResize': None},
+                                     args.clients, idle)
             db.wait(ids, 'active', ('migration', ('confirmed',)))
             rows.append((migrate, confirm))
-            print('round %d: API CPU ms per request: migrate %.2f, '
-                  'confirmResize %.2f' % (i + 1, migrate, confirm),
+            print('round %d: API CPU ms per request: migrate %.2f (loop '
+                  '%.2f, threads %.2f), confirmResize %.2f (loop %.2f, '
+                  'threads %.2f)' % (
+                      i + 1, migrate, m_split['loop'], m_split['threads'],
+                      confirm, c_split['loop'], c_split['threads']),
                   flush=True)
         if profilers:
             benchlib.print_profiles(benchlib.stop_profilers(profilers))
