@@ -11,11 +11,14 @@ from nova_moves.db import api as db_api
 from nova_moves import exception
 
 
-def get_instance(server_id, rule='os_compute_api:servers:show'):
+def get_instance(server_id, rule='os_compute_api:servers:show',
+                 brief=False):
     """The server, or 404 when it does not exist or the caller's project
-    does not own it (and they are not admin)."""
+    does not own it (and they are not admin). ``brief``: only its
+    db_api.INSTANCE_BRIEF columns, for a handler that needs no more."""
     try:
-        instance = db_api.instance_get(server_id)
+        instance = (db_api.instance_get_brief if brief
+                    else db_api.instance_get)(server_id)
     except exception.InstanceNotFound:
         raise exception.InstanceNotFound(instance_id=server_id)
     ctxt = api_req.context()

@@ -58,7 +58,21 @@ def _statements(step, by_migration):
             _task_is(_INSTANCES.c.task_state, tasks[0]),
             _INSTANCES.c.vm_state.in_(guard['expected_vm_state'])).values(
             task_state=tasks[1], updated_at=_bp('v_now'))
+        # The server as written, where the database returns it
+        # (PostgreSQL, SQLite): no SELECT after the UPDATE.
+        claim = (claim, claim.returning(*_INSTANCES.c))
     return guard, find.limit(1), advance, claim
+
+
+def _claim(session, claim, server, now):
+    """The server's task_state claimed: (claimed, the row as written or
+    None when it is to be read)."""
+    plain, returning = claim
+    params = {'b_server': server, 'v_now': now}
+    if session.dialect.update_returning:
+        row = session.execute(returning, params).first()
+        return row is not None, row
+    return session.execute(plain, params).rowcount == 1, None
 
 
 def settle_start(step, instance_uuid=None, migration_uuid=None,
@@ -92,8 +106,11 @@ def settle_start(step, instance_uuid=None, migration_uuid=None,
             raise exception.Conflict(
                 reason='migration %s is no longer %s' % (row.id, before))
         server = row.instance_uuid
-        if claim is not None and session.execute(claim, {
-                'b_server': server, 'v_now': now}).rowcount != 1:
+        instance = None
+        claimed = True
+        if claim is not None:
+            claimed, instance = _claim(session, claim, server, now)
+        if not claimed:
             current = _instance_row(session, server, live_only=True)
             if current is None:
                 raise exception.InstanceNotFound(instance_id=server)
@@ -103,7 +120,8 @@ def settle_start(step, instance_uuid=None, migration_uuid=None,
                 instance_uuid=server,
                 attr='task_state' if busy else 'vm_state',
                 state=current.task_state if busy else current.vm_state)
-        instance = _instance_row(session, server, live_only=True)
+        if instance is None:
+            instance = _instance_row(session, server, live_only=True)
         if instance is None:
             raise exception.InstanceNotFound(instance_id=server)
         if action:
