@@ -29,6 +29,13 @@ def _task_is(column, value):
     return column.is_(None) if value is None else column == value
 
 
+def _fixed(values):
+    """IN (:p1, :p2): each value its own parameter, rendered once. A list
+    given to in_() is an expanding parameter, rendered into the SQL again
+    at every execution (step_sql._in says how much that costs)."""
+    return [sa.literal(value) for value in values]
+
+
 @functools.lru_cache(maxsize=8)
 def _statements(step, by_migration):
     """``step``'s guard and its statements, built once: building a
@@ -40,7 +47,7 @@ def _statements(step, by_migration):
     tasks = guard.get('task_state')
     find = sa.select(_MIGRATIONS).where(
         _MIGRATIONS.c.status == before,
-        _MIGRATIONS.c.migration_type.in_(list(states.COLD_MIGRATION_TYPES)))
+        _MIGRATIONS.c.migration_type.in_(_fixed(states.COLD_MIGRATION_TYPES)))
     if by_migration:
         find = find.where(_MIGRATIONS.c.uuid == _bp('b_migration'))
     else:
@@ -56,7 +63,7 @@ def _statements(step, by_migration):
         claim = _INSTANCES.update().where(
             _INSTANCES.c.uuid == _bp('b_server'), _INSTANCES.c.deleted == 0,
             _task_is(_INSTANCES.c.task_state, tasks[0]),
-            _INSTANCES.c.vm_state.in_(guard['expected_vm_state'])).values(
+            _INSTANCES.c.vm_state.in_(_fixed(guard['expected_vm_state']))).values(
             task_state=tasks[1], updated_at=_bp('v_now'))
         # The server as written, where the database returns it
         # (PostgreSQL, SQLite): no SELECT after the UPDATE.
