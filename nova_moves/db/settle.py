@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from nova_moves.db.actions import _action_start_in
 from nova_moves.db import models
 from nova_moves.db import phases
-from nova_moves.db.instances import _instance_row, _instance_row_dict
+from nova_moves.db.instances import _decode_json, _instance_row
 from nova_moves.db.session import _row_dict, _tx, utcnow
 from nova_moves import exception
 from nova_moves import moves
@@ -23,6 +23,11 @@ __all__ = ['settle_start', 'settle_abandon']
 _MIGRATIONS = models.Migration.__table__
 _INSTANCES = models.Instance.__table__
 _bp = sa.bindparam
+# What the step's facts read of the server (cold.FACTS_COLUMNS), not its
+# whole row.
+_FACTS = [_INSTANCES.c[name] for name in cold.FACTS_COLUMNS]
+_FACTS_OF = sa.select(*_FACTS).where(_INSTANCES.c.uuid == _bp('b_uuid'),
+                                     _INSTANCES.c.deleted == 0)
 
 
 def _task_is(column, value):
@@ -67,7 +72,7 @@ def _statements(step, by_migration):
             task_state=tasks[1], updated_at=_bp('v_now'))
         # The server as written, where the database returns it
         # (PostgreSQL, SQLite): no SELECT after the UPDATE.
-        claim = (claim, claim.returning(*_INSTANCES.c))
+        claim = (claim, claim.returning(*_FACTS))
     return guard, find.limit(1), advance, claim
 
 
@@ -128,14 +133,15 @@ def settle_start(step, instance_uuid=None, migration_uuid=None,
                 attr='task_state' if busy else 'vm_state',
                 state=current.task_state if busy else current.vm_state)
         if instance is None:
-            instance = _instance_row(session, server, live_only=True)
+            instance = session.execute(_FACTS_OF,
+                                       {'b_uuid': server}).first()
         if instance is None:
             raise exception.InstanceNotFound(instance_id=server)
         if action:
             _action_start_in(session, **action)
         migration = _row_dict(row)
-        return migration, cold.FACTS[step](migration,
-                                           _instance_row_dict(instance))
+        return migration, cold.FACTS[step](
+            migration, _decode_json(dict(instance._mapping)))
 
 
 def settle_abandon(step, migration):
