@@ -65,10 +65,11 @@ def _statements(step, by_migration):
         status=after, updated_at=_bp('v_now'), phases=_bp('v_phases'))
     claim = None
     if tasks is not None:
+        vm_states = _fixed(guard['expected_vm_state'])
         claim = _INSTANCES.update().where(
             _INSTANCES.c.uuid == _bp('b_server'), _INSTANCES.c.deleted == 0,
             _task_is(_INSTANCES.c.task_state, tasks[0]),
-            _INSTANCES.c.vm_state.in_(_fixed(guard['expected_vm_state']))).values(
+            _INSTANCES.c.vm_state.in_(vm_states)).values(
             task_state=tasks[1], updated_at=_bp('v_now'))
         # The server as written, where the database returns it
         # (PostgreSQL, SQLite): no SELECT after the UPDATE.
