@@ -46,7 +46,8 @@ def run_once(pythonpath, bench_args):
         summary = json.load(result)
     return {kind: (v['cpu_ms'], v['completed_per_s'], v['machine_ms'],
                    v['database_ms'], v.get('broker_ms', 0.0),
-                   v.get('processes', {}))
+                   v.get('processes', {}),
+                   v.get('api_per_request_ms') or {})
             for kind, v in summary.items()}
 
 
@@ -114,10 +115,20 @@ def main(argv=None):
         for name in names:
             for side in ('before', 'after'):
                 values = [r[kind][5][name] for r in runs[side]
-                          if name in r.get(kind, ((),) * 6)[5]]
+                          if name in r.get(kind, ((),) * 7)[5]]
                 if values:
                     print('%-9s %-22s %-6s %s' % (
                         kind, 'ms/move ' + name, side, _fmt(values)))
+        # The cold phase's API CPU per request (migrate, confirm).
+        requests = sorted({n for side in runs.values() for r in side
+                           if kind in r for n in r[kind][6]})
+        for name in requests:
+            for side in ('before', 'after'):
+                values = [r[kind][6][name] for r in runs[side]
+                          if name in r.get(kind, ((),) * 7)[6]]
+                if values:
+                    print('%-9s %-22s %-6s %s' % (
+                        kind, 'API ms/' + name, side, _fmt(values)))
     return 0
 
 

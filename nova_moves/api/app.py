@@ -13,9 +13,11 @@ from werkzeug import exceptions as http_exc
 from nova_moves.api import auth
 from nova_moves.api import faults
 from nova_moves.api import microversion
+from nova_moves.api import move_sending
 from nova_moves.api import openapi
 from nova_moves.api import pipeline
 from nova_moves.api import policies
+from nova_moves.api import policy_cache
 from nova_moves.api import query_params
 from nova_moves.api import request as api_req
 from nova_moves.api import routes
@@ -53,13 +55,17 @@ class ProjectIdMiddleware:
 
 
 class Services:
-    """RPC clients and the policy enforcer of one API app."""
+    """RPC clients, the policy enforcer and the move keeper of one API
+    app."""
 
     def __init__(self):
         self.conductor = conductor_rpcapi.ComputeTaskAPI()
         self.scheduler = scheduler_rpcapi.SchedulerAPI()
         self.compute = compute_rpcapi.ComputeAPI()
         self.enforcer = policies._build(CONF)
+        self.policy = policy_cache.Authorizer(self.enforcer)
+        # One thread keeping alive the moves whose start is being sent.
+        self.keeper = move_sending.Keeper()
 
 
 def _before():

@@ -25,6 +25,13 @@ from oslo_log import log as logging
 from nova_moves import context as nm_context
 from nova_moves import exception
 
+try:
+    import uwsgi  # only importable inside uwsgi, which has it from start
+except ImportError:
+    # Once, here: a failed import is not cached, and trying it on every
+    # request searched sys.path (a few stat calls) each time.
+    uwsgi = None
+
 LOG = logging.getLogger(__name__)
 
 # Both parts non-empty, no whitespace or control characters (C0, DEL,
@@ -114,9 +121,7 @@ def _sockname(name):
 
 
 def _uwsgi_connection_fd():
-    try:
-        import uwsgi  # only importable inside uwsgi
-    except ImportError:
+    if uwsgi is None:
         return None
     try:
         return uwsgi.connection_fd()

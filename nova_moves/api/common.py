@@ -12,11 +12,14 @@ from nova_moves import exception
 from nova_moves.scheduler import hints as scheduler_hints
 
 
-def get_instance(server_id, rule='os_compute_api:servers:show'):
+def get_instance(server_id, rule='os_compute_api:servers:show',
+                 brief=False):
     """The server, or 404 when it does not exist or the caller's project
-    does not own it (and they are not admin)."""
+    does not own it (and they are not admin). ``brief``: only its
+    db_api.INSTANCE_BRIEF columns, for a handler that needs no more."""
     try:
-        instance = db_api.instance_get(server_id)
+        instance = (db_api.instance_get_brief if brief
+                    else db_api.instance_get)(server_id)
     except exception.InstanceNotFound:
         raise exception.InstanceNotFound(instance_id=server_id)
     ctxt = api_req.context()
@@ -82,7 +85,7 @@ def start_move(instance, method, task_state, vm_states, action,
         return db_api.move_start(
             instance['uuid'], task_state, vm_states, action,
             ctxt.request_id, ctxt.user_id, ctxt.project_id,
-            migration=migration)['migration']
+            migration=migration, read_back=False)['migration']
     except exception.UnexpectedTaskState as exc:
         raise exception.InstanceInvalidState(
             method=method, instance_uuid=instance['uuid'], attr='task_state',

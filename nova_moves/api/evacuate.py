@@ -13,7 +13,6 @@ import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import common
-from nova_moves.api import move_sending
 from nova_moves.api import servicegroup_cache
 from nova_moves import liveness
 from nova_moves.api import service_names
@@ -151,8 +150,8 @@ def evacuate(server_id, value):
                    'old_flavor_id': str(instance['flavor']['id']),
                    'new_flavor_id': str(instance['flavor']['id'])})
     try:
-        with move_sending.sending(instance['uuid'], states.REBUILDING,
-                                  migration):
+        with api_req.services().keeper.sending(
+                instance['uuid'], states.REBUILDING, migration):
             api_req.services().conductor.rebuild_instance(
                 ctxt, instance['uuid'], migration['uuid'], host=host,
                 force=force, stop_after=version >= '2.95')

@@ -9,7 +9,6 @@ import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import common
-from nova_moves.api import move_sending
 from nova_moves.api import extensions
 from nova_moves.api import validation
 from nova_moves.api import views
@@ -136,8 +135,8 @@ def live_migrate(server_id, value):
     conductor = api_req.services().conductor
     if version >= '2.34':
         try:
-            with move_sending.sending(instance['uuid'], TASK_STATE,
-                                      migration):
+            with api_req.services().keeper.sending(
+                    instance['uuid'], TASK_STATE, migration):
                 conductor.live_migrate_instance(
                     ctxt, instance['uuid'], migration['uuid'], host=host,
                     force=force, block_migration=block_migration)

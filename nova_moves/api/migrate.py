@@ -16,7 +16,6 @@ the verdict, nothing changes).
 """
 from nova_moves.api import request as api_req
 from nova_moves.api import common
-from nova_moves.api import move_sending
 from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -96,7 +95,8 @@ def _start_move(instance, method, action, **rpc_kwargs):
     ctxt = api_req.context()
     common.start_move(instance, method, TASK_STATE, MOVABLE_VM_STATES, action)
     try:
-        with move_sending.sending(instance['uuid'], states.RESIZE_PREP):
+        with api_req.services().keeper.sending(instance['uuid'],
+                                               states.RESIZE_PREP):
             api_req.services().conductor.migrate_server(
                 ctxt, instance['uuid'], live=False, do_cast=True,
                 **rpc_kwargs)
@@ -133,7 +133,7 @@ def resize(server_id, value):
 @validation.schema(MIGRATE_SCHEMA_V256, min_version='2.56')
 def migrate(server_id, value):
     instance = common.get_instance(
-        server_id, 'os_compute_api:os-migrate-server:migrate')
+        server_id, 'os_compute_api:os-migrate-server:migrate', brief=True)
     body = _validated('migrate') or {}
     host = body.get('host')
     force = validation.to_bool(body.get('force') or False)
@@ -158,8 +158,9 @@ def migrate(server_id, value):
                 reason='The target host can not be the same one as the '
                        'current host %s of the server.' % host)
     if check:
-        return common.dry_run_verdict(instance, host, 'migrate',
-                                       MOVABLE_VM_STATES)
+        # The request spec needs the whole server (flavor, image, ...).
+        return common.dry_run_verdict(db_api.instance_get(instance['uuid']),
+                                       host, 'migrate', MOVABLE_VM_STATES)
     common.check_state(instance, 'migrate', MOVABLE_VM_STATES)
     return _start_move(instance, 'migrate', 'migrate', flavor=None,
                        host=host, force=force)
@@ -167,8 +168,8 @@ def migrate(server_id, value):
 
 @validation.schema(CONFIRM_SCHEMA)
 def confirm_resize(server_id, value):
-    instance = common.get_instance(server_id,
-                                   'os_compute_api:servers:confirm_resize')
+    instance = common.get_instance(
+        server_id, 'os_compute_api:servers:confirm_resize', brief=True)
     _validated('confirmResize')
     common.check_state(instance, 'confirmResize', [states.RESIZED])
     # The compare-and-swap that makes a second confirm (or a revert) lose,
@@ -189,8 +190,8 @@ def confirm_resize(server_id, value):
 
 @validation.schema(REVERT_SCHEMA)
 def revert_resize(server_id, value):
-    instance = common.get_instance(server_id,
-                                   'os_compute_api:servers:revert_resize')
+    instance = common.get_instance(
+        server_id, 'os_compute_api:servers:revert_resize', brief=True)
     _validated('revertResize')
     common.check_state(instance, 'revertResize', [states.RESIZED])
     # One transaction, as confirm's: the migration finished -> reverting,

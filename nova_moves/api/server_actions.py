@@ -59,7 +59,8 @@ def _check_lock(server_id, name):
     if name in NOT_LOCKED_OUT or api_req.context().is_admin:
         return
     try:
-        instance = db_api.instance_get(server_id)
+        # Its owner and lock are all this needs (not the whole row).
+        instance = db_api.instance_get_brief(server_id)
     except exception.InstanceNotFound:
         return
     if not instance.get('locked_by') or \

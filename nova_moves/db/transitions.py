@@ -203,11 +203,14 @@ def _result(session, migration, written=None, instance=None):
 
 @_with_cas_retry
 def move_start(instance_uuid, task_state, vm_states, action, request_id,
-               user_id, project_id, migration=None, expected_host=None):
+               user_id, project_id, migration=None, expected_host=None,
+               read_back=True):
     """Start a move, all or nothing: task_state None -> ``task_state``
     (vm_state still in ``vm_states``, host still ``expected_host`` when
     given), the instance action, and the migration row from
-    ``migration`` (values) when given. Returns {'instance', 'migration'}.
+    ``migration`` (values) when given. Returns {'instance', 'migration'}
+    ('instance' None unless ``read_back``: the API's start does not use
+    it, and reading it back was a statement and a row per request).
     Raises UnexpectedTaskState / InstanceInvalidState (409) with nothing
     written when another request got there first."""
     now = utcnow()
@@ -229,8 +232,8 @@ def move_start(instance_uuid, task_state, vm_states, action, request_id,
                 session.execute(_MIGRATIONS.insert().values(**values))
                 row = _row_dict(_migration_row(session, values['uuid']))
             return {'instance': _instance_row_dict(
-                        _instance_row(session, instance_uuid)),
-                    'migration': row}
+                        _instance_row(session, instance_uuid))
+                    if read_back else None, 'migration': row}
         current = _instance_row(session, instance_uuid, live_only=True)
     if current is None:
         raise exception.InstanceNotFound(instance_id=instance_uuid)

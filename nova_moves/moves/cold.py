@@ -122,5 +122,7 @@ def revert_facts(migration, instance):
             'vm_state': S.vm_state_after_resize(instance['power_state'])}
 
 
-# What the cast of each settling step carries, by step.
+# What the cast of each settling step carries, by step, and the columns
+# of the server those read (the settle reads no more).
 FACTS = {'confirm_resize': confirm_facts, 'revert_resize': revert_facts}
+FACTS_COLUMNS = ('power_state', 'flavor', 'old_flavor')
