@@ -1,8 +1,9 @@
 """A tap on the stack's RPC exchange and an injector that sends a captured
 message again, exactly as a redelivery or a late copy would arrive.
 
-The tap is one more queue bound to the ``nova_moves`` topic exchange with
-``#``: the broker copies every request (cast or call, to a topic or to a
+The tap is one more queue bound with ``#`` to the ``nova_moves`` topic
+exchange (casts) and to ``nova_moves_calls`` (calls, rpc.CALLS_EXCHANGE):
+the broker copies every request (cast or call, to a topic or to a
 server) into it, while the real consumers get theirs as usual. Replies go
 to their own exchanges and are not seen. Nothing in the product knows the
 tap exists."""
@@ -24,10 +25,19 @@ REPLY_KEYS = ('_msg_id', '_reply_q', '_timeout')
 
 
 class Captured:
-    def __init__(self, routing_key, envelope):
+    def __init__(self, routing_key, envelope, exchange=rpc.EXCHANGE):
+        self.exchange = exchange
         self.routing_key = routing_key
         self.envelope = envelope
         self.message = json.loads(envelope['oslo.message'])
+
+    @property
+    def topic(self):
+        """The topic the request went to, a call's as its cast's would
+        (its queues are '<topic>_calls', rpc.CALLS_SUFFIX)."""
+        topic = self.routing_key.split('.')[0]
+        return topic[:-len(rpc.CALLS_SUFFIX)] if topic.endswith(
+            rpc.CALLS_SUFFIX) else topic
 
     @property
     def method(self):
@@ -50,10 +60,11 @@ class RpcTap:
     """tap = RpcTap(stack.transport_url); tap.start(); ...;
     tap.find('prep_resize', instance_uuid=...); tap.resend(msg)"""
 
-    def __init__(self, transport_url, exchange=rpc.EXCHANGE):
+    def __init__(self, transport_url,
+                 exchanges=(rpc.EXCHANGE, rpc.CALLS_EXCHANGE)):
         # kombu names the AMQP transport 'amqp'; oslo.messaging 'rabbit'.
         self.url = transport_url.replace('rabbit://', 'amqp://', 1)
-        self.exchange = exchange
+        self.exchanges = exchanges
         self.queue = 'nm-tap-%s' % uuid.uuid4().hex[:12]
         self.captured = []
         self.connection = None
@@ -64,8 +75,10 @@ class RpcTap:
         self.channel = self.connection.channel()
         self.channel.queue_declare(queue=self.queue, exclusive=True,
                                    auto_delete=True)
-        self.channel.queue_bind(queue=self.queue, exchange=self.exchange,
-                                routing_key='#')
+        # Both exchanges exist once the stack's servers are up.
+        for exchange in self.exchanges:
+            self.channel.queue_bind(queue=self.queue, exchange=exchange,
+                                    routing_key='#')
         return self
 
     def stop(self):
@@ -82,8 +95,9 @@ class RpcTap:
             body = raw.body
             if isinstance(body, bytes):
                 body = body.decode('utf-8')
-            self.captured.append(Captured(raw.delivery_info['routing_key'],
-                                          json.loads(body)))
+            self.captured.append(Captured(
+                raw.delivery_info['routing_key'], json.loads(body),
+                raw.delivery_info['exchange']))
 
     def find(self, method, mentioning=None, **match):
         """Captured requests for ``method`` (None: any) whose args include
@@ -108,7 +122,7 @@ class RpcTap:
         self.captured = []
 
     def resend(self, captured):
-        """Publish ``captured`` again to the same exchange and routing key.
+        """Publish ``captured`` again to its exchange and routing key.
         A call goes out as a cast: the handler runs exactly the same, and
         nobody waits for a reply to a copy."""
         message = copy.deepcopy(captured.message)
@@ -118,7 +132,7 @@ class RpcTap:
         envelope = dict(captured.envelope,
                         **{'oslo.message': json.dumps(message)})
         producer = kombu.Producer(self.channel, auto_declare=False)
-        producer.publish(envelope, exchange=self.exchange,
+        producer.publish(envelope, exchange=captured.exchange,
                          routing_key=captured.routing_key, serializer='json')
         # The tap is bound to the same exchange: seeing the copy come back
         # proves the broker routed it (a wrong key would vanish silently).

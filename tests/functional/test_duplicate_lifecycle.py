@@ -61,7 +61,8 @@ class DuplicateLifecycleTest(test_duplicate_steps.DuplicateBase):
             message.update(method=method,
                            args=dict(args, instance_uuid=server_id))
             forged = rpc_injector.Captured(template.routing_key, dict(
-                template.envelope, **{'oslo.message': json.dumps(message)}))
+                template.envelope, **{'oslo.message': json.dumps(message)}),
+                template.exchange)
             step = 'compute.' + method
             before = self.snapshot(server_id)
             done = self.handled(step)[0] + 1

@@ -103,7 +103,7 @@ class DuplicateBase(evacuate_base.EvacuateBase):
         for step in steps:
             topic, method = step.split('.')
             found = [c for c in self.tap.find(method, mentioning=server_id)
-                     if c.routing_key.split('.')[0] == topic]
+                     if c.topic == topic]
             self.assertTrue(found, '%s of %s never crossed the bus; seen %s'
                             % (step, server_id, self.tap.captured))
             before = self.snapshot(server_id)
@@ -302,7 +302,7 @@ class DuplicateInFlightTest(DuplicateBase):
         while not done():
             self.assertLess(time.monotonic(), deadline, 'move never ended')
             for captured in self.tap.find(None, mentioning=server_id):
-                key = (captured.routing_key.split('.')[0], captured.method)
+                key = (captured.topic, captured.method)
                 unique = captured.message.get(rpc_injector.UNIQUE_ID)
                 if key in wanted and unique not in seen:
                     seen.add(unique)
