@@ -50,9 +50,11 @@ function nova_moves_rabbit_kind {
 # equal.
 function nova_moves_rabbit_permissions {
     local kind=$1
-    local names='nova_moves|reply_.*'
+    # The calls' own exchange and queues too (nova_moves/rpc.py).
+    local names='nova_moves|nova_moves_calls|reply_.*'
     if [[ $kind != api ]]; then
         names+="|$kind|$kind\\..*|${kind}_fanout.*"
+        names+="|${kind}_calls|${kind}_calls\\..*|${kind}_calls_fanout.*"
     fi
     if [[ $kind == compute ]]; then
         names+='|versioned_notifications\..*'

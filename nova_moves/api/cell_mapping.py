@@ -9,12 +9,11 @@ from nova_moves.db import mappings
 CONF = conf.CONF
 
 
-def map_new(instance):
+def map_new(instance_uuid, project_id, user_id):
     """The new server's mapping, in its cell: the one whose database is
-    this API's [database] connection, where its row was written."""
+    this API's [database] connection, where its row is written next."""
     mappings.instance_mapping_for_boot(
-        instance['uuid'], instance['project_id'], instance['user_id'],
-        CONF.database.connection)
+        instance_uuid, project_id, user_id, CONF.database.connection)
 
 
 def unmap(instance_uuid):

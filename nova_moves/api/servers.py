@@ -4,6 +4,7 @@ import ipaddress
 import json
 import re
 import secrets
+import uuid
 
 import flask
 
@@ -192,13 +193,24 @@ def create():
 
 def _create_one(ctxt, body, deltas, group, values):
     """One server's row (under the quota lock), its group and metadata;
-    a failure after the row leaves no row."""
-    instance = quota_rules.create_instance(ctxt.project_id, deltas, dict({
-        'user_id': ctxt.user_id, 'project_id': ctxt.project_id,
-        'image_ref': body.get('imageRef'), 'vm_state': states.BUILDING,
-        'task_state': states.SCHEDULING}, **values))
+    a failure after the row leaves no row. Its instance mapping first,
+    as Nova's API writes it before the cell's row: a mapping that cannot
+    be written (the database out of connections) leaves no row behind
+    that no build would ever come for."""
+    instance_uuid = str(uuid.uuid4())
+    cell_mapping.map_new(instance_uuid, ctxt.project_id, ctxt.user_id)
     try:
-        cell_mapping.map_new(instance)
+        instance = quota_rules.create_instance(
+            ctxt.project_id, deltas, dict({
+                'uuid': instance_uuid, 'user_id': ctxt.user_id,
+                'project_id': ctxt.project_id,
+                'image_ref': body.get('imageRef'),
+                'vm_state': states.BUILDING,
+                'task_state': states.SCHEDULING}, **values))
+    except Exception:
+        cell_mapping.unmap(instance_uuid)
+        raise
+    try:
         if group is not None:
             server_rules.join_group(ctxt, group, instance['uuid'])
         if body.get('metadata'):

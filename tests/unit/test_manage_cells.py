@@ -497,6 +497,22 @@ class ApiWritesMappingsTest(testtools.TestCase):
         self.assertIn('update_cell --database_connection',
                       warn.call_args[0][0])
 
+    def test_mapping_not_written_leaves_no_server(self):
+        # The mapping is written first (Nova's order): when it cannot be
+        # (the database out of connections), no BUILD row is left that no
+        # build would ever come for.
+        # Nor can anything be cleaned up after it.
+        with mock.patch.object(mappings, 'instance_mapping_for_boot',
+                               side_effect=RuntimeError('boom')), \
+                mock.patch.object(db_api, 'instance_destroy',
+                                  side_effect=RuntimeError('no db')):
+            resp = self.client.post(
+                '/v2.1/servers', headers=self.HEADERS, json={'server': {
+                    'name': 'vm', 'imageRef': 'img',
+                    'flavorRef': self.flavor['flavorid']}})
+        self.assertEqual(500, resp.status_code)
+        self.assertEqual([], db_api.instance_get_all())
+
     def test_boot_undone_leaves_no_mapping(self):
         with mock.patch.object(db_api, 'instance_metadata_update',
                                side_effect=RuntimeError('boom')):
