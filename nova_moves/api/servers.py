@@ -170,12 +170,8 @@ def create():
             cell_mapping.unmap(instance['uuid'])
         raise
     for instance in made:
-        spec = {'instance_uuid': instance['uuid'], 'flavor': flavor,
-                'availability_zone': zone, 'project_id': ctxt.project_id,
-                'user_id': ctxt.user_id, 'ignore_hosts': [],
-                'scheduler_hints': host_hints.host_hints(
-                    kept['scheduler_hints']),
-                'requested_destination': {'host': host} if host else None}
+        # The row holds the flavor, zone, owner and hints given.
+        spec = host_hints.request_spec(instance, (), host)
         api_req.services().conductor.build_instances(
             ctxt, [instance['uuid']], spec)
     if validation.to_bool(body.get('return_reservation_id', False)):

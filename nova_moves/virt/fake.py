@@ -61,6 +61,7 @@ class FakeDriver(driver.ComputeDriver):
               power='running', arrived_by=None, image_ref=None,
               disk_from=None):
         self.operate(operation)
+        size = (flavor.get('vcpus') or 1, flavor.get('memory_mb') or 0)
         with self._lock:
             # left_by None: no move's old copy (a guest written before
             # the mark existed has no key: unknown).
@@ -68,14 +69,11 @@ class FakeDriver(driver.ComputeDriver):
                 'power': power, 'flavor': flavor['name'], 'left_by': None,
                 'arrived_by': arrived_by,
                 # What diagnostics and the console show.
-                'size': [flavor.get('vcpus') or 1,
-                         flavor.get('memory_mb') or 0],
+                'size': list(size),
                 'booted_at': time.time(),
                 'console': [_line('%s booted on %s (flavor %s, %s)' % (
                     instance_uuid, self.host, flavor['name'], operation)),
-                    _line('%d vCPU(s), %d MiB, disk vda' % tuple(
-                        [flavor.get('vcpus') or 1,
-                         flavor.get('memory_mb') or 0])),
+                    _line('%d vCPU(s), %d MiB, disk vda' % size),
                     _line('login:')]}
             self._save()
 
