@@ -13,6 +13,7 @@ from oslo_messaging import opts as messaging_opts
 from oslo_messaging.rpc import dispatcher
 
 from nova_moves import broker_tls
+from nova_moves import cells
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves import kombu_autoretry
@@ -46,9 +47,13 @@ class RequestContextSerializer(messaging.Serializer):
 
 class _Transports:
     """Lazily built transports, one of each per process; kept on the
-    class so that nothing global is mutated at import time."""
+    class so that nothing global is mutated at import time. ``cells``:
+    the other cells' pairs (casts, calls) by transport URL, built for
+    clients made inside cells.target (the API reaching a server's
+    cell)."""
     transport = None
     calls = None
+    cells = {}
 
 
 # A broker restart (or a node lost, in a cluster) loses no step: topic
@@ -97,7 +102,39 @@ def set_defaults(conf):
         conf.set_default(name, value, group=RABBIT_GROUP)
 
 
+def _cell_url():
+    """The targeted cell's transport URL when it is not this process's
+    own (cells.target), else None."""
+    cell = cells.current()
+    if cell is None or not cell.transport_url:
+        return None
+    if cell.transport_url == CONF.transport_url:
+        return None
+    return cell.transport_url
+
+
+def _cell_transports(url):
+    pair = _Transports.cells.get(url)
+    if pair is None:
+        _own_transport()  # the defaults, TLS checks and hooks first
+        set_defaults(CONF)  # also when a test put its transport in
+        casts = messaging.get_rpc_transport(
+            CONF, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
+        calls = messaging.get_rpc_transport(
+            CONF, url=calls_url(CONF, url),
+            allowed_remote_exmods=ALLOWED_EXMODS)
+        pair = _Transports.cells.setdefault(url, (casts, calls))
+    return pair
+
+
 def get_transport():
+    url = _cell_url()
+    if url is not None:
+        return _cell_transports(url)[0]
+    return _own_transport()
+
+
+def _own_transport():
     if _Transports.transport is None:
         messaging.set_transport_defaults(control_exchange=EXCHANGE)
         set_defaults(CONF)
@@ -112,11 +149,12 @@ def get_transport():
     return _Transports.transport
 
 
-def calls_url(conf):
-    """The calls' transport URL: [DEFAULT] transport_url with the topic
-    queues declared as the reply queues are (query options override the
-    [oslo_messaging_rabbit] ones for this transport only)."""
-    url = messaging.TransportURL.parse(conf)
+def calls_url(conf, url=None):
+    """The calls' transport URL: [DEFAULT] transport_url (or ``url``, a
+    cell's) with the topic queues declared as the reply queues are
+    (query options override the [oslo_messaging_rabbit] ones for this
+    transport only)."""
+    url = messaging.TransportURL.parse(conf, url)
     transient_quorum = conf[RABBIT_GROUP].rabbit_transient_quorum_queue
     url.query = dict(url.query,
                      rabbit_quorum_queue=str(transient_quorum).lower(),
@@ -125,8 +163,11 @@ def calls_url(conf):
 
 
 def get_calls_transport():
+    url = _cell_url()
+    if url is not None:
+        return _cell_transports(url)[1]
     if _Transports.calls is None:
-        get_transport()  # the defaults, TLS checks and hooks first
+        _own_transport()  # the defaults, TLS checks and hooks first
         set_defaults(CONF)  # also when a test put its transport in
         _Transports.calls = messaging.get_rpc_transport(
             CONF, url=calls_url(CONF), allowed_remote_exmods=ALLOWED_EXMODS)
@@ -135,9 +176,13 @@ def get_calls_transport():
 
 def cleanup():
     done = set()
-    for name in ('calls', 'transport'):
-        transport = getattr(_Transports, name)
-        setattr(_Transports, name, None)
+    transports = [getattr(_Transports, name) for name in ('calls',
+                                                          'transport')]
+    for pair in _Transports.cells.values():
+        transports.extend(pair)
+    _Transports.transport = _Transports.calls = None
+    _Transports.cells = {}
+    for transport in transports:
         # A test's in-memory transport may serve as both.
         if transport is not None and id(transport) not in done:
             done.add(id(transport))

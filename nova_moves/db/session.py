@@ -15,6 +15,7 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 from sqlalchemy import orm
 
+from nova_moves import cells
 from nova_moves import conf
 from nova_moves.db import engine_opts
 from nova_moves.db import sqlstats
@@ -54,6 +55,28 @@ class EngineCache:
 
 
 _MAIN = EngineCache()
+
+
+class _CellEngines:
+    """The engines of the other cells' databases this process reaches
+    inside cells.target (the API, per server), one EngineCache each."""
+    lock = threading.Lock()
+    by_url = {}
+
+    @classmethod
+    def get(cls, url, writer):
+        with cls.lock:
+            cache = cls.by_url.get(url)
+            if cache is None:
+                cache = cls.by_url[url] = EngineCache()
+        return cache.get(url, writer)
+
+    @classmethod
+    def dispose(cls):
+        with cls.lock:
+            caches, cls.by_url = list(cls.by_url.values()), {}
+        for cache in caches:
+            cache.dispose()
 
 
 def _configure_sqlite(engine, immediate):
@@ -189,11 +212,16 @@ def _make_engine(url, immediate):
 
 
 def get_engine(writer=True):
-    return _MAIN.get(CONF.database.connection, writer)
+    cell = cells.current()
+    own = CONF.database.connection
+    if cell is None or cell.database_connection in (own, None, ''):
+        return _MAIN.get(own, writer)
+    return _CellEngines.get(cell.database_connection, writer)
 
 
 def dispose_engines():
     _MAIN.dispose()
+    _CellEngines.dispose()
 
 
 @contextlib.contextmanager
