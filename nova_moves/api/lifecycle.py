@@ -90,25 +90,33 @@ def _claim_hard_reboot(instance):
 
 
 def _act(name, rule_key, server_id, value, action, **rpc_kwargs):
-    policy, vm_states, task_state, method = RULES[rule_key]
+    policy = RULES[rule_key][0]
     body = validation.body()
     instance = common.get_instance(server_id, policy)
     compute = api_req.services().compute
     if not compute.can_lifecycle():
         raise LifecycleNotSupported(action=name)
     _require_host(name, instance)
-    if lc_table.row(rule_key).takes_over != (None,):
+    claim_and_cast(rule_key, name, action, instance, compute, **rpc_kwargs)
+    return body
+
+
+def claim_and_cast(rule_key, name, action, instance, compute, **rpc_kwargs):
+    """The lifecycle table's claim of ``rule_key`` (one compare-and-swap
+    with the instance action), then its cast to the server's compute;
+    a cast that fails gives the claim back."""
+    row = lc_table.row(rule_key)
+    if row.takes_over != (None,):
         _claim_hard_reboot(instance)
     else:
-        common.start_move(instance, name, task_state, list(vm_states),
+        common.start_move(instance, name, row.task, list(row.vm_states),
                           action)
     try:
-        getattr(compute, method)(api_req.context(), instance['host'],
-                                 instance['uuid'], **rpc_kwargs)
+        getattr(compute, row.method)(api_req.context(), instance['host'],
+                                     instance['uuid'], **rpc_kwargs)
     except Exception:
-        common.release_task_state(instance['uuid'], task_state)
+        common.release_task_state(instance['uuid'], row.task)
         raise
-    return body
 
 
 @validation.schema(_body('pause', _NO_PARAMS))

@@ -27,6 +27,7 @@ from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import guards
 from nova_moves.api import image_refs
+from nova_moves.api import lifecycle
 from nova_moves.api import validation
 from nova_moves import exception
 from nova_moves.moves import lifecycle as lc_table
@@ -70,14 +71,7 @@ def _compute(name, instance):
 
 
 def _cast(name, instance, compute, **kwargs):
-    row = lc_table.row(name)
-    common.start_move(instance, name, row.task, list(row.vm_states), name)
-    try:
-        getattr(compute, row.method)(api_req.context(), instance['host'],
-                                     instance['uuid'], **kwargs)
-    except Exception:
-        common.release_task_state(instance['uuid'], row.task)
-        raise
+    lifecycle.claim_and_cast(name, name, name, instance, compute, **kwargs)
 
 
 @validation.schema(_RESCUE)
