@@ -11,7 +11,7 @@ that burst, waits until all are active again. The API's idle rate,
 measured first, is taken out. Prints each round and the medians.
 
     .venv/bin/python tools/bench_api.py [--servers 40] [--rounds 3]
-        [--profile DIR]
+        [--profile DIR] [--postgres]
 
 --profile DIR records the API's processes with py-spy (--gil) during the
 request bursts only and prints the top frames; take the costs from a
@@ -23,10 +23,12 @@ import os
 import statistics
 import sys
 import time
+import uuid
 
 import bench_cost
 import benchdb
 import benchlib
+from nova_moves.harness import pg_cluster
 
 
 class _ApiOnly:
@@ -74,17 +76,31 @@ def main(argv=None):
     parser.add_argument('--clients', type=int, default=4)
     parser.add_argument('--idle', type=float, default=5.0)
     parser.add_argument('--profile', metavar='DIR')
+    parser.add_argument('--postgres', action='store_true',
+                        help='the stack on a private PostgreSQL cluster')
     args = parser.parse_args(argv)
+    if not args.postgres:
+        return run(args, None)
+    postgres = pg_cluster.PostgresCluster().start()
+    try:
+        return run(args, postgres.create_database('api_%s' %
+                                                  uuid.uuid4().hex[:8]))
+    finally:
+        postgres.destroy()
+
+
+def run(args, database_url):
     import nova_moves
     print('nova_moves from %s; machine load %s' % (
         os.path.dirname(nova_moves.__file__),
         ' '.join('%.1f' % x for x in os.getloadavg())), flush=True)
     # Move limits lifted: the moves themselves are not measured here.
-    stack = bench_cost.make_stack(None, '', False, limits=(100, 50))
+    stack = bench_cost.make_stack(database_url, '', False,
+                                  limits=(100, 50))
     stack.start(timeout=180)
     try:
-        db = benchdb.DB('sqlite:///%s/state/nova_moves.sqlite'
-                        % stack.workdir)
+        db = benchdb.DB(database_url or 'sqlite:///%s/state/'
+                        'nova_moves.sqlite' % stack.workdir)
         admin = stack.client()
         flavor = admin.create_flavor('api-small', 1, 256, 1)
         ids = bench_cost.boot(stack, db, args.servers, flavor, args.clients)
@@ -114,8 +130,9 @@ def main(argv=None):
             benchlib.print_profiles(benchlib.stop_profilers(profilers))
     finally:
         stack.stop()
-    print('median API CPU ms per request: migrate %.2f, confirmResize %.2f'
-          ' (%d servers, %d clients, load %.1f)' % (
+    print('median API CPU ms per request (%s): migrate %.2f, '
+          'confirmResize %.2f (%d servers, %d clients, load %.1f)' % (
+              'postgresql' if database_url else 'sqlite',
               statistics.median(r[0] for r in rows),
               statistics.median(r[1] for r in rows), args.servers,
               args.clients, os.getloadavg()[0]))
