@@ -132,11 +132,13 @@ class Authorizer:
         except (oslo_policy.PolicyNotAuthorized, oslo_policy.InvalidScope):
             return False
 
-    def allowed(self, rule, target, creds):
+    def allowed(self, rule, target, creds, recheck=True):
         """Whether ``creds`` may do ``rule`` on ``target``: the enforcer's
         authorize, with a wrong scope a refusal; PolicyNotRegistered
-        raised as it raises it."""
-        generation = self._current()
+        raised as it raises it. ``recheck`` False: the policy files were
+        looked at already for this request (a list asks once per
+        server)."""
+        generation = self._current() if recheck else self._generation
         pure = self._pure.get(rule)
         if pure is None:
             check = self.enforcer.rules.get(rule)

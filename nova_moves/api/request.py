@@ -32,8 +32,12 @@ def authorize(rule, target=None):
     # A token of the wrong scope (e.g. system-scoped on a project rule)
     # is a 403, as in Nova (api/policy_cache.py: the enforcer's verdict,
     # remembered).
-    if not services().policy.allowed(rule, target,
-                                     ctxt.to_policy_values()):
+    # The policy files are looked at once per request (a rule edited
+    # applies from the next request on).
+    recheck = 'policy_checked' not in flask.g
+    flask.g.policy_checked = True
+    if not services().policy.allowed(rule, target, ctxt.to_policy_values(),
+                                     recheck=recheck):
         raise exception.Forbidden(action=rule)
 
 

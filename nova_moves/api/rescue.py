@@ -27,7 +27,7 @@ from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import guards
 from nova_moves.api import image_refs
-from nova_moves.api import lifecycle
+from nova_moves.api import lifecycle_claim
 from nova_moves.api import validation
 from nova_moves import exception
 from nova_moves.moves import lifecycle as lc_table
@@ -71,7 +71,8 @@ def _compute(name, instance):
 
 
 def _cast(name, instance, compute, **kwargs):
-    lifecycle.claim_and_cast(name, name, name, instance, compute, **kwargs)
+    lifecycle_claim.claim_and_cast(name, name, name, instance, compute,
+                                   **kwargs)
 
 
 @validation.schema(_RESCUE)

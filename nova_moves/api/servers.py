@@ -372,12 +372,17 @@ def index():
 
 def detail():
     instances, limit = _list_instances()
-    metadata = db_api.instance_metadata_get_many(
-        [i['uuid'] for i in instances])
+    uuids = [i['uuid'] for i in instances]
+    metadata = db_api.instance_metadata_get_many(uuids)
+    # One read of the page's tags, not one per server.
+    tags = (db_api.instance_tags_get_many(uuids)
+            if api_req.version() >= '2.26' else {})
+    views.prefetch_compute_services(i['host'] for i in instances)
     return _list_body(instances, limit, [
         views.server_detail(i, db_api.instance_fault_get_latest(i['uuid'])
                             if i['vm_state'] == states.ERROR else None,
-                            metadata=metadata.get(i['uuid'], {}))
+                            metadata=metadata.get(i['uuid'], {}),
+                            tags=tags.get(i['uuid'], []))
         for i in instances], 'servers/detail')
 
 

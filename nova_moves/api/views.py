@@ -98,12 +98,12 @@ def security_groups(instance):
 
 
 def server_detail(instance, fault=None, show=False, metadata=None,
-                  update=False):
+                  update=False, tags=None):
     """``show``: GET /servers/{id}, which alone carries server_groups
-    (2.71; Nova's /servers/detail does not). ``metadata``: the server's
-    (read here when not given). ``update``: the reduced view of PUT
-    /servers/{id}."""
-    body = _server_detail(instance, fault, show or update, metadata)
+    (2.71; Nova's /servers/detail does not). ``metadata``, ``tags``: the
+    server's (read here when not given; a list reads them for the whole
+    page at once). ``update``: the reduced view of PUT /servers/{id}."""
+    body = _server_detail(instance, fault, show or update, metadata, tags)
     if update:
         for key in list(body):
             if key in _NOT_IN_UPDATE or key.startswith(
@@ -112,7 +112,7 @@ def server_detail(instance, fault=None, show=False, metadata=None,
     return body
 
 
-def _server_detail(instance, fault, show, metadata):
+def _server_detail(instance, fault, show, metadata, tags):
     version = api_req.version()
     ctxt = api_req.context()
     status = server_status(instance)
@@ -181,7 +181,8 @@ def _server_detail(instance, fault, show, metadata):
     if version >= '2.19':
         body['description'] = instance.get('description')
     if version >= '2.26':
-        body['tags'] = db_api.instance_tags_get(instance['uuid'])
+        body['tags'] = (db_api.instance_tags_get(instance['uuid'])
+                        if tags is None else tags)
     if version >= '2.73':
         body['locked_reason'] = instance.get('locked_reason')
     if version >= '2.63':
@@ -244,6 +245,19 @@ def _hostname(instance):
     name = re.sub(r'[^a-z0-9-]+', '-',
                   (instance['display_name'] or '').lower()).strip('-')
     return name[:63] or 'server-%s' % instance['uuid']
+
+
+def prefetch_compute_services(hosts):
+    """The compute services of a page's hosts in one read (the list
+    views look each server's host up: its zone, its host_status)."""
+    cache = flask.g.setdefault('compute_services', {})
+    wanted = sorted({host for host in hosts if host and host not in cache})
+    if not wanted:
+        return
+    found = {service['host']: service for service in db_api.service_get_all(
+        binary='nova-moves-compute', hosts=wanted)}
+    for host in wanted:
+        cache[host] = found.get(host)
 
 
 def _compute_service(host):
