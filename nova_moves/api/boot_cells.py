@@ -10,19 +10,29 @@ Nova's "No valid host was found." fault, and nothing is claimed or
 cast: Nova's build that never got a host."""
 from nova_moves.api import cell_routing
 from nova_moves import cells
+from nova_moves import conf
 from nova_moves.db import candidates
 from nova_moves.db import api as db_api
 from nova_moves.db import mappings
 from nova_moves import exception
 
+CONF = conf.CONF
 
-def cell_for_boot(flavor, host=None):
-    """(Cell or None, cell mapping id or None) of the new server."""
-    if not cell_routing.enabled():
+
+def cell_for_boot(flavor, host=None, group=None):
+    """(Cell or None, cell mapping id or None) of the new server. A
+    server of a server group goes to the API's own cell (with room),
+    where groups and their members are: the scheduler of another cell
+    would not see them (doc/cells.md)."""
+    if not cell_routing.enabled() or not any(
+            uuid != mappings.CELL0_UUID
+            for uuid in cell_routing.cell_mappings()):
+        # No cell mapped yet (before cell_v2 setup): the API's own
+        # database, mapped by its URL as before.
         return None, None
     if host:
         return _host_cell(host)
-    return boot_cell(flavor)
+    return boot_cell(flavor, home_only=group is not None)
 
 
 def _host_cell(host):
@@ -56,17 +66,18 @@ def room(resources):
     return best
 
 
-def boot_cell(flavor):
+def boot_cell(flavor, home_only=False):
     """The enabled cell (not cell0) whose hosts have the most room for
-    ``flavor``; cell0 when none fits. A cell whose database cannot be
-    read is passed over."""
+    ``flavor`` (``home_only``: the API's own cell only); cell0 when none
+    fits. A cell whose database cannot be read is passed over."""
     resources = candidates.resources_from_flavor(flavor)
     chosen, chosen_room, cell0 = None, None, None
     for mapping in cell_routing.cell_mappings().values():
         if mapping['uuid'] == mappings.CELL0_UUID:
             cell0 = mapping
             continue
-        if mapping.get('disabled'):
+        if mapping.get('disabled') or (home_only and mapping[
+                'database_connection'] != CONF.database.connection):
             continue
         cell = cells.Cell.from_mapping(mapping)
         try:

@@ -150,7 +150,7 @@ def create():
     # Its cell: the API's own in a one-cell deployment (None), else
     # chosen by room (api/cell_routing.py); its row, action and build
     # cast go there.
-    cell, cell_id = boot_cells.cell_for_boot(flavor, host)
+    cell, cell_id = boot_cells.cell_for_boot(flavor, host, group)
     with cells.target(cell):
         if host:
             try:
@@ -229,8 +229,7 @@ def _create_one(ctxt, body, deltas, group, values, cell_id=None):
         raise
     try:
         if group is not None:
-            with cells.target(None):  # server groups are API-level
-                server_rules.join_group(ctxt, group, instance['uuid'])
+            server_rules.join_group(ctxt, group, instance['uuid'])
         if body.get('metadata'):
             db_api.instance_metadata_update(instance['uuid'],
                                             body['metadata'])

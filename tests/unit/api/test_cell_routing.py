@@ -25,7 +25,7 @@ OWNER = {'X-Auth-Token': 'alice:p1'}
 ADMIN = {'X-Auth-Token': 'admin:admin'}
 
 
-class CellRoutingTest(testtools.TestCase):
+class _CellsBase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -72,6 +72,10 @@ class CellRoutingTest(testtools.TestCase):
 
     def mapped_cell(self, uuid):
         return mappings.instance_mapping_get(uuid)['cell_uuid']
+
+
+
+class CellRoutingTest(_CellsBase):
 
     def test_boot_goes_to_the_cell_with_room_and_requests_follow(self):
         uuid = self.boot()
@@ -190,3 +194,37 @@ class OneCellTest(testtools.TestCase):
             self.assertEqual(200, response.status_code)
         get.assert_not_called()
         cellmap.assert_not_called()
+
+
+class CellRoutingMoreTest(_CellsBase):
+
+    def test_a_group_member_goes_to_the_home_cell(self):
+        group = self.client.post('/v2.1/os-server-groups', headers=OWNER,
+                                 json={'server_group': {
+                                     'name': 'g',
+                                     'policies': ['anti-affinity']}})
+        self.assertEqual(200, group.status_code, group.get_json())
+        response = self.client.post('/v2.1/servers', headers=OWNER, json={
+            'server': {'name': 'g1', 'flavorRef': self.flavor['flavorid']},
+            'os:scheduler_hints': {
+                'group': group.get_json()['server_group']['id']}})
+        self.assertEqual(202, response.status_code, response.get_json())
+        uuid = response.get_json()['server']['id']
+        self.assertEqual(self.cell1['uuid'], self.mapped_cell(uuid))
+
+    def test_the_keeper_touches_the_move_in_its_cell(self):
+        from nova_moves.api import move_sending
+        seen = []
+
+        def keep_alive(*args):
+            seen.append(cells.current())
+            return True
+        keeper = move_sending.Keeper()
+        cell2 = cells.Cell.from_mapping(self.cell2)
+        with mock.patch.object(db_api, 'move_keep_alive', keep_alive), \
+                self.target(self.cell2):
+            with keeper.sending('u1', 'resize_prep'):
+                start = list(keeper._starts.values())[0]
+                keeper._touch(start)
+        self.assertEqual([cell2], seen)
+        self.assertEqual(cell2, start.cell)
