@@ -14,6 +14,7 @@ import testtools
 
 from nova_moves.db import models
 from nova_moves.harness import cell_stack
+from tests.functional import databases
 
 INSTANCES = models.Instance.__table__
 ALLOCATIONS = models.Allocation.__table__
@@ -34,7 +35,7 @@ class CellsRoutingTest(testtools.TestCase):
                       'compute': {'vcpus': 8, 'memory_mb': 16384}}
                      for i in (1, 2)]]
         cls.stack = cell_stack.CellsStack(
-            cells=2, computes=computes,
+            cells=2, computes=computes, database_url=cls.cell1_database(),
             keep_workdir=bool(os.environ.get('NOVA_MOVES_KEEP_LOGS')),
             extra_conf={'quota': {'instances': -1, 'cores': -1,
                                   'ram': -1}})
@@ -51,6 +52,11 @@ class CellsRoutingTest(testtools.TestCase):
         cls.engines = {cell: sa.create_engine(url) for cell, url in dict(
             cls.stack.cell_database_urls,
             cell0=cls.stack.cell0_database_url).items()}
+
+    @classmethod
+    def cell1_database(cls):
+        """cell1's database URL (None: a SQLite file)."""
+        return None
 
     @classmethod
     def tearDownClass(cls):
@@ -199,3 +205,25 @@ class CellsRoutingTest(testtools.TestCase):
 
     def test_moves_in_cell2(self):
         self._moves_in('cell2')
+
+
+class CellsRoutingPostgresTest(CellsRoutingTest):
+    """The same with cell1 (the API's home cell) on PostgreSQL, cell2 on
+    SQLite: the issue's "one PostgreSQL, one SQLite"."""
+
+    @classmethod
+    def cell1_database(cls):
+        try:
+            cls.pg_name = databases.create_database(
+                databases.PG_ADMIN_URL, prefix='nm_cellroute')
+        except Exception as exc:
+            raise testtools.TestCase.skipException(
+                'PostgreSQL unavailable: %s' % exc)
+        return databases.PG_URL_FORMAT % cls.pg_name
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            databases.drop_database(databases.PG_ADMIN_URL, cls.pg_name)
