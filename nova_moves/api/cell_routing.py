@@ -21,6 +21,7 @@ import contextlib
 import threading
 import time
 
+from nova_moves.api import request as api_req
 from nova_moves import cells
 from nova_moves import conf
 from nova_moves.db import api_session
@@ -79,22 +80,27 @@ def is_cell0(cell):
 
 
 def server_cell(server_id):
-    """The Cell of the server's mapping (None: mapped to no cell yet, the
-    API's own database); InstanceNotFound without a mapping."""
+    """(The Cell of the server's mapping or None: mapped to no cell yet,
+    the API's own database; the mapping); InstanceNotFound without a
+    mapping."""
     mapping = mappings.instance_mapping_get(server_id)
     if mapping is None:
         raise exception.InstanceNotFound(instance_id=server_id)
     if mapping['cell_uuid'] is None:
-        return None
-    return _cell(mapping['cell_uuid'])
+        return None, mapping
+    return _cell(mapping['cell_uuid']), mapping
 
 
-def _check_cell0(server_id, method, action_of):
+def _check_cell0(server_id, mapping, method, action_of):
     """Nova's answer for a server that never got a host: shown, renamed,
     deleted; anything it would have to do is a 409 (its vm_state is
-    error). ``action_of()``: the server action's name, or None."""
+    error), to its owner or an admin (a 404 to anyone else, as the
+    handler would answer). ``action_of()``: the action's name, or None."""
     action = action_of() if method == 'POST' else None
     if action is not None and action not in CELL0_ACTIONS:
+        ctxt = api_req.context()
+        if not ctxt.is_admin and mapping['project_id'] != ctxt.project_id:
+            raise exception.InstanceNotFound(instance_id=server_id)
         raise exception.InstanceInvalidState(
             method=action, instance_uuid=server_id, attr='vm_state',
             state='error')
@@ -103,9 +109,9 @@ def _check_cell0(server_id, method, action_of):
 @contextlib.contextmanager
 def server_target(server_id, method, action_of=lambda: None):
     """The request's work inside the server's cell."""
-    cell = server_cell(server_id)
+    cell, mapping = server_cell(server_id)
     if is_cell0(cell):
-        _check_cell0(server_id, method, action_of)
+        _check_cell0(server_id, mapping, method, action_of)
     with cells.target(cell):
         yield cell
 

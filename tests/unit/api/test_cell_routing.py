@@ -137,6 +137,11 @@ class CellRoutingTest(_CellsBase):
         response = self.client.post('/v2.1/servers/%s/action' % uuid,
                                     headers=OWNER, json={'os-stop': None})
         self.assertEqual(409, response.status_code)
+        # Not to another project: it does not exist for them.
+        response = self.client.post(
+            '/v2.1/servers/%s/action' % uuid,
+            headers={'X-Auth-Token': 'bob:p2'}, json={'os-stop': None})
+        self.assertEqual(404, response.status_code)
         response = self.client.delete('/v2.1/servers/' + uuid, headers=OWNER)
         self.assertEqual(204, response.status_code, response.get_json())
         self.assertTrue(mappings.instance_mapping_get(uuid)[
