@@ -3,6 +3,7 @@ request context, and Nova-style faults around every view. The URL map is
 built from one table, routes.ROUTES; handlers reach the request through
 api/request.py."""
 import re
+import threading
 
 import flask
 from oslo_db import exception as db_exc
@@ -11,6 +12,7 @@ from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as http_exc
 
 from nova_moves.api import auth
+from nova_moves.api import cell_routing
 from nova_moves.api import faults
 from nova_moves.api import microversion
 from nova_moves.api import move_sending
@@ -21,6 +23,7 @@ from nova_moves.api import policy_cache
 from nova_moves.api import query_params
 from nova_moves.api import request as api_req
 from nova_moves.api import routes
+from nova_moves import cells
 from nova_moves import conf
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import rpcapi as conductor_rpcapi
@@ -66,6 +69,53 @@ class Services:
         self.policy = policy_cache.Authorizer(self.enforcer)
         # One thread keeping alive the moves whose start is being sent.
         self.keeper = move_sending.Keeper()
+        # Other cells' RPC clients, by transport URL (cells.target).
+        self._cells = {}
+
+    def for_cell(self, cell):
+        """These services with the RPC clients of ``cell`` (a cells.Cell):
+        built inside cells.target(cell) on first use, so their transport
+        is the cell's; this app's own when the URL is its own."""
+        url = cell.transport_url
+        if not url or url == CONF.transport_url:
+            return self
+        services = self._cells.get(url)
+        if services is None:
+            services = self._cells.setdefault(url, _CellServices(self, cell))
+        return services
+
+
+class _CellServices:
+    """A cell's conductor, scheduler and compute clients (made when first
+    used: cell0's are never), with the app's policy and keeper."""
+
+    def __init__(self, app_services, cell):
+        self._cell = cell
+        self.enforcer = app_services.enforcer
+        self.policy = app_services.policy
+        self.keeper = app_services.keeper
+        self._clients = {}
+        self._lock = threading.Lock()
+
+    def _client(self, name, factory):
+        client = self._clients.get(name)
+        if client is None:
+            with self._lock, cells.target(self._cell):
+                client = self._clients.get(name) or factory()
+                self._clients[name] = client
+        return client
+
+    @property
+    def conductor(self):
+        return self._client('conductor', conductor_rpcapi.ComputeTaskAPI)
+
+    @property
+    def scheduler(self):
+        return self._client('scheduler', scheduler_rpcapi.SchedulerAPI)
+
+    @property
+    def compute(self):
+        return self._client('compute', compute_rpcapi.ComputeAPI)
 
 
 def _before():
@@ -153,8 +203,22 @@ def _view(methods):
         name, handler = methods['GET' if method == 'HEAD' else method]
         # Before the handler: Nova's query schema is checked first.
         query_params.check(name)
-        return api_req.dispatch(handler, **kwargs)
+        server_id = kwargs.get('server_id')
+        if server_id is None or not cell_routing.enabled():
+            return api_req.dispatch(handler, **kwargs)
+        # One mapping lookup per request: the handler runs in the
+        # server's cell (its database, its RPC clients).
+        with cell_routing.server_target(server_id, method, _action_name):
+            return api_req.dispatch(handler, **kwargs)
     return view
+
+
+def _action_name():
+    """The server action a POST .../action names, or None."""
+    if not flask.request.path.endswith('/action'):
+        return None
+    body = api_req.json_body()
+    return next(iter(body), None) if isinstance(body, dict) else None
 
 
 def add_routes(app, table):

@@ -2,16 +2,21 @@
 them too): at boot, the server mapped to the cell it was created in (in
 a one-cell deployment the only cell, or none before ``cell_v2
 simple_cell_setup``, which maps it then); at delete, queued_for_delete.
-Nothing reads them yet to route a request: doc/cells.md."""
+api/cell_routing.py reads them to route a request: doc/cells.md."""
 from nova_moves import conf
 from nova_moves.db import mappings
 
 CONF = conf.CONF
 
 
-def map_new(instance_uuid, project_id, user_id):
-    """The new server's mapping, in its cell: the one whose database is
-    this API's [database] connection, where its row is written next."""
+def map_new(instance_uuid, project_id, user_id, cell_id=None):
+    """The new server's mapping, in its cell: ``cell_id`` (the cell the
+    API chose, api/boot_cells.py), else the one whose database is this
+    API's [database] connection, where its row is written next."""
+    if cell_id is not None:
+        mappings.instance_mapping_create(instance_uuid, cell_id, project_id,
+                                         user_id)
+        return
     mappings.instance_mapping_for_boot(
         instance_uuid, project_id, user_id, CONF.database.connection)
 

@@ -7,6 +7,7 @@ import flask
 from nova_moves.api import request as api_req
 from nova_moves.api import input_guard
 from nova_moves.api import query
+from nova_moves import cells
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves.scheduler import hints as scheduler_hints
@@ -205,16 +206,20 @@ def visible_flavor(flavor_id):
 def flavor_ref(ref):
     """The flavor a body's ``flavorRef`` names, or a 400 quoting only a
     short prefix of it (a 100 KB ref is not echoed)."""
-    try:
-        flavor = db_api.flavor_get(ref)
-    except exception.FlavorNotFound:
-        flavor = None
-    # A private flavor is the admin's and its access list's projects',
-    # as Nova hides it from projects without access.
-    ctxt = api_req.context()
-    if flavor is None or not (
-            flavor['is_public'] or ctxt.is_admin
-            or ctxt.project_id in db_api.flavor_access_get(ref)):
+    # Flavors are API-level: the API's own database, also for a server
+    # in another cell (a move carries the flavor it reads here).
+    with cells.target(None):
+        try:
+            flavor = db_api.flavor_get(ref)
+        except exception.FlavorNotFound:
+            flavor = None
+        # A private flavor is the admin's and its access list's
+        # projects', as Nova hides it from projects without access.
+        ctxt = api_req.context()
+        if flavor is not None and not (flavor['is_public'] or ctxt.is_admin):
+            if ctxt.project_id not in db_api.flavor_access_get(ref):
+                flavor = None
+    if flavor is None:
         raise exception.Invalid(reason='Flavor %s could not be found.'
                                 % input_guard.excerpt(str(ref)))
     # The copy a server keeps (and a move carries) has no description:

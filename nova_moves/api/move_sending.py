@@ -18,6 +18,7 @@ import time
 
 from oslo_log import log as logging
 
+from nova_moves import cells
 from nova_moves import conf
 from nova_moves.db import api as db_api
 
@@ -38,13 +39,16 @@ def _interval():
 
 
 class _Start:
-    __slots__ = ('instance_uuid', 'task_state', 'migration', 'due')
+    __slots__ = ('instance_uuid', 'task_state', 'migration', 'due', 'cell')
 
     def __init__(self, instance_uuid, task_state, migration, due):
         self.instance_uuid = instance_uuid
         self.task_state = task_state
         self.migration = migration
         self.due = due
+        # The server's cell (cells.target): a context variable does not
+        # follow the start to the keeper's thread, which re-targets.
+        self.cell = cells.current()
 
 
 class Keeper:
@@ -111,8 +115,9 @@ class Keeper:
     def _touch(start):
         """False once the move moved on (or was undone)."""
         try:
-            return db_api.move_keep_alive(start.instance_uuid,
-                                          start.task_state, start.migration)
+            with cells.target(start.cell):
+                return db_api.move_keep_alive(
+                    start.instance_uuid, start.task_state, start.migration)
         except Exception:
             LOG.debug('Could not mark the move of %s as being sent',
                       start.instance_uuid, exc_info=True)

@@ -9,13 +9,17 @@ import hashlib
 import flask
 
 from nova_moves.api import input_guard
+from nova_moves import cells
 from nova_moves import exception
 
 
 def services():
     """The app's Services (app.py): conductor, scheduler, compute,
-    enforcer and its remembered decisions (policy)."""
-    return flask.current_app.extensions['nova_moves']
+    enforcer and its remembered decisions (policy); inside
+    cells.target, with the RPC clients of the targeted cell."""
+    app_services = flask.current_app.extensions['nova_moves']
+    cell = cells.current()
+    return app_services if cell is None else app_services.for_cell(cell)
 
 
 def context():

@@ -7,6 +7,7 @@ OverQuota), the group a boot names and the key pair a boot or rebuild
 names. A leaf: no handler module."""
 from nova_moves.api import request as api_req
 from nova_moves.api import quota_rules
+from nova_moves import cells
 from nova_moves.db import api as db_api
 from nova_moves import exception
 
@@ -84,7 +85,9 @@ def key_pair(key_name):
     if key_name is None:
         return None, None
     try:
-        keypair = db_api.key_pair_get(api_req.context().user_id, key_name)
+        with cells.target(None):  # API-level, as flavors
+            keypair = db_api.key_pair_get(api_req.context().user_id,
+                                          key_name)
     except db_api.KeypairNotFound:
         raise exception.Invalid('Invalid key_name provided.')
     return keypair['name'], keypair['public_key']

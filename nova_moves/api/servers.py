@@ -8,8 +8,10 @@ import uuid
 
 import flask
 
+from nova_moves.api import boot_cells
 from nova_moves.api import request as api_req
 from nova_moves.api import cell_mapping
+from nova_moves.api import cell_routing
 from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import guards
@@ -18,6 +20,7 @@ from nova_moves.api import quota_rules
 from nova_moves.api import server_rules
 from nova_moves.api import validation
 from nova_moves.api import views
+from nova_moves import cells
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import image_store
@@ -141,16 +144,31 @@ def create():
     server_rules.check_metadata_count(ctxt.project_id, body.get('metadata'))
     _check_security_groups(body.get('security_groups'))
     zone, host = _parse_az(body.get('availability_zone'))
-    if host:
-        try:
-            db_api.compute_node_get_by_host(host)
-        except exception.ComputeHostNotFound as exc:
-            raise exception.Invalid(reason=exc.message)
     deltas = dict(quota_rules.flavor_deltas(flavor), instances=1)
     count = quota_rules.allowed_count(ctxt.project_id, deltas, min_count,
                                       max_count)
+    # Its cell: the API's own in a one-cell deployment (None), else
+    # chosen by room (api/cell_routing.py); its row, action and build
+    # cast go there.
+    cell, cell_id = boot_cells.cell_for_boot(flavor, host, group)
+    with cells.target(cell):
+        if host:
+            try:
+                db_api.compute_node_get_by_host(host)
+            except exception.ComputeHostNotFound as exc:
+                raise exception.Invalid(reason=exc.message)
+        return _create_in_cell(ctxt, body, kept, flavor, zone, host, group,
+                               deltas, count, cell, cell_id)
+
+
+def _create_in_cell(ctxt, body, kept, flavor, zone, host, group, deltas,
+                    count, cell, cell_id):
     made = []
     reservation = 'r-' + secrets.token_hex(4)
+    in_cell0 = cell_routing.is_cell0(cell)
+    if in_cell0:
+        # Nova's build that never got a host: the row in cell0, in ERROR.
+        kept = dict(kept, vm_state=states.ERROR, task_state=None)
     try:
         for index in range(count):
             name = body['name'] if count == 1 else _MULTI_NAME % {
@@ -158,9 +176,11 @@ def create():
             made.append(_create_one(ctxt, body, deltas, group, dict(
                 kept, display_name=name, flavor=flavor, requested_az=zone,
                 availability_zone=zone, reservation_id=reservation,
-                launch_index=index)))
+                launch_index=index), cell_id))
         for instance in made:
             common.record_action(instance, 'create')
+            if in_cell0:
+                boot_cells.no_valid_host(instance['uuid'])
     except Exception:
         # Nothing half-made: none of the servers existed for the user (a
         # server whose action could not be written, the database out of
@@ -169,7 +189,7 @@ def create():
             db_api.instance_destroy(instance['uuid'])
             cell_mapping.unmap(instance['uuid'])
         raise
-    for instance in made:
+    for instance in made if not in_cell0 else ():
         # The row holds the flavor, zone, owner and hints given.
         spec = host_hints.request_spec(instance, (), host)
         api_req.services().conductor.build_instances(
@@ -187,14 +207,15 @@ def create():
         'adminPass': body.get('adminPass') or secrets.token_urlsafe(9)}})
 
 
-def _create_one(ctxt, body, deltas, group, values):
+def _create_one(ctxt, body, deltas, group, values, cell_id=None):
     """One server's row (under the quota lock), its group and metadata;
     a failure after the row leaves no row. Its instance mapping first,
     as Nova's API writes it before the cell's row: a mapping that cannot
     be written (the database out of connections) leaves no row behind
     that no build would ever come for."""
     instance_uuid = str(uuid.uuid4())
-    cell_mapping.map_new(instance_uuid, ctxt.project_id, ctxt.user_id)
+    cell_mapping.map_new(instance_uuid, ctxt.project_id, ctxt.user_id,
+                         cell_id)
     try:
         instance = quota_rules.create_instance(
             ctxt.project_id, deltas, dict({

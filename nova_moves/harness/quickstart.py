@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 
+from nova_moves.harness import cell_stack
 from nova_moves.harness import invariants
 from nova_moves.harness import quickstart_guest
 from nova_moves.harness import stack as nm_stack
@@ -167,7 +168,17 @@ def _hypervisor(args, hosts):
     return guests
 
 
-def run(args):
+def _stack(args):
+    """The Stack (one cell) or CellsStack (--cells N, fake hypervisor,
+    two computes per cell), and the QEMU guests or None."""
+    if args.cells > 1:
+        stack = cell_stack.CellsStack(cells=args.cells, computes=2,
+                                      keep_workdir=args.keep)
+        print('Starting %d cells (API database, per cell a database, a '
+              'vhost, a conductor, a scheduler and 2 computes, fake '
+              'hypervisor) on %s, work dir %s' % (
+                  args.cells, stack.broker_url, stack.workdir))
+        return stack, None
     hosts = ['compute1', 'compute2']
     guests = _hypervisor(args, hosts)
     computes = guests.computes() if guests else [{'name': h} for h in hosts]
@@ -175,6 +186,11 @@ def run(args):
     print('Starting api, conductor, scheduler and 2 computes on %s '
           '(vhost %s), work dir %s' % (stack.broker_url, stack.vhost,
                                        stack.workdir))
+    return stack, guests
+
+
+def run(args):
+    stack, guests = _stack(args)
     ok = False
     try:
         t = time.monotonic()
@@ -218,6 +234,9 @@ def _moves(args, stack, guests):
     if server['status'] != 'ACTIVE':
         raise RuntimeError('boot failed: %s' % server.get('fault'))
     first_host = server['OS-EXT-SRV-ATTR:host']
+    if hasattr(stack, 'cell_of_host'):
+        print('The server is in %s (on %s)' % (
+            stack.cell_of_host(first_host), first_host))
     if guests:
         other = [h for h in guests.hosts if h != first_host][0]
         quickstart_guest.live_migrate(client, stack, guests, server['id'],
@@ -299,7 +318,13 @@ def main(argv=None):
                         default='auto',
                         help='[qemu] accel for the computes (auto: KVM when '
                         'a Linux guest boots under it, else TCG)')
+    parser.add_argument('--cells', type=int, default=1, metavar='N',
+                        help='N cells (doc/cells.md), each with 2 computes '
+                        'on the fake hypervisor; the server boots in the '
+                        'cell with the most room and moves inside it')
     args = parser.parse_args(argv)
+    if args.cells > 1 and args.keep:
+        parser.error('--keep is for one cell only')
     if args.stop:
         return stop_kept(args.stop)
     return run(args)
