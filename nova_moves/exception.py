@@ -229,3 +229,10 @@ class CellMappingNotFound(NotFound):
 
 class HostMappingExists(Conflict):
     msg_fmt = 'Host \'%(name)s\' mapping already exists'
+
+
+class CellNotResponding(NovaMovesException):
+    """A list met a cell that did not answer, and [api]
+    list_records_by_skipping_down_cells is False: 500, as Nova."""
+    msg_fmt = ('Cell %(cell_uuid)s is not responding but configuration '
+               'indicates that we should fail.')

@@ -10,6 +10,7 @@ import flask
 
 from nova_moves.api import boot_cells
 from nova_moves.api import request as api_req
+from nova_moves.api import cell_lists
 from nova_moves.api import cell_mapping
 from nova_moves.api import cell_routing
 from nova_moves.api import common
@@ -17,6 +18,7 @@ from nova_moves.api import input_guard
 from nova_moves.api import guards
 from nova_moves.api import microversion
 from nova_moves.api import quota_rules
+from nova_moves.api import server_lists
 from nova_moves.api import server_rules
 from nova_moves.api import validation
 from nova_moves.api import views
@@ -363,48 +365,60 @@ def _list_instances():
     host = args.get('host')
     if host and not ctxt.is_admin:
         host = None
-    fetch = functools.partial(
-        db_api.instance_get_all, project_id=project, host=host,
-        read_deleted=validation.to_bool(args.get('deleted', False))
-        and ctxt.is_admin)
+    query = dict(project_id=project, host=host,
+                 read_deleted=validation.to_bool(args.get('deleted', False))
+                 and ctxt.is_admin)
     matchers = _matchers(args)
+    targets = cell_lists.targets(include_cell0=True)
+    if targets is not None:
+        # Several cells: each read in parallel, merged (api/server_lists).
+        partial_ok = not (matchers or host or query['read_deleted'])
+        return server_lists.page(targets, query, matchers, partial_ok) + (
+            targets,)
+    fetch = functools.partial(db_api.instance_get_all, **query)
     def key(instance):
         return instance['uuid']
     if matchers:
-        return common.page([i for i in fetch()
-                            if all(match(i) for match in matchers)], key=key)
-    return common.page(fetch, key=key)
+        instances, limit = common.page(
+            [i for i in fetch() if all(match(i) for match in matchers)],
+            key=key)
+    else:
+        instances, limit = common.page(fetch, key=key)
+    return instances, (), limit, None, None
 
 
-def _list_body(instances, limit, servers, path):
+def _list_body(items, limit, servers, path):
     body = {'servers': servers}
-    links = common.next_links(instances, limit, path,
-                              key=lambda instance: instance['uuid'])
+    links = common.next_links(items, limit, path,
+                              key=lambda item: item['uuid'])
     if links:
         body['servers_links'] = links
     return flask.jsonify(body)
 
 
+def _paged(instances, partials):
+    """What the next link pages by: the servers, then the partial
+    records (their mappings) of a down cell's."""
+    return list(instances) + [{'uuid': p['instance_uuid']} for p in partials]
+
+
 def index():
-    instances, limit = _list_instances()
-    return _list_body(instances, limit,
-                      [views.server_brief(i) for i in instances], 'servers')
+    instances, partials, limit, _cells, _targets = _list_instances()
+    return _list_body(_paged(instances, partials), limit,
+                      [views.server_brief(i) for i in instances] +
+                      [cell_lists.partial_server_brief(p) for p in partials],
+                      'servers')
 
 
 def detail():
-    instances, limit = _list_instances()
-    uuids = [i['uuid'] for i in instances]
-    metadata = db_api.instance_metadata_get_many(uuids)
-    # One read of the page's tags, not one per server.
-    tags = (db_api.instance_tags_get_many(uuids)
-            if api_req.version() >= '2.26' else {})
-    views.prefetch_compute_services(i['host'] for i in instances)
-    return _list_body(instances, limit, [
-        views.server_detail(i, db_api.instance_fault_get_latest(i['uuid'])
-                            if i['vm_state'] == states.ERROR else None,
-                            metadata=metadata.get(i['uuid'], {}),
-                            tags=tags.get(i['uuid'], []))
-        for i in instances], 'servers/detail')
+    instances, partials, limit, cell_of, targets = _list_instances()
+    if targets is not None:
+        servers = server_lists.details(targets, instances, cell_of)
+    else:
+        servers = server_lists.render_details(instances)
+    servers += [cell_lists.partial_server_detail(p) for p in partials]
+    return _list_body(_paged(instances, partials), limit, servers,
+                      'servers/detail')
 
 
 def show(server_id):

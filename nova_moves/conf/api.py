@@ -94,6 +94,15 @@ api_opts = [
                     'can send any Host they like.'),
     cfg.IntOpt('max_limit', default=1000, min=1,
                help='Most items one list request returns.'),
+    cfg.BoolOpt('list_records_by_skipping_down_cells', default=True,
+                help='Nova\'s option. A cells v2 API whose list of servers, '
+                     'services, hypervisors or migrations finds a cell '
+                     'that does not answer (its database down, or slower '
+                     'than the 60 s cell timeout): True leaves that cell\'s '
+                     'records out and answers with the others\'; False '
+                     'answers 500. From microversion 2.69 the servers and '
+                     'services of such a cell are listed as partial records '
+                     '(status UNKNOWN) whatever this says.'),
     cfg.BoolOpt('enable_test_hooks', default=False,
                 help='Serve the admin-only /nova-moves-test endpoints that '
                      'inject failures into compute agents (nova-moves-api), '

@@ -11,6 +11,11 @@ default_opts = [
     cfg.StrOpt('state_path', default='/var/lib/nova_moves',
                help='Directory for the embedded SQLite database and the '
                     'file:// coordination backend.'),
+    cfg.IntOpt('cell_worker_thread_pool_size', default=5, min=1,
+               help='Nova\'s option: threads one API process reads its '
+                    'cells with at once, one per cell, when a list is '
+                    'gathered from every cell (cells v2 with more than '
+                    'one cell).'),
     cfg.IntOpt('report_interval', default=10, min=1,
                help='Seconds between two liveness reports of a service.'),
     cfg.IntOpt('service_down_time', default=60, min=1,

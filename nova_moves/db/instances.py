@@ -5,6 +5,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from nova_moves.db import fault_text
+from nova_moves.db import keyset
 from nova_moves.db import models
 from nova_moves import exception
 from nova_moves import states
@@ -103,10 +104,18 @@ def instance_get_brief(instance_uuid):
 
 
 def instance_get_all(project_id=None, host=None, limit=None, marker=None,
-                     read_deleted=False, uuids=None, vm_states=None):
+                     read_deleted=False, uuids=None, vm_states=None,
+                     after=None):
+    """``after``: the sort values (created_at, id, uuid) of a record of
+    any cell, in place of ``marker``: the page of a list merged across
+    cells (db/keyset), with the uuid as the last tie-break."""
+    table = models.Instance.__table__
     with _session(writer=False) as session:
         query = sa.select(models.Instance).order_by(
             models.Instance.created_at.desc(), models.Instance.id.desc())
+        if after is not None:
+            query = sa.select(models.Instance).order_by(
+                *keyset.order_by(table)).where(keyset.after(table, after))
         if not read_deleted:
             query = query.where(models.Instance.deleted == 0)
         if project_id:

@@ -211,6 +211,21 @@ def instance_mappings_by_cell(cell_id):
                 _INSTANCES.c.cell_id == cell_id))]
 
 
+def instance_mappings_in_cells(cell_ids, project_id=None):
+    """The live servers' mappings of those cells (of ``project_id`` when
+    given), newest first: the partial records of the cells that are
+    down (Nova's get_not_deleted_by_cell_and_project)."""
+    query = sa.select(_INSTANCES).where(
+        _INSTANCES.c.cell_id.in_(list(cell_ids)),
+        sa.or_(_INSTANCES.c.queued_for_delete == sa.false(),
+               _INSTANCES.c.queued_for_delete.is_(None))).order_by(
+            _INSTANCES.c.created_at.desc(), _INSTANCES.c.id.desc())
+    if project_id:
+        query = query.where(_INSTANCES.c.project_id == project_id)
+    with api_session.tx(writer=False) as conn:
+        return [session._row_dict(row) for row in conn.execute(query)]
+
+
 def instance_mappings_map(cell_id, instances):
     """Map each of ``instances`` (dicts of uuid, project_id, user_id,
     deleted) to the cell: a new mapping, or one with no cell yet given

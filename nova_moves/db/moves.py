@@ -3,6 +3,7 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
+from nova_moves.db import keyset
 from nova_moves.db import models
 from nova_moves.db import move_queue
 from nova_moves.db import phases
@@ -119,9 +120,13 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
                       migration_type=None, source_compute=None,
                       user_id=None, project_id=None, changes_since=None,
                       changes_before=None, limit=None, marker=None,
-                      newest_first=True, uuids=None):
+                      newest_first=True, uuids=None, after=None):
+    """``after``: the sort values (created_at, id, uuid) of a migration
+    of any cell, in place of ``marker`` (db/keyset; newest first)."""
     with _tx(writer=False) as session:
-        if newest_first:
+        if after is not None:
+            order = keyset.order_by(_MIGRATIONS)
+        elif newest_first:
             order = (_MIGRATIONS.c.created_at.desc(),
                      _MIGRATIONS.c.id.desc())
         else:
@@ -155,6 +160,8 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
         if changes_before:
             query = query.where(_MIGRATIONS.c.updated_at <=
                                 _parse_time(changes_before))
+        if after is not None:
+            query = query.where(keyset.after(_MIGRATIONS, after))
         if marker:
             mrow = session.execute(sa.select(_MIGRATIONS.c.id).where(
                 _MIGRATIONS.c.uuid == marker)).first()

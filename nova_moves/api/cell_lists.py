@@ -1,0 +1,200 @@
+"""The API's lists across cells: Nova's scatter-gather
+(nova/context.py scatter_gather_cells) and, for a cell that does not
+answer, Nova's 2.69 partial records.
+
+A one-cell deployment never scatters: with ``[api_database] connection``
+unset, or fewer than two cells besides cell0, ``targets()`` is None and
+every list reads this process's own database as before, at no extra
+cost (the cell mappings are read once per process and cached, as Nova's
+API caches them: restart the API after ``cell_v2 create_cell``).
+
+Each cell is read in a thread of its own inside ``cells.target(cell)``
+(a context variable does not follow work into a thread, so the request's
+context -- flask's request and g -- is copied into each), at most
+``[DEFAULT] cell_worker_thread_pool_size`` at once, and waited for at
+most CELL_TIMEOUT seconds (Nova's 60). A cell whose read raised or timed
+out is *down*: its result is left out and its uuid returned in the down
+set. The threads are the call's own, not a shared pool: a cell hanging
+holds none of the other requests' reads.
+
+For the per-server routing (GET /servers/{id} of a server in a down
+cell): ``is_cell_failure(exc)`` says whether an exception of a read in a
+cell means the cell is down, and ``partial_server_show(mapping)`` is the
+2.69 record to answer with (``cell_down_support(version)`` says whether
+the request's microversion takes it)."""
+import concurrent.futures
+import contextvars
+import threading
+import time
+
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from nova_moves.api import common
+from nova_moves import cells
+from nova_moves import conf
+from nova_moves.db import mappings
+from nova_moves import exception
+from nova_moves import timeutil
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+# Nova's nova.context.CELL_TIMEOUT: seconds a list waits for a cell.
+CELL_TIMEOUT = 60
+# Nova's PARTIAL_CONSTRUCT_FOR_CELL_DOWN_MIN_VERSION.
+PARTIAL_VERSION = '2.69'
+UNKNOWN = 'UNKNOWN'
+
+_LOCK = threading.Lock()
+_CACHE = {'url': None, 'cells': None}
+
+
+def reset_cache():
+    """Forget the cached cell mappings (a test's, or after a change)."""
+    with _LOCK:
+        _CACHE.update(url=None, cells=None)
+
+
+def cell_mappings():
+    """The cell mappings (dicts of db/mappings), cached per API database
+    URL once there is at least one; None without [api_database]
+    connection."""
+    url = CONF.api_database.connection
+    if not url:
+        return None
+    with _LOCK:
+        if _CACHE['url'] == url and _CACHE['cells']:
+            return _CACHE['cells']
+    found = mappings.cell_list()
+    with _LOCK:
+        _CACHE.update(url=url, cells=found)
+    return found
+
+
+def targets(include_cell0=False):
+    """The cells a list reads, as cells.Cell (cell0 last, with
+    ``include_cell0``: Nova lists its servers); None in a one-cell
+    deployment, where the list reads this process's database alone."""
+    found = cell_mappings()
+    if found is None:
+        return None
+    real = [m for m in found if not mappings.is_cell0(m)]
+    if len(real) < 2:
+        return None
+    chosen = real + ([m for m in found if mappings.is_cell0(m)]
+                     if include_cell0 else [])
+    return [cells.Cell.from_mapping(m) for m in chosen]
+
+
+def cell_ids():
+    """{cell uuid: the mapping's integer id} of the cached mappings."""
+    return {m['uuid']: m['id'] for m in cell_mappings() or ()}
+
+
+def is_cell_failure(exc):
+    """Whether ``exc``, raised by a read inside cells.target(cell), means
+    the cell's database cannot be reached (down, refusing, timing out)
+    rather than a bad request."""
+    return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError,
+                            sa.exc.TimeoutError, db_exc.DBConnectionError,
+                            concurrent.futures.TimeoutError,
+                            ConnectionError, TimeoutError))
+
+
+def scatter(targets_, fn, *args, **kwargs):
+    """``fn(cell, *args, **kwargs)`` in each cell of ``targets_``, in
+    parallel, inside cells.target(cell) and the request's context.
+    Returns ({cell uuid: result}, {uuid of each cell that did not
+    answer}); every exception of a cell but the API's own errors (which
+    are raised) counts as that cell down (Nova's
+    raised_exception_sentinel), logged."""
+    results, down = {}, set()
+    if not targets_:
+        return results, down
+
+    def run(cell):
+        with cells.target(cell):
+            return fn(cell, *args, **kwargs)
+
+    pool = concurrent.futures.ThreadPoolExecutor(
+        max_workers=min(CONF.cell_worker_thread_pool_size, len(targets_)),
+        thread_name_prefix='cell-list')
+    try:
+        futures = {cell.uuid: pool.submit(contextvars.copy_context().run,
+                                          run, cell) for cell in targets_}
+        deadline = time.monotonic() + CELL_TIMEOUT
+        for cell_uuid, future in futures.items():
+            try:
+                results[cell_uuid] = future.result(
+                    timeout=max(0.0, deadline - time.monotonic()))
+            except exception.NovaMovesException:
+                raise  # the request's own error (a 4xx), not the cell's
+            except concurrent.futures.TimeoutError:
+                LOG.warning('Timed out waiting for response from cell %s',
+                            cell_uuid)
+                down.add(cell_uuid)
+            except Exception:
+                LOG.warning('Cell %s failed to answer a list', cell_uuid,
+                            exc_info=True)
+                down.add(cell_uuid)
+    finally:
+        # A hung cell's thread ends with its read; nobody waits for it.
+        pool.shutdown(wait=False, cancel_futures=True)
+    return results, down
+
+
+def cell_down_support(version):
+    return version >= PARTIAL_VERSION
+
+
+def skip_or_fail(down):
+    """Below 2.69 (or a list without partial records): the down cells'
+    records are left out ([api] list_records_by_skipping_down_cells, the
+    default), or the request fails with 500."""
+    if down and not CONF.api.list_records_by_skipping_down_cells:
+        raise exception.CellNotResponding(cell_uuid=sorted(down)[0])
+    for cell_uuid in sorted(down):
+        LOG.warning('Cell %s is not responding: its records are left out '
+                    'of the list', cell_uuid)
+
+
+# Nova's 2.69 partial records
+
+def partial_server_brief(mapping):
+    """GET /servers: a down cell's server."""
+    return {'id': mapping['instance_uuid'], 'status': UNKNOWN,
+            'links': common.links('servers', mapping['instance_uuid'])}
+
+
+def partial_server_detail(mapping):
+    """GET /servers/detail: a down cell's server."""
+    return dict(partial_server_brief(mapping),
+                tenant_id=mapping['project_id'],
+                created=timeutil.api_time_z(mapping['created_at']))
+
+
+def partial_server_show(mapping, version='2.69'):
+    """GET /servers/{id} (2.69+) of a server whose cell is down, from its
+    instance mapping (``mappings.instance_mapping_get``): Nova's keys
+    but the flavor and image, which Nova takes from the request spec,
+    which this API database does not hold yet. The power state is
+    NOSTATE (0), the zone UNKNOWN and, from 2.71, no server groups
+    (they are in the cell's database)."""
+    body = {'id': mapping['instance_uuid'], 'status': UNKNOWN,
+            'tenant_id': mapping['project_id'],
+            'user_id': mapping['user_id'],
+            'created': timeutil.api_time_z(mapping['created_at']),
+            'OS-EXT-AZ:availability_zone': UNKNOWN,
+            'OS-EXT-STS:power_state': 0}
+    if version >= '2.71':
+        body['server_groups'] = []
+    return body
+
+
+def partial_service(host_mapping):
+    """GET /os-services (2.69+): a down cell's compute service, from its
+    host mapping."""
+    return {'binary': 'nova-compute', 'host': host_mapping['host'],
+            'status': UNKNOWN}

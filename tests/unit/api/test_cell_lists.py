@@ -1,0 +1,203 @@
+"""The API's lists across cells, in process: a home cell (the API's
+[database]), a second cell and cell0, each its own SQLite database, and
+an API database with their mappings. Merge order, markers in another
+cell, limits, a down cell (2.69 partial records; skipped below, or 500
+with [api] list_records_by_skipping_down_cells = False)."""
+import datetime
+import os
+
+import testtools
+
+from nova_moves.api import cell_lists
+from nova_moves import cells
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves.db import api_migration
+from nova_moves.db import mappings
+from nova_moves.db import migration
+from nova_moves.db import session
+from nova_moves import states
+from tests.unit import fixtures as nm_fixtures
+
+CONF = conf.CONF
+ADMIN = {'X-Auth-Token': 'admin:admin'}
+ALICE = {'X-Auth-Token': 'alice:p1'}
+T0 = datetime.datetime(2026, 1, 1, 12, 0, 0)
+
+
+def at(version, headers=ADMIN):
+    return dict(headers, **{'OpenStack-API-Version': 'compute %s' % version})
+
+
+class CellListsBase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.client = nm_fixtures.api_on_database(self)
+        self.dir = os.path.dirname(CONF.database.connection[
+            len('sqlite:///'):])
+        api_url = 'sqlite:///%s' % os.path.join(self.dir, 'api.sqlite')
+        self.useFixture(nm_fixtures.Override('connection', api_url,
+                                             'api_database'))
+        api_migration.db_sync()
+        self.addCleanup(session.dispose_engines)
+        cell_lists.reset_cache()
+        self.addCleanup(cell_lists.reset_cache)
+        self.cell0 = self._cell('cell0', uuid=mappings.CELL0_UUID,
+                                transport='none:///')
+        self.cell1 = mappings.cell_create({
+            'name': 'cell1', 'database_connection': CONF.database.connection,
+            'transport_url': 'fake:///cell1'})
+        self.cell2 = self._cell('cell2')
+
+    def _cell(self, name, uuid=None, transport=None):
+        url = 'sqlite:///%s' % os.path.join(self.dir, name + '.sqlite')
+        migration.db_sync_url(url)
+        return mappings.cell_create({
+            'uuid': uuid, 'name': name, 'database_connection': url,
+            'transport_url': transport or 'fake:///' + name})
+
+    def server(self, cell, minutes, project='p1', **values):
+        """A server created ``minutes`` after T0 in ``cell``, mapped."""
+        with cells.target(cells.Cell.from_mapping(cell)):
+            instance = db_api.instance_create(dict({
+                'display_name': 'vm%d' % minutes, 'user_id': 'alice',
+                'project_id': project, 'vm_state': states.ACTIVE,
+                'host': 'h-' + cell['name'], 'node': 'h-' + cell['name'],
+                'flavor': nm_fixtures.SMALL,
+                'created_at': T0 + datetime.timedelta(minutes=minutes)},
+                **values))
+        mappings.instance_mapping_create(instance['uuid'], cell['id'],
+                                         project, 'alice')
+        return instance['uuid']
+
+    def break_cell(self, cell):
+        """The cell's database unreachable: a path that cannot be opened."""
+        mappings.cell_update(cell['uuid'], {
+            'database_connection': 'sqlite:////nonexistent/dir/x.sqlite'})
+        cell_lists.reset_cache()
+
+    def get(self, path, version='2.1', headers=ALICE):
+        response = self.client.get('/v2.1/' + path,
+                                   headers=at(version, headers))
+        return response
+
+
+class ServerListTest(CellListsBase):
+
+    def setUp(self):
+        super().setUp()
+        # Interleaved in time across the cells.
+        self.s = {m: self.server(self.cell1 if m % 2 else self.cell2, m)
+                  for m in range(1, 7)}
+
+    def ids(self, response):
+        self.assertEqual(200, response.status_code, response.get_data())
+        return [s['id'] for s in response.get_json()['servers']]
+
+    def test_merged_newest_first(self):
+        expected = [self.s[m] for m in range(6, 0, -1)]
+        self.assertEqual(expected, self.ids(self.get('servers')))
+        body = self.get('servers/detail').get_json()['servers']
+        self.assertEqual(expected, [s['id'] for s in body])
+        self.assertEqual('ACTIVE', body[0]['status'])
+
+    def test_limit_and_marker_in_another_cell(self):
+        page = self.get('servers?limit=2')
+        self.assertEqual([self.s[6], self.s[5]], self.ids(page))
+        next_href = page.get_json()['servers_links'][0]['href']
+        self.assertIn('marker=%s' % self.s[5], next_href)
+        # The marker is in cell1; the next page starts in cell2.
+        page = self.get('servers?limit=2&marker=%s' % self.s[5])
+        self.assertEqual([self.s[4], self.s[3]], self.ids(page))
+        page = self.get('servers/detail?limit=3&marker=%s' % self.s[4])
+        self.assertEqual([self.s[3], self.s[2], self.s[1]], self.ids(page))
+        page = self.get('servers?marker=%s' % self.s[1])
+        self.assertEqual([], self.ids(page))
+
+    def test_same_created_at_ordered_by_id_then_uuid(self):
+        a = self.server(self.cell1, 10)
+        b = self.server(self.cell2, 10)
+        ids = self.ids(self.get('servers?limit=2'))
+        self.assertEqual(sorted([a, b]) if True else None, sorted(ids))
+        first = self.ids(self.get('servers?limit=1'))
+        rest = self.ids(self.get('servers?limit=1&marker=%s' % first[0]))
+        self.assertEqual(sorted([a, b]), sorted(first + rest))
+
+    def test_unknown_marker_is_400(self):
+        self.assertEqual(400, self.get(
+            'servers?marker=00000000-0000-0000-0000-00000000dead'
+        ).status_code)
+
+    def test_filters_apply_in_every_cell(self):
+        ids = self.ids(self.get('servers?name=vm[24]$'))
+        self.assertEqual([self.s[4], self.s[2]], ids)
+        ids = self.ids(self.get('servers?name=vm&limit=2&marker=%s'
+                                % self.s[4]))
+        self.assertEqual([self.s[3], self.s[2]], ids)
+
+    def test_project_scope(self):
+        other = self.server(self.cell2, 20, project='p2')
+        self.assertNotIn(other, self.ids(self.get('servers', headers=ALICE)))
+        self.assertIn(other, self.ids(self.get('servers?all_tenants=1',
+                                                     headers=ADMIN)))
+
+
+class DownCellServerListTest(CellListsBase):
+
+    def setUp(self):
+        super().setUp()
+        self.up = [self.server(self.cell1, m) for m in (1, 3)]
+        self.down = [self.server(self.cell2, m) for m in (2, 4)]
+        self.break_cell(self.cell2)
+
+    def test_skipped_below_2_69(self):
+        for path in ('servers', 'servers/detail'):
+            response = self.get(path, '2.68')
+            self.assertEqual(200, response.status_code)
+            self.assertEqual(self.up[::-1], [
+                s['id'] for s in response.get_json()['servers']])
+
+    def test_500_when_not_skipping(self):
+        self.useFixture(nm_fixtures.Override(
+            'list_records_by_skipping_down_cells', False, 'api'))
+        self.assertEqual(500, self.get('servers', '2.68').status_code)
+        # 2.69 answers whatever the option says.
+        self.assertEqual(200, self.get('servers', '2.69').status_code)
+
+    def test_partial_records_from_2_69(self):
+        body = self.get('servers', '2.69').get_json()['servers']
+        self.assertEqual(self.up[::-1] + self.down[::-1],
+                         [s['id'] for s in body])
+        partial = body[-1]
+        self.assertEqual({'id', 'status', 'links'}, set(partial))
+        self.assertEqual('UNKNOWN', partial['status'])
+        body = self.get('servers/detail', '2.69').get_json()['servers']
+        partial = body[-1]
+        self.assertEqual({'id', 'status', 'links', 'tenant_id', 'created'},
+                         set(partial))
+        self.assertEqual('p1', partial['tenant_id'])
+        self.assertEqual('ACTIVE', body[0]['status'])
+
+    def test_partial_records_page_on(self):
+        page = self.get('servers?limit=3', '2.69').get_json()
+        self.assertEqual(self.up[::-1] + [self.down[1]],
+                         [s['id'] for s in page['servers']])
+        href = page['servers_links'][0]['href']
+        marker = href.split('marker=')[1]
+        self.assertEqual(self.down[1], marker)
+        page = self.get('servers?limit=3&marker=%s' % marker, '2.69')
+        self.assertEqual([self.down[0]], [
+            s['id'] for s in page.get_json()['servers']])
+
+    def test_filtered_list_skips_down_cell(self):
+        body = self.get('servers?name=vm', '2.69').get_json()['servers']
+        self.assertEqual(self.up[::-1], [s['id'] for s in body])
+
+    def test_partial_show_record(self):
+        mapping = mappings.instance_mapping_get(self.down[0])
+        with self.client.application.test_request_context():
+            body = cell_lists.partial_server_show(mapping, '2.71')
+        self.assertEqual('UNKNOWN', body['status'])
+        self.assertEqual([], body['server_groups'])
+        self.assertEqual('alice', body['user_id'])
