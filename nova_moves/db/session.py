@@ -33,15 +33,17 @@ class EngineCache:
     rebuilt when its URL changes (the [database] one here, the
     [api_database] one in db/api_session)."""
 
-    def __init__(self):
+    def __init__(self, other_cell=False):
         self.lock = threading.Lock()
         self.writer = self.reader = self.url = None
+        self.other_cell = other_cell
 
     def get(self, url, writer=True):
         with self.lock:
             if self.writer is None or self.url != url:
                 self.url = url
-                self.writer = _make_engine(url, immediate=True)
+                self.writer = _make_engine(url, immediate=True,
+                                           other_cell=self.other_cell)
                 # SQLite readers must not take the write lock at BEGIN.
                 self.reader = (_make_engine(url, immediate=False)
                                if url.startswith('sqlite') else self.writer)
@@ -68,7 +70,7 @@ class _CellEngines:
         with cls.lock:
             cache = cls.by_url.get(url)
             if cache is None:
-                cache = cls.by_url[url] = EngineCache()
+                cache = cls.by_url[url] = EngineCache(other_cell=True)
         return cache.get(url, writer)
 
     @classmethod
@@ -184,7 +186,7 @@ def _set_idle_timeout(engine, seconds):
     engine.dispose()
 
 
-def _make_engine(url, immediate):
+def _make_engine(url, immediate, other_cell=False):
     if url.startswith('sqlite'):
         path = sa.engine.make_url(url).database
         if path and path != ':memory:':
@@ -204,8 +206,15 @@ def _make_engine(url, immediate):
     else:
         # oslo.db's engine pings each connection at checkout
         # (pool_pre_ping) and reopens one the server closed or lost.
-        engine = engines.create_engine(url,
-                                       **engine_opts.engine_kwargs(CONF))
+        kwargs = engine_opts.engine_kwargs(CONF)
+        if other_cell:
+            # Another cell's database (the API's lists and per-server
+            # reads): no connection test at build time, whose [database]
+            # max_retries x retry_interval (100 s by default) would hold
+            # every request reading a down cell; the first read fails at
+            # once, and the engine reconnects once the cell is back.
+            kwargs['max_retries'] = 0
+        engine = engines.create_engine(url, **kwargs)
         _set_idle_timeout(engine, CONF.database.idle_connection_timeout)
     sqlstats.attach(engine)
     return engine

@@ -5,6 +5,10 @@ cell, limits, a down cell (2.69 partial records; skipped below, or 500
 with [api] list_records_by_skipping_down_cells = False)."""
 import datetime
 import os
+import threading
+import time
+
+import fixtures
 
 import testtools
 
@@ -71,10 +75,14 @@ class CellListsBase(testtools.TestCase):
                                          project, 'alice')
         return instance['uuid']
 
-    def break_cell(self, cell):
-        """The cell's database unreachable: a path that cannot be opened."""
-        mappings.cell_update(cell['uuid'], {
-            'database_connection': 'sqlite:////nonexistent/dir/x.sqlite'})
+    def break_cell(self, cell, url=None):
+        """The cell's database unreachable: by default a SQLite path under
+        a regular file, which cannot be opened."""
+        if url is None:
+            blocker = os.path.join(self.dir, 'not-a-directory')
+            open(blocker, 'w').close()
+            url = 'sqlite:///%s' % os.path.join(blocker, 'x.sqlite')
+        mappings.cell_update(cell['uuid'], {'database_connection': url})
         cell_lists.reset_cache()
 
     def get(self, path, version='2.1', headers=ALICE):
@@ -193,6 +201,37 @@ class DownCellServerListTest(CellListsBase):
     def test_filtered_list_skips_down_cell(self):
         body = self.get('servers?name=vm', '2.69').get_json()['servers']
         self.assertEqual(self.up[::-1], [s['id'] for s in body])
+
+    def test_closed_port_is_down_at_once(self):
+        # A PostgreSQL cell whose server refuses connections: no wait for
+        # oslo.db's connection retries (the cell engines make none).
+        self.break_cell(self.cell2,
+                        'postgresql+psycopg2://nova:x@127.0.0.1:9/nova')
+        started = time.monotonic()
+        body = self.get('servers', '2.69').get_json()['servers']
+        self.assertLess(time.monotonic() - started, 10)
+        self.assertEqual(self.up[::-1] + self.down[::-1],
+                         [s['id'] for s in body])
+
+    def test_slow_cell_times_out(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_moves.api.cell_lists.CELL_TIMEOUT', 0.5))
+        real = db_api.instance_get_all
+        release = threading.Event()
+        self.addCleanup(release.set)
+
+        def slow(**kwargs):
+            if cells.current() and cells.current().name == 'cell1':
+                release.wait(10)
+            return real(**kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_moves.db.api.instance_get_all', slow))
+        started = time.monotonic()
+        body = self.get('servers', '2.68').get_json()['servers']
+        self.assertLess(time.monotonic() - started, 5)
+        # cell1 timed out, cell2 is broken: nothing, and no wait.
+        self.assertEqual([], body)
 
     def test_partial_show_record(self):
         mapping = mappings.instance_mapping_get(self.down[0])
