@@ -7,6 +7,7 @@ import collections
 
 import flask
 
+from nova_moves.api import cell_lists
 from nova_moves.api import request as api_req
 from nova_moves.api import service_names
 from nova_moves.api import servicegroup_cache
@@ -19,7 +20,7 @@ INTERNAL = 'internal'
 def _zones():
     """zone -> its services, zones in name order (Nova sorts them)."""
     zones = collections.defaultdict(list)
-    for service in db_api.service_get_all():
+    for _cell, service in cell_lists.gather_or_skip(db_api.service_get_all):
         zones[service_names.zone(service)].append(service)
     return dict(sorted(zones.items()))
 

@@ -145,6 +145,22 @@ def scatter(targets_, fn, *args, **kwargs):
     return results, down
 
 
+def merge_order(items):
+    """Nova's order of a list merged across cells (its Instance and
+    Migration sort contexts): created_at newest first, then id, then the
+    uuid, the one key unique across cells."""
+    items = sorted(items, key=lambda i: i['uuid'])
+    items.sort(key=lambda i: i['id'], reverse=True)
+    items.sort(key=lambda i: i['created_at'] or '', reverse=True)
+    return items
+
+
+def sort_values(record):
+    """A record's values of merge_order's keys (db/keyset.after)."""
+    return {'created_at': record['created_at'], 'id': record['id'],
+            'uuid': record['uuid']}
+
+
 def cell_down_support(version):
     return version >= PARTIAL_VERSION
 
@@ -198,3 +214,90 @@ def partial_service(host_mapping):
     host mapping."""
     return {'binary': 'nova-compute', 'host': host_mapping['host'],
             'status': UNKNOWN}
+
+
+# Lists whose items stay in cell order (services, hypervisors, hosts)
+
+def _call(cell, fn, args, kwargs):
+    return fn(*args, **kwargs)
+
+
+def gather(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``'s items from every cell, concatenated in
+    cell order, each paired with its cells.Cell: ([(cell, item)], {down
+    cell uuids}). In a one-cell deployment fn runs here alone, each item
+    paired with None. A down cell is left out (skip_or_fail is the
+    caller's, which may list partial records instead)."""
+    targets_ = targets()
+    if targets_ is None:
+        return [(None, item) for item in fn(*args, **kwargs)], set()
+    results, down = scatter(targets_, _call, fn, args, kwargs)
+    return [(cell, item) for cell in targets_ if cell.uuid in results
+            for item in results[cell.uuid]], down
+
+
+def gather_or_skip(fn, *args, **kwargs):
+    """gather, the down cells' items left out (or 500, by the option)."""
+    pairs, down = gather(fn, *args, **kwargs)
+    skip_or_fail(down)
+    return pairs
+
+
+def _render_group(cell, render, groups):
+    return render([item for _, item in groups[cell.uuid]])
+
+
+def render_in_cells(pairs, render):
+    """``render(items)`` (a list of as many results) of each cell's items
+    of ``pairs``, run in that cell, in parallel: the results in the
+    order of ``pairs``. A cell that stops answering in between has its
+    items left out (or 500, by the option)."""
+    if all(cell is None for cell, _ in pairs):
+        return render([item for _, item in pairs])
+    groups, order = {}, []
+    for cell, item in pairs:
+        if cell.uuid not in groups:
+            groups[cell.uuid] = []
+            order.append(cell)
+        groups[cell.uuid].append((cell, item))
+    results, down = scatter(order, _render_group, render, groups)
+    skip_or_fail(down)
+    rendered = {uuid: iter(items) for uuid, items in results.items()}
+    return [next(rendered[cell.uuid]) for cell, _ in pairs
+            if cell.uuid in rendered]
+
+
+def find(fn, *args, **kwargs):
+    """(cell, ``fn(*args, **kwargs)``) of the first cell where it finds
+    something (a NotFound in a cell is nothing there): per-record
+    requests by an id the API database does not map (a service, a
+    hypervisor). (None, result) in a one-cell deployment, where fn runs
+    here alone and raises what it raises. NotFound when no cell has it;
+    CellNotResponding (500) when a down cell might have it and
+    list_records_by_skipping_down_cells is False."""
+    targets_ = targets()
+    if targets_ is None:
+        return None, fn(*args, **kwargs)
+
+    def look(cell, fn, args, kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except exception.NotFound as exc:
+            return exc
+
+    results, down = scatter(targets_, look, fn, args, kwargs)
+    missing = None
+    for cell in targets_:
+        result = results.get(cell.uuid)
+        if isinstance(result, exception.NotFound):
+            missing = result
+        elif cell.uuid in results and result not in (None, []):
+            return cell, result
+    skip_or_fail(down)
+    raise missing or exception.NotFound('Not found in any cell.')
+
+
+def in_cell(cell, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` inside cells.target(cell) (None: here)."""
+    with cells.target(cell):
+        return fn(*args, **kwargs)

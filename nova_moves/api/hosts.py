@@ -14,10 +14,12 @@ nodes, admin only.
 """
 import flask
 
+from nova_moves.api import cell_lists
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import service_names
 from nova_moves.api import validation
+from nova_moves import cells
 from nova_moves.db import api as db_api
 from nova_moves import exception
 
@@ -49,7 +51,7 @@ def index():
     api_req.authorize(RULE % 'list', {})
     zone = flask.request.args.get('zone')
     hosts = []
-    for service in db_api.service_get_all():
+    for _cell, service in cell_lists.gather_or_skip(db_api.service_get_all):
         if service['disabled'] or 'api' in _topic(service):
             continue
         entry = {'host_name': service['host'], 'service': _topic(service),
@@ -60,11 +62,18 @@ def index():
 
 
 def _compute_host(host_name):
-    """The host's compute service, or Nova's 404."""
-    if not db_api.service_get_all(binary=service_names.COMPUTE_BINARY,
-                                  host=host_name):
+    """The cell of the host's compute service (None: this one), or
+    Nova's 404."""
+    try:
+        cell, found = cell_lists.find(
+            db_api.service_get_all, binary=service_names.COMPUTE_BINARY,
+            host=host_name)
+    except exception.NotFound:
+        found = None
+    if not found:
         raise exception.NotFound("Host '%s' is not mapped to any cell"
                                  % host_name[:255])
+    return cell
 
 
 def _resource(host, project, cpu, memory_mb, disk_gb):
@@ -75,7 +84,11 @@ def _resource(host, project, cpu, memory_mb, disk_gb):
 def show(host_name):
     _served()
     api_req.authorize(RULE % 'show', {})
-    _compute_host(host_name)
+    with cells.target(_compute_host(host_name)):
+        return _show(host_name)
+
+
+def _show(host_name):
     node = db_api.compute_node_get_by_host(host_name)
     used = common.host_usage(db_api.provider_usages(), host_name)
     by_project = {}

@@ -5,11 +5,13 @@ import json
 import flask
 from oslo_utils import strutils
 
+from nova_moves.api import cell_lists
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import service_names
 from nova_moves.api import servicegroup_cache
+from nova_moves import cells
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import timeutil
@@ -95,10 +97,21 @@ def _render(nodes, detail, with_servers=False):
                   if with_servers else None) for n in nodes]
 
 
+def _nodes():
+    """[(cell, node)] of every cell (cell_lists.gather)."""
+    return cell_lists.gather_or_skip(db_api.compute_node_get_all)
+
+
+def _render_pairs(pairs, detail, with_servers=False):
+    """_render of each cell's nodes, in its cell."""
+    return cell_lists.render_in_cells(
+        pairs, lambda nodes: _render(nodes, detail, with_servers))
+
+
 def _matching(pattern):
-    """Nodes whose hypervisor_hostname contains ``pattern`` (Nova's
-    LIKE '%pattern%'); none is a 404."""
-    nodes = [n for n in db_api.compute_node_get_all()
+    """[(cell, node)] whose hypervisor_hostname contains ``pattern``
+    (Nova's LIKE '%pattern%'); none is a 404."""
+    nodes = [(c, n) for c, n in _nodes()
              if pattern in n['hypervisor_hostname']]
     if not nodes:
         raise exception.NotFound('No hypervisor matching %s could be '
@@ -134,20 +147,23 @@ def _list(detail):
                 detail='Paging over hypervisors with the '
                        'hypervisor_hostname_pattern query parameter is not '
                        'supported.')
-        return flask.jsonify({'hypervisors': _render(
+        return flask.jsonify({'hypervisors': _render_pairs(
             _matching(pattern), detail, with_servers)})
-    nodes = db_api.compute_node_get_all()
+    nodes = _nodes()
     body = {}
     if version >= '2.33':
-        # Nova pages hypervisors from 2.33, by id (uuid from 2.53).
-        key = _id_key(version)
+        # Nova pages hypervisors from 2.33, by id (uuid from 2.53); the
+        # cells' nodes in cell order.
+        node_key = _id_key(version)
+        def key(pair):
+            return node_key(pair[1])
         nodes, limit = common.page(nodes, key=key)
         links = common.next_links(
             nodes, limit, 'os-hypervisors/detail' if detail
             else 'os-hypervisors', key=key)
         if links:
             body['hypervisors_links'] = links
-    body['hypervisors'] = _render(nodes, detail, with_servers)
+    body['hypervisors'] = _render_pairs(nodes, detail, with_servers)
     return flask.jsonify(body)
 
 
@@ -176,21 +192,22 @@ def search(pattern):
     """GET /os-hypervisors/{pattern}/search, below 2.53 as in Nova."""
     _before_2_53('search')
     api_req.authorize('os_compute_api:os-hypervisors:search')
-    return flask.jsonify({'hypervisors': _render(_matching(pattern),
-                                                 False)})
+    return flask.jsonify({'hypervisors': _render_pairs(_matching(pattern),
+                                                       False)})
 
 
 def servers(pattern):
     """GET /os-hypervisors/{pattern}/servers, below 2.53 as in Nova."""
     _before_2_53('servers')
     api_req.authorize('os_compute_api:os-hypervisors:servers')
-    return flask.jsonify({'hypervisors': _render(_matching(pattern), False,
-                                                 with_servers=True)})
+    return flask.jsonify({'hypervisors': _render_pairs(
+        _matching(pattern), False, with_servers=True)})
 
 
 def _node(hypervisor_id):
+    """(cell, node) of whichever cell has it."""
     try:
-        return db_api.compute_node_get(hypervisor_id)
+        return cell_lists.find(db_api.compute_node_get, hypervisor_id)
     except exception.ComputeHostNotFound:
         raise exception.NotFound('Hypervisor with ID %s could not be found.'
                                  % hypervisor_id)
@@ -199,8 +216,10 @@ def _node(hypervisor_id):
 def show(hypervisor_id):
     api_req.authorize('os_compute_api:os-hypervisors:show')
     with_servers = _with_servers()
-    return flask.jsonify({'hypervisor': _render([_node(hypervisor_id)],
-                                                True, with_servers)[0]})
+    cell, node = _node(hypervisor_id)
+    with cells.target(cell):
+        return flask.jsonify({'hypervisor': _render([node], True,
+                                                    with_servers)[0]})
 
 
 def uptime(hypervisor_id):
@@ -210,10 +229,11 @@ def uptime(hypervisor_id):
         raise exception.NotFound('The uptime API is removed in 2.88; read '
                                  'uptime from the hypervisor itself.')
     api_req.authorize('os_compute_api:os-hypervisors:uptime')
-    node = _node(hypervisor_id)
-    body = _render([node], False)[0]
-    services = db_api.service_get_all(binary=service_names.COMPUTE_BINARY,
-                                      host=node['host'])
+    cell, node = _node(hypervisor_id)
+    with cells.target(cell):
+        body = _render([node], False)[0]
+        services = db_api.service_get_all(
+            binary=service_names.COMPUTE_BINARY, host=node['host'])
     body['uptime'] = _uptime(node, services[0] if services else None)
     return flask.jsonify({'hypervisor': body})
 
@@ -229,7 +249,7 @@ def statistics():
         raise exception.NotFound('The statistics API is removed in 2.88; '
                                  'sum GET /os-hypervisors/detail instead.')
     api_req.authorize('os_compute_api:os-hypervisors:statistics')
-    rows = _render(db_api.compute_node_get_all(), True)
+    rows = _render_pairs(_nodes(), True)
     totals = {key: sum(row[key] for row in rows) for key in _TOTALS}
     return flask.jsonify({'hypervisor_statistics': dict(totals,
                                                         count=len(rows))})

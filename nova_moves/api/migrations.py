@@ -10,9 +10,11 @@ import re
 
 import flask
 
+from nova_moves.api import cell_lists
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import extensions
+from nova_moves.api import input_guard
 from nova_moves.api import views
 from nova_moves.db import api as db_api
 from nova_moves.db import phases
@@ -73,7 +75,8 @@ def show(migration_id):
     """GET /os-migrations/{id} (id or uuid): a nova_moves addition, Nova
     has no such route. Any migration, with its phases."""
     api_req.authorize(RULE)
-    migration = db_api.migration_get(migration_id)  # 404 when unknown
+    # 404 when unknown (in every cell).
+    _cell, migration = cell_lists.find(db_api.migration_get, migration_id)
     if migration['project_id'] != api_req.context().project_id and \
             not api_req.can(RULE + ':all_projects'):
         # Another project's: not there, for this caller.
@@ -114,12 +117,16 @@ def index():
     if own_project:
         # Whatever the microversion: never another project's rows.
         filters['project_id'] = ctxt.project_id
-    fetch = functools.partial(db_api.migration_get_all, **filters)
-    if version >= '2.59':
+    targets = cell_lists.targets()
+    if targets is not None:
+        migrations, limit = _across_cells(targets, filters,
+                                          version >= '2.59')
+    elif version >= '2.59':
+        fetch = functools.partial(db_api.migration_get_all, **filters)
         # Nova pages (and caps at max_limit) from 2.59 only.
         migrations, limit = common.page(fetch)
     else:
-        migrations, limit = fetch(), None
+        migrations, limit = db_api.migration_get_all(**filters), None
     with_phases = extensions.requested(extensions.PHASES)
     body = {'migrations': [view(m, version, with_phases)
                            for m in migrations]}
@@ -131,3 +138,31 @@ def index():
     if links:
         body['migrations_links'] = links
     return flask.jsonify(body)
+
+
+def _cell_rows(cell, filters, limit, after):
+    return db_api.migration_get_all(limit=limit, after=after, **filters)
+
+
+def _across_cells(targets, filters, paged):
+    """Every cell's migrations, read in parallel and merged in Nova's
+    order (api/cell_lists.merge_order); from 2.59 one page of them, the
+    marker found in its cell and applied to every cell by its values. A
+    down cell's are left out (or 500, by [api]
+    list_records_by_skipping_down_cells)."""
+    limit = after = None
+    if paged:
+        limit, marker = common.limit_and_marker()
+        if marker:
+            try:
+                _cell, found = cell_lists.find(db_api.migration_get, marker)
+            except exception.NotFound:
+                raise exception.MarkerNotFound(
+                    marker=input_guard.excerpt(marker))
+            after = cell_lists.sort_values(found)
+    results, down = cell_lists.scatter(
+        targets, _cell_rows, filters, limit and max(limit, 1), after)
+    cell_lists.skip_or_fail(down)
+    merged = cell_lists.merge_order(
+        [m for rows in results.values() for m in rows])
+    return (merged[:limit] if paged else merged), limit

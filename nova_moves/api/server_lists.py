@@ -22,14 +22,6 @@ from nova_moves.api import input_guard
 from nova_moves import states
 
 
-def merge_order(items):
-    """Nova's merged order: created_at desc, id desc, uuid asc."""
-    items = sorted(items, key=lambda i: i['uuid'])
-    items.sort(key=lambda i: i['id'], reverse=True)
-    items.sort(key=lambda i: i['created_at'] or '', reverse=True)
-    return items
-
-
 def _rows(cell, query, limit, after, matchers):
     if matchers:
         return [i for i in db_api.instance_get_all(**query)
@@ -56,9 +48,7 @@ def _marker_values(targets, marker):
     found, down = cell_lists.scatter([cell], get)
     if down:
         return None, mapping
-    row = found[cell.uuid]
-    return {'created_at': row['created_at'], 'id': row['id'],
-            'uuid': row['uuid']}, None
+    return cell_lists.sort_values(found[cell.uuid]), None
 
 
 def _partials_after(partials, marker):
@@ -90,7 +80,7 @@ def page(targets, query, matchers, partial_ok):
         for row in rows:
             cell_of[row['uuid']] = cell_uuid
         instances += rows
-    instances = merge_order(instances)
+    instances = cell_lists.merge_order(instances)
     partials = []
     if down and partial:
         ids = cell_lists.cell_ids()

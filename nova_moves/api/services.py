@@ -1,13 +1,16 @@
 """os-services: list, enable/disable, force down (the evacuate gate)."""
 import flask
 
+from nova_moves.api import cell_lists
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import service_names
 from nova_moves.api import servicegroup_cache
 from nova_moves.api import validation
+from nova_moves import cells
 from nova_moves.db import api as db_api
+from nova_moves.db import mappings
 from nova_moves import exception
 from nova_moves import timeutil
 
@@ -47,12 +50,30 @@ def view(service):
 
 
 def index():
+    """Every cell's services, in cell order. A down cell's computes are
+    listed, from 2.69, as Nova's partial records (from its host
+    mappings); below, left out (or 500, by [api]
+    list_records_by_skipping_down_cells)."""
     api_req.authorize('os_compute_api:os-services:list')
     args = flask.request.args
-    services = db_api.service_get_all(
-        binary=service_names.db_binary(args.get('binary')),
-        host=args.get('host'))
-    return flask.jsonify({'services': [view(s) for s in services]})
+    binary = service_names.db_binary(args.get('binary'))
+    pairs, down = cell_lists.gather(db_api.service_get_all, binary=binary,
+                                    host=args.get('host'))
+    body = [view(s) for _, s in pairs]
+    if down and cell_lists.cell_down_support(api_req.version()):
+        if binary in (None, service_names.COMPUTE_BINARY):
+            body += [cell_lists.partial_service(mapping)
+                     for mapping in mappings.host_mapping_list()
+                     if mapping['cell_uuid'] in down and
+                     args.get('host') in (None, mapping['host'])]
+    else:
+        cell_lists.skip_or_fail(down)
+    return flask.jsonify({'services': body})
+
+
+def _find(service_id):
+    """(cell, service) by id or uuid, in whichever cell has it."""
+    return cell_lists.find(db_api.service_get, service_id)
 
 
 def _values_from(body):
@@ -83,7 +104,7 @@ def update(service_id):
         raise exception.ValidationError(
             detail='Specifying a disabled_reason is only supported when the '
                    'status is disabled.')
-    service = _get_by_uuid(service_id)
+    cell, service = _get_by_uuid(service_id)
     values = _values_from(body)
     if 'forced_down' in values and \
             service['binary'] != service_names.COMPUTE_BINARY:
@@ -91,13 +112,14 @@ def update(service_id):
             detail='Updating a %s service is not supported; only '
                    'nova-compute services can be forced down.'
                    % service_names.api_binary(service['binary']))
-    service = db_api.service_update(service['id'], values)
+    service = cell_lists.in_cell(cell, db_api.service_update, service['id'],
+                                 values)
     return flask.jsonify({'service': view(service)})
 
 
 def _get_by_uuid(service_id):
     try:
-        return db_api.service_get(service_id)
+        return _find(service_id)
     except exception.ServiceNotFound:
         raise exception.ServiceNotFound(service_id=service_id)
 
@@ -109,8 +131,12 @@ def _legacy_update(action, body, version):
     if action not in actions:
         raise exception.NotFound('Unknown action %s' % action)
     validation.body()
-    services = db_api.service_get_all(
-        binary=service_names.db_binary(body['binary']), host=body['host'])
+    try:
+        cell, services = cell_lists.find(
+            db_api.service_get_all,
+            binary=service_names.db_binary(body['binary']), host=body['host'])
+    except exception.NotFound:
+        services = []
     if not services:
         raise exception.NotFound('Service %s on host %s could not be found.'
                                  % (input_guard.excerpt(body['binary']),
@@ -121,7 +147,8 @@ def _legacy_update(action, body, version):
             raise exception.ValidationError(
                 detail="'forced_down' is a required property")
         forced = validation.to_bool(body['forced_down'])
-        db_api.service_update(service['id'], {'forced_down': forced})
+        cell_lists.in_cell(cell, db_api.service_update, service['id'],
+                           {'forced_down': forced})
         return flask.jsonify({'service': {
             'host': body['host'], 'binary': body['binary'],
             'forced_down': forced}})
@@ -130,8 +157,8 @@ def _legacy_update(action, body, version):
     if action == 'disable-log-reason' and not reason:
         raise exception.ValidationError(
             detail="'disabled_reason' is a required property")
-    db_api.service_update(service['id'], {'disabled': disabled,
-                                          'disabled_reason': reason})
+    cell_lists.in_cell(cell, db_api.service_update, service['id'],
+                       {'disabled': disabled, 'disabled_reason': reason})
     result = {'host': body['host'], 'binary': body['binary'],
               'status': 'disabled' if disabled else 'enabled'}
     if reason:
@@ -141,11 +168,12 @@ def _legacy_update(action, body, version):
 
 def delete(service_id):
     api_req.authorize('os_compute_api:os-services:delete')
-    service = db_api.service_get(service_id)
-    if service['binary'] == service_names.COMPUTE_BINARY and \
-            db_api.instance_get_all(host=service['host'], limit=1):
-        raise exception.Conflict(
-            reason='Unable to delete compute service %s: it still hosts '
-                   'servers.' % service['host'])
-    db_api.service_delete(service['id'])
+    cell, service = _find(service_id)
+    with cells.target(cell):
+        if service['binary'] == service_names.COMPUTE_BINARY and \
+                db_api.instance_get_all(host=service['host'], limit=1):
+            raise exception.Conflict(
+                reason='Unable to delete compute service %s: it still hosts '
+                       'servers.' % service['host'])
+        db_api.service_delete(service['id'])
     return common.no_content()

@@ -19,11 +19,13 @@ from urllib import parse
 
 import flask
 
+from nova_moves.api import cell_lists
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves import conf
 from nova_moves.db import api as db_api
+from nova_moves.db import mappings
 from nova_moves import exception
 from nova_moves import timeutil
 
@@ -133,12 +135,45 @@ def _usages(project_id, detailed, allowed):
         return db_api.instance_get_active_by_window(
             start, stop, project_id=project_id, limit=limit, marker=marker)
 
-    if paged:
+    targets = cell_lists.targets()
+    if targets is not None:
+        instances, limit = _across_cells(targets, fetch, paged)
+    elif paged:
         instances, limit = common.page(fetch)
     else:  # Nova's first page, without links
         instances, limit = fetch(conf.CONF.api.max_limit, None), None
     servers = [server_usage(i, start, stop, now) for i in instances]
     return summarize(servers, start, stop, detailed), servers, limit
+
+
+def _fetch_in(cell, fetch, limit, markers):
+    return fetch(limit, markers.get(cell.uuid))
+
+
+def _across_cells(targets, fetch, paged):
+    """Nova's usage across cells: the cells' servers in cell order, each
+    cell's in its own order; a marker's page goes on in the marker's cell
+    (found by its instance mapping), then the cells after it. The cells
+    are read in parallel; a down cell's servers are left out (or 500, by
+    [api] list_records_by_skipping_down_cells)."""
+    limit, marker = common.limit_and_marker() if paged else (
+        conf.CONF.api.max_limit, None)
+    markers = {}
+    if marker:
+        mapping = mappings.instance_mapping_get(marker)
+        uuids = [cell.uuid for cell in targets]
+        if mapping is None or mapping['cell_uuid'] not in uuids:
+            raise exception.MarkerNotFound(
+                marker=input_guard.excerpt(marker))
+        targets = targets[uuids.index(mapping['cell_uuid']):]
+        markers[mapping['cell_uuid']] = marker
+    results, down = cell_lists.scatter(targets, _fetch_in, fetch,
+                                       max(limit, 1), markers)
+    cell_lists.skip_or_fail(down)
+    if marker and targets[0].uuid in down:
+        raise exception.MarkerNotFound(marker=input_guard.excerpt(marker))
+    instances = [i for cell in targets for i in results.get(cell.uuid, ())]
+    return instances[:limit], (limit if paged else None)
 
 
 def _links(servers, limit, path):
