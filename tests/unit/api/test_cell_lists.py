@@ -240,3 +240,120 @@ class DownCellServerListTest(CellListsBase):
         self.assertEqual('UNKNOWN', body['status'])
         self.assertEqual([], body['server_groups'])
         self.assertEqual('alice', body['user_id'])
+
+
+class OtherListsTest(CellListsBase):
+    """Services, hypervisors, hosts, zones, migrations and usage: every
+    cell's, and a down cell's services as 2.69 partial records."""
+
+    def setUp(self):
+        super().setUp()
+        for cell, host, zone in ((self.cell1, 'h1', 'az1'),
+                                 (self.cell2, 'h2', 'az2')):
+            with cells.target(cells.Cell.from_mapping(cell)):
+                nm_fixtures.compute(host, zone=zone)
+            mappings.host_mapping_create(host, cell['id'])
+
+    def migration(self, cell, minutes, **values):
+        with cells.target(cells.Cell.from_mapping(cell)):
+            return db_api.migration_create(dict({
+                'instance_uuid': self.server(cell, minutes),
+                'source_compute': 'h-' + cell['name'],
+                'migration_type': 'migration', 'status': 'finished',
+                'project_id': 'p1', 'user_id': 'alice',
+                'created_at': T0 + datetime.timedelta(minutes=minutes)},
+                **values))['uuid']
+
+    def test_services_of_every_cell(self):
+        body = self.get('os-services', headers=ADMIN).get_json()['services']
+        self.assertEqual(['h1', 'h2'], sorted(s['host'] for s in body))
+
+    def test_down_cell_services(self):
+        self.break_cell(self.cell2)
+        body = self.get('os-services', '2.68', ADMIN).get_json()['services']
+        self.assertEqual(['h1'], [s['host'] for s in body])
+        body = self.get('os-services', '2.69', ADMIN).get_json()['services']
+        self.assertEqual({'binary': 'nova-compute', 'host': 'h2',
+                          'status': 'UNKNOWN'}, body[-1])
+        self.useFixture(nm_fixtures.Override(
+            'list_records_by_skipping_down_cells', False, 'api'))
+        self.assertEqual(500, self.get('os-services', '2.68',
+                                       ADMIN).status_code)
+
+    def test_service_update_in_its_cell(self):
+        body = self.get('os-services?host=h2', '2.53',
+                        ADMIN).get_json()['services']
+        response = self.client.put(
+            '/v2.1/os-services/%s' % body[0]['id'],
+            json={'status': 'disabled', 'disabled_reason': 'x'},
+            headers=at('2.53'))
+        self.assertEqual(200, response.status_code, response.get_data())
+        with cells.target(cells.Cell.from_mapping(self.cell2)):
+            self.assertTrue(db_api.service_get_all(host='h2')[0]['disabled'])
+
+    def test_hypervisors_of_every_cell(self):
+        body = self.get('os-hypervisors/detail', '2.53', ADMIN).get_json()
+        self.assertEqual(['h1', 'h2'], sorted(
+            h['hypervisor_hostname'] for h in body['hypervisors']))
+        page = self.get('os-hypervisors?limit=1', '2.53', ADMIN).get_json()
+        first = page['hypervisors'][0]['id']
+        page = self.get('os-hypervisors?limit=1&marker=%s' % first, '2.53',
+                        ADMIN).get_json()
+        self.assertEqual(1, len(page['hypervisors']))
+        self.assertNotEqual(first, page['hypervisors'][0]['id'])
+        body = self.get('os-hypervisors?hypervisor_hostname_pattern=h2',
+                        '2.53', ADMIN).get_json()['hypervisors']
+        self.assertEqual(['h2'], [h['hypervisor_hostname'] for h in body])
+        shown = self.get('os-hypervisors/%s' % body[0]['id'], '2.53', ADMIN)
+        self.assertEqual('h2', shown.get_json()['hypervisor'][
+            'hypervisor_hostname'])
+
+    def test_hosts_and_zones(self):
+        hosts = self.get('os-hosts', headers=ADMIN).get_json()['hosts']
+        self.assertEqual({'h1', 'h2'}, {h['host_name'] for h in hosts})
+        self.assertEqual(200, self.get('os-hosts/h2',
+                                       headers=ADMIN).status_code)
+        zones = self.get('os-availability-zone/detail',
+                         headers=ADMIN).get_json()['availabilityZoneInfo']
+        self.assertTrue({'az1', 'az2'} <= {z['zoneName'] for z in zones})
+
+    def test_migrations_merged_and_paged(self):
+        made = {m: self.migration(self.cell1 if m % 2 else self.cell2, m)
+                for m in range(1, 5)}
+        body = self.get('os-migrations', '2.59', ADMIN).get_json()
+        self.assertEqual([made[m] for m in (4, 3, 2, 1)],
+                         [m['uuid'] for m in body['migrations']])
+        page = self.get('os-migrations?limit=2&marker=%s' % made[3], '2.59',
+                        ADMIN).get_json()
+        self.assertEqual([made[2], made[1]],
+                         [m['uuid'] for m in page['migrations']])
+        self.assertEqual(400, self.get(
+            'os-migrations?marker=00000000-0000-0000-0000-00000000dead',
+            '2.59', ADMIN).status_code)
+        self.break_cell(self.cell2)
+        body = self.get('os-migrations', '2.59', ADMIN).get_json()
+        self.assertEqual([made[3], made[1]],
+                         [m['uuid'] for m in body['migrations']])
+
+    def test_tenant_usage_of_every_cell(self):
+        for m, cell in ((1, self.cell1), (2, self.cell2)):
+            self.server(cell, m, launched_at=T0)
+        query = ('os-simple-tenant-usage/p1?start=2025-01-01T00:00:00&'
+                 'end=2027-01-01T00:00:00')
+        body = self.get(query, '2.40', ADMIN).get_json()['tenant_usage']
+        self.assertEqual(2, len(body['server_usages']))
+        page = self.get(query + '&limit=1', '2.40', ADMIN).get_json()
+        marker = page['tenant_usage']['server_usages'][0]['instance_id']
+        page = self.get(query + '&limit=1&marker=' + marker, '2.40',
+                        ADMIN).get_json()
+        self.assertEqual(1, len(page['tenant_usage']['server_usages']))
+        self.assertNotEqual(
+            marker, page['tenant_usage']['server_usages'][0]['instance_id'])
+
+
+class OneCellTest(testtools.TestCase):
+    """One cell (and cell0) mapped in an API database: no scatter."""
+
+    def test_no_scatter(self):
+        nm_fixtures.api_on_database(self)
+        self.assertIsNone(cell_lists.targets(include_cell0=True))
