@@ -67,7 +67,9 @@ OPERATIONS = {
                             {'200': _ok(wrap('extra_specs', ANY_OBJ))}),
     'services_index': ('List services (admin).', ['binary', 'host'],
                        {'200': _ok(wrap('services', {
-                           'type': 'array', 'items': ref('Service')}))}),
+                           'type': 'array', 'items': {'anyOf': [
+                               ref('Service'),
+                               ref('ServicePartial')]}}))}),
     'services_update': (
         'Enable, disable or force down a service: PUT /os-services/{uuid} '
         'from 2.53; below, {service_id} is the action enable, disable, '

@@ -133,10 +133,12 @@ _SERVER_FILTERS = ['all_tenants', 'project_id', 'host', 'status', 'name',
                    'deleted', 'limit', 'marker']
 OPERATIONS['servers_index'] = (
     'List servers (id, name, links).', _SERVER_FILTERS,
-    {'200': _ok(listing('servers', ref('ServerBrief')))})
+    {'200': _ok(listing('servers', {'anyOf': [
+        ref('ServerBrief'), ref('ServerPartial')]}))})
 OPERATIONS['servers_detail'] = (
     'List servers with details.', _SERVER_FILTERS,
-    {'200': _ok(listing('servers', ref('ServerInList')))})
+    {'200': _ok(listing('servers', {'anyOf': [
+        ref('ServerInList'), ref('ServerPartial')]}))})
 _FLAVOR_FILTERS = ['is_public', 'minRam', 'minDisk', 'sort_key', 'sort_dir',
                    'limit', 'marker', 'name']  # name: 2.102
 OPERATIONS['flavors_index'] = ('List flavors.', _FLAVOR_FILTERS, {

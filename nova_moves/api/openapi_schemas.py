@@ -319,6 +319,19 @@ SCHEMAS['HostDrainPlan'] = obj({
 SCHEMAS['ServerInList'] = obj({
     name: schema for name, schema in SCHEMAS['Server']['properties'].items()
     if name != 'server_groups'})
+# Nova's 2.69 partial records of a cell that does not answer (api/
+# cell_lists): status UNKNOWN and what the API database knows.
+_UNKNOWN = {'type': 'string', 'enum': ['UNKNOWN']}
+SCHEMAS['ServerPartial'] = obj({
+    'id': STR, 'status': _UNKNOWN, 'links': LINKS,
+    'tenant_id': f(STR, optional=True), 'created': f(STR, optional=True)})
+SCHEMAS['ServerPartialShow'] = obj({
+    'id': STR, 'status': _UNKNOWN, 'tenant_id': STR, 'user_id': STR,
+    'created': STR, 'OS-EXT-AZ:availability_zone': STR,
+    'OS-EXT-STS:power_state': INT,
+    'server_groups': f({'type': 'array'}, optional=True)})
+SCHEMAS['ServicePartial'] = obj({'binary': STR, 'host': STR,
+                                 'status': _UNKNOWN})
 # os-availability-zone: ``hosts`` is null in the list, a map of host ->
 # binary -> state in the detail.
 SCHEMAS['AvailabilityZones'] = wrap('availabilityZoneInfo', {
