@@ -22,6 +22,12 @@ from nova_moves.api import input_guard
 from nova_moves import states
 
 
+def paged(instances, partials):
+    """What the next link pages by: the servers, then the partial
+    records (their mappings) of a down cell's."""
+    return list(instances) + [{'uuid': p['instance_uuid']} for p in partials]
+
+
 def _rows(cell, query, limit, after, matchers):
     if matchers:
         return [i for i in db_api.instance_get_all(**query)

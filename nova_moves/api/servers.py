@@ -396,15 +396,9 @@ def _list_body(items, limit, servers, path):
     return flask.jsonify(body)
 
 
-def _paged(instances, partials):
-    """What the next link pages by: the servers, then the partial
-    records (their mappings) of a down cell's."""
-    return list(instances) + [{'uuid': p['instance_uuid']} for p in partials]
-
-
 def index():
     instances, partials, limit, _cells, _targets = _list_instances()
-    return _list_body(_paged(instances, partials), limit,
+    return _list_body(server_lists.paged(instances, partials), limit,
                       [views.server_brief(i) for i in instances] +
                       [cell_lists.partial_server_brief(p) for p in partials],
                       'servers')
@@ -417,7 +411,7 @@ def detail():
     else:
         servers = server_lists.render_details(instances)
     servers += [cell_lists.partial_server_detail(p) for p in partials]
-    return _list_body(_paged(instances, partials), limit, servers,
+    return _list_body(server_lists.paged(instances, partials), limit, servers,
                       'servers/detail')
 
 
