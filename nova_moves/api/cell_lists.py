@@ -100,7 +100,9 @@ def is_cell_failure(exc):
     return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError,
                             sa.exc.TimeoutError, db_exc.DBConnectionError,
                             concurrent.futures.TimeoutError,
-                            ConnectionError, TimeoutError))
+                            # SQLite: a database file that cannot be made
+                            # (ConnectionError, TimeoutError are OSErrors).
+                            OSError))
 
 
 def scatter(targets_, fn, *args, **kwargs):

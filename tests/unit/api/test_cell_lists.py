@@ -20,6 +20,7 @@ from nova_moves.db import api_migration
 from nova_moves.db import mappings
 from nova_moves.db import migration
 from nova_moves.db import session
+from nova_moves import exception
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
 
@@ -232,6 +233,22 @@ class DownCellServerListTest(CellListsBase):
         self.assertLess(time.monotonic() - started, 5)
         # cell1 timed out, cell2 is broken: nothing, and no wait.
         self.assertEqual([], body)
+
+    def test_is_cell_failure(self):
+        for url in (None, 'postgresql+psycopg2://nova:x@127.0.0.1:9/nova'):
+            if url:
+                self.break_cell(self.cell2, url)
+            cell = cells.Cell.from_mapping(mappings.cell_get(
+                self.cell2['uuid']))
+            try:
+                with cells.target(cell):
+                    db_api.instance_get(self.down[0])
+            except Exception as exc:
+                self.assertTrue(cell_lists.is_cell_failure(exc), exc)
+            else:
+                self.fail('a read in a down cell succeeded')
+        self.assertFalse(cell_lists.is_cell_failure(
+            exception.InstanceNotFound(instance_id='x')))
 
     def test_partial_show_record(self):
         mapping = mappings.instance_mapping_get(self.down[0])
