@@ -31,6 +31,7 @@ import uuid
 import flask
 from oslo_log import log as logging
 
+from nova_moves.api import cell_lists
 from nova_moves.api import request as api_req
 from nova_moves.api import common
 from nova_moves.api import image_refs
@@ -96,10 +97,13 @@ def _shelved_image(instance):
 
 def _shelved():
     ctxt = api_req.context()
-    instances = db_api.instance_get_all(
+    # Every cell's shelved servers (cell_lists: a one-cell deployment
+    # reads its own database alone).
+    instances = cell_lists.gather_or_skip(
+        db_api.instance_get_all,
         project_id=None if ctxt.is_admin else ctxt.project_id,
         vm_states=SHELVED_STATES)
-    return [_shelved_image(i) for i in instances]
+    return [_shelved_image(i) for _cell, i in instances]
 
 
 def _stored_image(record):

@@ -16,6 +16,7 @@ import copy
 import flask
 from oslo_log import log as logging
 
+from nova_moves.api import cell_lists
 from nova_moves.api import request as api_req
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -70,7 +71,8 @@ def create():
     api_req.authorize(RULE, {})
     events = validation.body()['events']
     uuids = sorted({event['server_uuid'] for event in events})
-    instances = {i['uuid']: i for i in db_api.instance_get_all(uuids=uuids)}
+    instances = {i['uuid']: i for _cell, i in cell_lists.gather_or_skip(
+        db_api.instance_get_all, uuids=uuids)}
     answered, code = [], 200
     for event in events:
         event = dict(event)

@@ -12,6 +12,7 @@ import datetime
 
 import flask
 
+from nova_moves.api import cell_lists
 from nova_moves.api import request as api_req
 from nova_moves.api import input_guard
 from nova_moves.api import service_names
@@ -48,9 +49,11 @@ def _period(before):
 def report(before):
     """Nova's audit report of the period completed before ``before``."""
     begin, end = _period(before)
-    logs = db_api.task_log_get_all(TASK_NAME, begin, end)
-    hosts = {s['host'] for s in db_api.service_get_all(
-        binary=service_names.COMPUTE_BINARY)}
+    # Every cell's task logs and compute hosts (api/cell_lists).
+    logs = [log for _cell, log in cell_lists.gather_or_skip(
+        db_api.task_log_get_all, TASK_NAME, begin, end)]
+    hosts = {s['host'] for _cell, s in cell_lists.gather_or_skip(
+        db_api.service_get_all, binary=service_names.COMPUTE_BINARY)}
     seen = {log['host'] for log in logs}
     done = {log['host'] for log in logs if log['state'] == 'DONE'}
     running = {log['host'] for log in logs if log['state'] == 'RUNNING'}
