@@ -137,9 +137,13 @@ def scatter(targets_, fn, *args, **kwargs):
                 LOG.warning('Timed out waiting for response from cell %s',
                             cell_uuid)
                 down.add(cell_uuid)
-            except Exception:
-                LOG.warning('Cell %s failed to answer a list', cell_uuid,
-                            exc_info=True)
+            except Exception as exc:
+                # An unreachable database is said in one line (every list
+                # meets it while the cell is down); anything else with
+                # its traceback.
+                LOG.warning('Cell %s failed to answer a list: %s',
+                            cell_uuid, exc,
+                            exc_info=not is_cell_failure(exc))
                 down.add(cell_uuid)
     finally:
         # A hung cell's thread ends with its read; nobody waits for it.

@@ -352,6 +352,15 @@ class OtherListsTest(CellListsBase):
         self.assertEqual([made[3], made[1]],
                          [m['uuid'] for m in body['migrations']])
 
+    def test_placement_and_audit_log_of_every_cell(self):
+        body = self.get('os-nova-moves-placement', headers=ADMIN).get_json()
+        self.assertTrue({'h1', 'h2'} <= set(body['resource_providers']),
+                        body['resource_providers'].keys())
+        log = self.get('os-instance_usage_audit_log', headers=ADMIN)
+        self.assertEqual(200, log.status_code, log.get_data())
+        self.assertEqual(2, log.get_json()['instance_usage_audit_logs'][
+            'num_hosts'])
+
     def test_tenant_usage_of_every_cell(self):
         for m, cell in ((1, self.cell1), (2, self.cell2)):
             self.server(cell, m, launched_at=T0)
