@@ -88,6 +88,19 @@ def targets(include_cell0=False):
     return [cells.Cell.from_mapping(m) for m in chosen]
 
 
+def server_targets(project_id):
+    """The cells a servers list reads: every cell and cell0 (targets),
+    or with [api] instance_list_per_project_cells and a project, those
+    where the project has servers."""
+    targets_ = targets(include_cell0=True)
+    if targets_ is None or not project_id or \
+            not CONF.api.instance_list_per_project_cells:
+        return targets_
+    ids = cell_ids()
+    wanted = mappings.cell_ids_of_project(project_id)
+    return [cell for cell in targets_ if ids.get(cell.uuid) in wanted]
+
+
 def cell_ids():
     """{cell uuid: the mapping's integer id} of the cached mappings."""
     return {m['uuid']: m['id'] for m in cell_mappings() or ()}

@@ -369,7 +369,7 @@ def _list_instances():
                  read_deleted=validation.to_bool(args.get('deleted', False))
                  and ctxt.is_admin)
     matchers = _matchers(args)
-    targets = cell_lists.targets(include_cell0=True)
+    targets = cell_lists.server_targets(project)
     if targets is not None:
         # Several cells: each read in parallel, merged (api/server_lists).
         partial_ok = not (matchers or host or query['read_deleted'])

@@ -94,6 +94,13 @@ api_opts = [
                     'can send any Host they like.'),
     cfg.IntOpt('max_limit', default=1000, min=1,
                help='Most items one list request returns.'),
+    cfg.BoolOpt('instance_list_per_project_cells', default=False,
+                help='Nova\'s option. A cells v2 API lists a project\'s '
+                     'servers from only the cells where the project has '
+                     'servers (by their instance mappings, one more read of '
+                     'the API database) rather than from every cell. An '
+                     'admin\'s all_tenants list without a project still '
+                     'reads every cell.'),
     cfg.BoolOpt('list_records_by_skipping_down_cells', default=True,
                 help='Nova\'s option. A cells v2 API whose list of servers, '
                      'services, hypervisors or migrations finds a cell '

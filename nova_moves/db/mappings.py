@@ -211,6 +211,17 @@ def instance_mappings_by_cell(cell_id):
                 _INSTANCES.c.cell_id == cell_id))]
 
 
+def cell_ids_of_project(project_id):
+    """The ids of the cells the project has servers in (deleted ones
+    too), by their instance mappings (Nova's
+    InstanceMappingList.get_cell_mappings_by_project)."""
+    with api_session.tx(writer=False) as conn:
+        return {row[0] for row in conn.execute(
+            sa.select(_INSTANCES.c.cell_id).distinct().where(
+                _INSTANCES.c.project_id == project_id,
+                _INSTANCES.c.cell_id.is_not(None)))}
+
+
 def instance_mappings_in_cells(cell_ids, project_id=None):
     """The live servers' mappings of those cells (of ``project_id`` when
     given), newest first: the partial records of the cells that are

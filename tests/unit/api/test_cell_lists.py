@@ -152,6 +152,19 @@ class ServerListTest(CellListsBase):
                                                      headers=ADMIN)))
 
 
+    def test_per_project_cells(self):
+        self.useFixture(nm_fixtures.Override(
+            'instance_list_per_project_cells', True, 'api'))
+        only2 = self.server(self.cell2, 30, project='p3')
+        self.break_cell(self.cell1)
+        # p3 has servers in cell2 only: cell1 being down is not met.
+        self.useFixture(nm_fixtures.Override(
+            'list_records_by_skipping_down_cells', False, 'api'))
+        self.assertEqual([only2], self.ids(self.get(
+            'servers', headers={'X-Auth-Token': 'carol:p3'})))
+        self.assertEqual(500, self.get('servers').status_code)
+
+
 class DownCellServerListTest(CellListsBase):
 
     def setUp(self):
