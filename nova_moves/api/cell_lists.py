@@ -5,8 +5,7 @@ answer, Nova's 2.69 partial records.
 A one-cell deployment never scatters: with ``[api_database] connection``
 unset, or fewer than two cells besides cell0, ``targets()`` is None and
 every list reads this process's own database as before, at no extra
-cost (the cell mappings are read once per process and cached, as Nova's
-API caches them: restart the API after ``cell_v2 create_cell``).
+cost (the cell mappings are those api/cell_routing caches for 10 s).
 
 Each cell is read in a thread of its own inside ``cells.target(cell)``
 (a context variable does not follow work into a thread, so the request's
@@ -24,13 +23,13 @@ cell means the cell is down, and ``partial_server_show(mapping)`` is the
 the request's microversion takes it)."""
 import concurrent.futures
 import contextvars
-import threading
 import time
 
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import sqlalchemy as sa
 
+from nova_moves.api import cell_routing
 from nova_moves.api import common
 from nova_moves import cells
 from nova_moves import conf
@@ -47,30 +46,20 @@ CELL_TIMEOUT = 60
 PARTIAL_VERSION = '2.69'
 UNKNOWN = 'UNKNOWN'
 
-_LOCK = threading.Lock()
-_CACHE = {'url': None, 'cells': None}
-
-
 def reset_cache():
-    """Forget the cached cell mappings (a test's, or after a change)."""
-    with _LOCK:
-        _CACHE.update(url=None, cells=None)
+    """Read the cell mappings again at the next list (tests, and right
+    after a change)."""
+    cell_routing.forget_cells()
 
 
 def cell_mappings():
-    """The cell mappings (dicts of db/mappings), cached per API database
-    URL once there is at least one; None without [api_database]
-    connection."""
-    url = CONF.api_database.connection
-    if not url:
+    """The cell mappings (dicts of db/mappings, by id), from the per-
+    server routing's cache (api/cell_routing: at most 10 s old); None
+    without [api_database] connection."""
+    if not cell_routing.enabled():
         return None
-    with _LOCK:
-        if _CACHE['url'] == url and _CACHE['cells']:
-            return _CACHE['cells']
-    found = mappings.cell_list()
-    with _LOCK:
-        _CACHE.update(url=url, cells=found)
-    return found
+    return sorted(cell_routing.cell_mappings().values(),
+                  key=lambda mapping: mapping['id'])
 
 
 def targets(include_cell0=False):
