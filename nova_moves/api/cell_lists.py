@@ -25,12 +25,14 @@ import concurrent.futures
 import contextvars
 import time
 
+import flask
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import sqlalchemy as sa
 
 from nova_moves.api import cell_routing
 from nova_moves.api import common
+from nova_moves.api import request as api_req
 from nova_moves import cells
 from nova_moves import conf
 from nova_moves.db import mappings
@@ -215,6 +217,30 @@ def partial_server_show(mapping, version='2.69'):
     if version >= '2.71':
         body['server_groups'] = []
     return body
+
+
+def show_or_partial(server_id, show, *args):
+    """GET /servers/{id} (routed into the server's cell by app.py):
+    ``show(*args)``, or from 2.69, when the server's cell does not answer,
+    Nova's partial record from its instance mapping, to its project or an
+    admin (404 to anyone else). Below 2.69 the error stands (500)."""
+    try:
+        return show(*args)
+    except Exception as exc:
+        if not (cell_routing.enabled() and is_cell_failure(exc) and
+                cell_down_support(api_req.version())):
+            raise
+        LOG.warning('Cell of server %s is not responding: partial record '
+                    '(%s)', server_id, exc)
+    mapping = mappings.instance_mapping_get(server_id)
+    ctxt = api_req.context()
+    if mapping is None or (not ctxt.is_admin and
+                           mapping['project_id'] != ctxt.project_id):
+        raise exception.InstanceNotFound(instance_id=server_id)
+    api_req.authorize('os_compute_api:servers:show',
+                      {'project_id': mapping['project_id']})
+    return flask.jsonify({'server': partial_server_show(
+        mapping, api_req.version())})
 
 
 def partial_service(host_mapping):

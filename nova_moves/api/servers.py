@@ -416,6 +416,11 @@ def detail():
 
 
 def show(server_id):
+    """A server in a cell that does not answer: Nova's 2.69 record."""
+    return cell_lists.show_or_partial(server_id, _show, server_id)
+
+
+def _show(server_id):
     instance = common.get_instance(server_id)
     fault = (db_api.instance_fault_get_latest(server_id)
              if instance['vm_state'] == states.ERROR else None)

@@ -263,6 +263,22 @@ class DownCellServerListTest(CellListsBase):
         self.assertFalse(cell_lists.is_cell_failure(
             exception.InstanceNotFound(instance_id='x')))
 
+    def test_show_of_a_down_cells_server(self):
+        response = self.get('servers/%s' % self.down[0], '2.69')
+        self.assertEqual(200, response.status_code, response.get_data())
+        body = response.get_json()['server']
+        self.assertEqual('UNKNOWN', body['status'])
+        self.assertEqual('p1', body['tenant_id'])
+        self.assertEqual(500, self.get('servers/%s' % self.down[0],
+                                       '2.68').status_code)
+        self.assertEqual(404, self.get(
+            'servers/%s' % self.down[0], '2.69',
+            {'X-Auth-Token': 'mallory:p2'}).status_code)
+        # The other cell's servers are shown as ever.
+        self.assertEqual('ACTIVE', self.get(
+            'servers/%s' % self.up[0], '2.69').get_json()['server'][
+                'status'])
+
     def test_partial_show_record(self):
         mapping = mappings.instance_mapping_get(self.down[0])
         with self.client.application.test_request_context():
