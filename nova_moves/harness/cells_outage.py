@@ -87,7 +87,8 @@ class Faults(threading.Thread):
         self.stack, self.t0, self.options = stack, t0, options
         self.burst_start = burst_start
         self.events = []
-        self.database_window = None  # (stopped, started), s since t0
+        # (stopped, start asked, started), s since t0
+        self.database_window = None
 
     def now(self):
         return time.monotonic() - self.t0
@@ -123,8 +124,7 @@ class Faults(threading.Thread):
         time.sleep(o['database_down'])
         started = self.now()
         self._do('start %s database' % CELL_A, postgres.start)
-        self.database_window = (stopped, self.now())
-        self.events[-1]['start_requested'] = round(started, 2)
+        self.database_window = (stopped, started, self.now())
 
 
 def partial_records(polls, servers, window):
@@ -134,8 +134,10 @@ def partial_records(polls, servers, window):
     poll after the database was back where cell A's were all full."""
     ids = {c: {s['id'] for s in servers if s['cell'] == c}
            for c in (CELL_A, CELL_B)}
+    # From half a second after the stop (a poll begun before it) to the
+    # start's command (PostgreSQL serves before pg_ctl returns).
     during = [p for p in polls if window[0] + 0.5 < p[0] < window[1]]
-    after = [p for p in polls if p[0] >= window[1]]
+    after = [p for p in polls if p[0] >= window[2]]
 
     def shape(kinds, cell, kind):
         return all(kinds.get(i) == kind for i in ids[cell])
@@ -148,7 +150,7 @@ def partial_records(polls, servers, window):
                 shape(p[3], CELL_A, 'partial') and
                 shape(p[3], CELL_B, 'full')),
             'cell_a_full_again_after_s': None if full_again is None
-            else round(full_again - window[1], 2)}
+            else round(full_again - window[2], 2)}
 
 
 def api_answers(polls):
@@ -224,7 +226,7 @@ def run_on(stack, o, log=print):
             movers.run(burst + o['baseline_seconds'])
         burst_end = movers.now()
         log('settling (at most %ss)' % o['settle_timeout'])
-        problems, counts = wait_settled(stack, o['settle_timeout'])
+        broken, counts = wait_settled(stack, o['settle_timeout'])
         poller.poll_once()
     finally:
         poller.stopping.set()
@@ -243,9 +245,13 @@ def run_on(stack, o, log=print):
         'api': api_answers(poller.polls),
         'partial_records': partial_records(poller.polls, servers, window)
         if window else None,
-        'invariants': {'ok': not problems, 'problems': problems,
+        'invariants': {'ok': not broken, 'problems': broken,
                        'counts': counts},
         'records': movers.records,
+        # (t, HTTP status, seconds, partial records) of every list.
+        'polls': [(round(p[0], 2), p[1], round(p[2], 3), sum(
+            1 for k in p[3].values() if k == 'partial'))
+            for p in poller.polls],
     }
     report['problems'] = problems(report)
     return report

@@ -35,9 +35,11 @@ class CellsOutageTest(testtools.TestCase):
 
     def test_one_cells_outage_leaves_the_other_cell_alone(self):
         keep = bool(os.environ.get('NOVA_MOVES_KEEP_LOGS'))
-        out = tempfile.mkdtemp(prefix='cells-outage-')
-        report = cells_outage.run(OPTIONS, out_dir=out if keep else None,
-                                  log=lambda m: None, keep=keep)
+        # NOVA_MOVES_KEEP_LOGS: the stack's logs and report.json stay in
+        # a directory of their own.
+        out = tempfile.mkdtemp(prefix='cells-outage-') if keep else None
+        report = cells_outage.run(OPTIONS, out_dir=out, log=lambda m: None,
+                                  keep=keep)
         self.addDetail('report', testtools.content.text_content(
             cells_outage.render(report)))
         b = report['moves']['B']
