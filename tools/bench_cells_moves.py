@@ -15,7 +15,8 @@ other load falls on both alike; the 1-minute load average is printed
 with each run.
 
     PYTHONPATH=. python tools/bench_cells_moves.py [--computes 4]
-        [--servers 16] [--seconds 30] [--warmup 5] [--pairs 2] [--json F]
+        [--servers 16] [--seconds 30] [--warmup 5] [--pairs 2]
+        [--one-cell-services 1] [--json F]
 """
 import argparse
 import json
@@ -35,11 +36,15 @@ EXTRA = {'quota': {'instances': -1, 'cores': -1, 'ram': -1},
          'DEFAULT': {'debug': 'false'}}
 
 
-def _stack(cells, computes):
+def _stack(cells, computes, services=1):
     if cells == 1:
+        # services: conductors and schedulers of the one cell (2: as
+        # many as two cells have, to tell their share of a difference
+        # from the second database's).
         return nm_stack.Stack(computes=[
             {'name': 'compute%d' % (i + 1), 'compute': COMPUTE}
-            for i in range(computes)], extra_conf=EXTRA)
+            for i in range(computes)], extra_conf=EXTRA,
+            conductors=services, schedulers=services)
     per = computes // cells
     return cell_stack.CellsStack(cells=cells, computes=[
         [{'name': 'cell%d-compute%d' % (c + 1, i + 1), 'compute': COMPUTE}
@@ -51,7 +56,7 @@ def _hosts(stack):
 
 
 def run_once(cells, args):
-    stack = _stack(cells, args.computes)
+    stack = _stack(cells, args.computes, args.one_cell_services)
     try:
         stack.start(timeout=180)
         client = stack.client()
@@ -94,6 +99,9 @@ def main(argv=None):
     parser.add_argument('--seconds', type=float, default=30.0)
     parser.add_argument('--warmup', type=float, default=5.0)
     parser.add_argument('--pairs', type=int, default=2)
+    parser.add_argument('--one-cell-services', type=int, default=1,
+                        help='conductors and schedulers of the one-cell '
+                        'stack (default 1; 2 matches two cells\' count)')
     parser.add_argument('--json', help='write the runs here')
     args = parser.parse_args(argv)
     if args.computes % 2:
