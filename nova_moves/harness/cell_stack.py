@@ -12,7 +12,16 @@ there). Every other cell has an overlay ``cellN.conf`` with its own
 pair; its processes get it after the shared file. Databases: cell1 the
 ``database_url`` given (e.g. PostgreSQL) or SQLite, the others and
 cell0 and the API database SQLite files under the work directory, or
-those of ``cell_database_urls`` / ``api_database_url``."""
+those of ``cell_database_urls`` / ``api_database_url``.
+
+``private_broker_cells`` / ``private_database_cells`` give the cells
+named there a broker node (rabbit_cluster, one node) / a PostgreSQL
+cluster (pg_cluster) of their own, started and destroyed with the stack,
+so a test can kill that cell's broker or stop its database without
+touching the machine's (or the other cells'). Their handles are
+``cell_brokers[cell]`` / ``cell_postgres[cell]``, and the broker node is
+also the process ``<cell>-rabbit1`` for the harness's kill/restart
+faults. Defaults: none, every cell on the machine's RabbitMQ."""
 import datetime
 import os
 import shutil
@@ -22,6 +31,8 @@ import time
 import sqlalchemy as sa
 
 from nova_moves.db import models
+from nova_moves.harness import pg_cluster
+from nova_moves.harness import rabbit_cluster
 from nova_moves.harness import stack as nm_stack
 
 
@@ -31,7 +42,8 @@ class CellsStack(nm_stack.Stack):
     cells), the same for every cell when one value is given."""
 
     def __init__(self, cells=2, computes=1, cell_database_urls=None,
-                 api_database_url=None, **kwargs):
+                 api_database_url=None, private_broker_cells=(),
+                 private_database_cells=(), **kwargs):
         specs = computes if isinstance(computes, list) and computes and \
             isinstance(computes[0], list) else [computes] * cells
         self.cell_names = ['cell%d' % (i + 1) for i in range(cells)]
@@ -59,14 +71,68 @@ class CellsStack(nm_stack.Stack):
                 'sqlite:///%s/%s.sqlite' % (state, name)
         self.cell0_database_url = 'sqlite:///%s/cell0.sqlite' % state
         self.cell_conf = {}
+        unknown = set(private_broker_cells) | set(private_database_cells)
+        if unknown - set(self.cell_names):
+            raise ValueError('no such cells: %s' % sorted(
+                unknown - set(self.cell_names)))
+        self.private_broker_cells = list(private_broker_cells)
+        self.private_database_cells = list(private_database_cells)
+        self.cell_brokers = {}   # cell -> rabbit_cluster.RabbitCluster
+        self.cell_postgres = {}  # cell -> pg_cluster.PostgresCluster
 
     # -- per cell ----------------------------------------------------
+    @property
+    def transport_url(self):
+        """The shared file's: the home cell's (its private node's when
+        it has one)."""
+        return self.cell_transport_url(self.cell_names[0])
+
     def cell_vhost(self, cell):
         return self.vhost if cell == self.cell_names[0] else \
             '%s-%s' % (self.vhost, cell)
 
     def cell_transport_url(self, cell):
-        return self.broker_url.rstrip('/') + '/' + self.cell_vhost(cell)
+        broker = self.cell_brokers.get(cell)
+        base = broker.url if broker is not None else self.broker_url
+        return base.rstrip('/') + '/' + self.cell_vhost(cell)
+
+    def cell_broker_ctl(self, cell):
+        """rabbitmqctl for ``cell``'s broker (its private node's, or the
+        stack's)."""
+        broker = self.cell_brokers.get(cell)
+        return broker.ctl if broker is not None else self.broker_ctl
+
+    def _start_private_backends(self):
+        """The private broker nodes and databases asked for, before any
+        configuration names them; each is stopped by stop(), also when
+        the start fails half way."""
+        for cell in self.private_broker_cells:
+            broker = rabbit_cluster.RabbitCluster(1)
+            # Registered before start: a failed start is still cleaned.
+            self.cell_brokers[cell] = broker
+            broker.start()
+            # A process of the stack (backend: Stack.stop leaves it to
+            # the cluster's own stop), for the kill/restart faults.
+            self.processes['%s-rabbit1' % cell] = \
+                rabbit_cluster.NodeProcess('%s-rabbit1' % cell,
+                                           broker.nodes[0])
+        for cell in self.private_database_cells:
+            postgres = pg_cluster.PostgresCluster()
+            self.cell_postgres[cell] = postgres
+            postgres.start()
+            self.cell_database_urls[cell] = postgres.create_database(
+                'nova_moves_%s' % cell)
+            if cell == self.cell_names[0]:
+                self.database_url = self.cell_database_urls[cell]
+
+    def _stop_private_backends(self):
+        for cell, broker in list(self.cell_brokers.items()):
+            self.processes.pop('%s-rabbit1' % cell, None)
+            broker.stop()
+        self.cell_brokers.clear()
+        for postgres in self.cell_postgres.values():
+            postgres.destroy()
+        self.cell_postgres.clear()
 
     def cell_of_host(self, host):
         for cell, specs in self.cell_computes.items():
@@ -110,11 +176,14 @@ class CellsStack(nm_stack.Stack):
     # -- start -------------------------------------------------------
     def start(self, timeout=90):
         os.makedirs(self.workdir, exist_ok=True)
+        self._start_private_backends()
         for cell in self.cell_names:
-            self.broker_ctl('add_vhost', self.cell_vhost(cell))
+            ctl = self.cell_broker_ctl(cell)
+            ctl('add_vhost', self.cell_vhost(cell))
             self.vhost_created = True
-            self.broker_ctl('set_permissions', '-p', self.cell_vhost(cell),
-                            self._broker_user(), '.*', '.*', '.*')
+            ctl('set_permissions', '-p', self.cell_vhost(cell),
+                self._url_user(self.cell_transport_url(cell)),
+                '.*', '.*', '.*')
         self._write_config()
         self.api_conf = self._overlay('api-cells', {
             'api_database': {'connection': self.api_database_url}})
@@ -224,9 +293,12 @@ class CellsStack(nm_stack.Stack):
             self.keep_workdir = keep
         if vhosts:
             for cell in self.cell_names[1:]:
+                if cell in self.cell_brokers:
+                    continue  # goes with its node
                 try:
                     self.broker_ctl('delete_vhost', self.cell_vhost(cell))
                 except subprocess.CalledProcessError:
                     pass
+        self._stop_private_backends()
         if not keep:
             shutil.rmtree(self.workdir, ignore_errors=True)
