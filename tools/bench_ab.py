@@ -57,7 +57,8 @@ def run_once(pythonpath, bench_args, extra=()):
     return {kind: (v['cpu_ms'], v['completed_per_s'], v['machine_ms'],
                    v['database_ms'], v.get('broker_ms', 0.0),
                    v.get('processes', {}),
-                   v.get('api_per_request_ms') or {})
+                   v.get('api_per_request_ms') or {},
+                   v.get('broker_net_ms'), v.get('broker_idle_ms_s'))
             for kind, v in summary.items()}
 
 
@@ -153,6 +154,16 @@ def main(argv=None):
             for side in runs:
                 print('%-9s %-22s %-6s %s' % (kind, label, side, _fmt(
                     [r[kind][idx] for r in runs[side] if kind in r])))
+        # A private node's RabbitMQ with its idle rate taken out, and
+        # that rate (bench_cost --private-broker).
+        for label, idx in (('RabbitMQ above idle', 7),
+                           ('RabbitMQ idle ms/s', 8)):
+            for side in runs:
+                values = [r[kind][idx] for r in runs[side]
+                          if kind in r and r[kind][idx] is not None]
+                if values:
+                    print('%-9s %-22s %-6s %s' % (kind, label, side,
+                                                  _fmt(values)))
         names = sorted({n for side in runs.values() for r in side
                         if kind in r for n in r[kind][5]})
         for name in names:
