@@ -108,7 +108,10 @@ def instance_get_all(project_id=None, host=None, limit=None, marker=None,
         query = sa.select(models.Instance).order_by(
             models.Instance.created_at.desc(), models.Instance.id.desc())
         if not read_deleted:
-            query = query.where(models.Instance.deleted == 0)
+            # A cross-cell resize's copy in the cell the server is not
+            # mapped to is not a server of its own (Nova's hidden).
+            query = query.where(models.Instance.deleted == 0,
+                                models.Instance.hidden == sa.false())
         if project_id:
             query = query.where(models.Instance.project_id == project_id)
         if host:

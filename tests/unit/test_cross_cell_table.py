@@ -1,0 +1,108 @@
+"""The cross-cell resize's table (nova_moves/moves/cross_cell.py) against
+the flow that runs it: the conductor's task and settle, the sweep's
+choice of step, and the guards shared with the cold table (the API's
+settle_start serves both)."""
+import testtools
+
+from nova_moves.compute import cross_cell_rpcapi
+from nova_moves.conductor.tasks import cross_cell as task
+from nova_moves import moves
+from nova_moves.moves import cold
+from nova_moves.moves import cross_cell
+from nova_moves import states
+
+
+class CrossCellTableTest(testtools.TestCase):
+
+    def test_registered_but_not_by_type(self):
+        self.assertIn(cross_cell, moves.KINDS)
+        self.assertIs(cold, moves.kind_of(states.RESIZE))
+        self.assertIs(cross_cell, moves.kind_of_migration(
+            {'migration_type': states.RESIZE, 'cross_cell_move': True}))
+        self.assertIs(cold, moves.kind_of_migration(
+            {'migration_type': states.MIGRATION, 'cross_cell_move': False}))
+
+    def test_every_compute_step_has_a_client(self):
+        for step in cross_cell.STEPS:
+            if step.host != moves.CONDUCTOR:
+                self.assertTrue(callable(getattr(
+                    cross_cell_rpcapi.CrossCellComputeAPI, step.name)),
+                    step.name)
+
+    def test_request_phases_are_the_cold_ones(self):
+        """The API starts a confirm or revert with db settle_start (the
+        cold table's 'request' guards): the same statuses here."""
+        for mine, theirs in (
+                ('confirm_snapshot_based_resize_at_source',
+                 'confirm_resize'),
+                ('revert_snapshot_based_resize_at_dest', 'revert_resize')):
+            self.assertEqual(moves.guard_of(cold, theirs, 'request'),
+                             moves.guard_of(cross_cell, mine, 'request'))
+
+    def test_undo_of_each_step_before_the_flip(self):
+        """move_failed accepts each step's statuses, and clears the
+        task_states the steps set (the cold types' undo)."""
+        undo = {name: moves.fail_guard(cross_cell, name)['expected_status']
+                for name in cross_cell.BEFORE_FLIP}
+        self.assertEqual([states.M_PRE_MIGRATING],
+                         undo['conductor.migrate_server'])
+        self.assertEqual([states.M_PRE_MIGRATING, states.M_MIGRATING],
+                         undo['prep_snapshot_based_resize_at_source'])
+        self.assertEqual([states.M_POST_MIGRATING],
+                         undo['finish_snapshot_based_resize_at_dest'])
+        tasks = {t for s in cross_cell.STEPS for g in s.guards()
+                 for t in g.task_states()}
+        self.assertLessEqual(tasks,
+                             set(moves.MOVE_TASK_STATES[states.RESIZE]))
+        self.assertLessEqual(
+            {st for s in cross_cell.STEPS for g in s.guards()
+             for st in g.status if st not in
+             states.MIGRATION_TERMINAL_STATUSES}, set(moves.UNSETTLED))
+
+    def test_the_sweep_finds_each_step_before_the_flip(self):
+        cases = [
+            ((states.M_PRE_MIGRATING, states.RESIZE_PREP),
+             'conductor.migrate_server'),
+            ((states.M_MIGRATING, states.RESIZE_MIGRATING),
+             'prep_snapshot_based_resize_at_source'),
+            # The snapshot is made: the next step (not started).
+            ((states.M_POST_MIGRATING, states.RESIZE_MIGRATED),
+             'finish_snapshot_based_resize_at_dest'),
+            ((states.M_POST_MIGRATING, states.RESIZE_FINISH),
+             'finish_snapshot_based_resize_at_dest'),
+            ((states.M_FINISHED, None), None),
+            ((states.M_CONFIRMING, None), None),
+            ((states.M_REVERTING, states.RESIZE_REVERTING), None),
+        ]
+        for (status, task_state), expected in cases:
+            row = task._stalled_step({'status': status}, task_state)
+            self.assertEqual(expected, row and row.name, (status, task_state))
+            if row is not None:
+                self.assertEqual(moves.ROLL_BACK, row.sweep)
+
+    def test_allocation_changes_name_a_cell_and_an_op(self):
+        names = {s.name for s in cross_cell.STEPS}
+        for name, (where, op) in cross_cell.ALLOCATIONS.items():
+            self.assertIn(name, names)
+            self.assertIn(where, ('source', 'target'))
+            self.assertIn(op, ('claim', 'drop_source', 'drop_dest',
+                               'return_source'))
+        for step in cross_cell.STEPS:
+            # Written by the conductor in the right cell, not by
+            # guard_of's single-database op.
+            self.assertIsNone(step.allocations, step.name)
+
+    def test_the_guards_chain(self):
+        g = moves.guard_of
+        self.assertEqual(
+            {'status': [states.M_PRE_MIGRATING, states.M_MIGRATING],
+             'task_state': [states.RESIZE_PREP, states.RESIZE_MIGRATING]},
+            g(cross_cell, 'prep_snapshot_based_resize_at_source', 'start'))
+        self.assertEqual(
+            {'status': [states.M_POST_MIGRATING, states.M_FINISHED],
+             'task_state': [states.RESIZE_FINISH, None]},
+            g(cross_cell, 'finish_snapshot_based_resize_at_dest'))
+        self.assertEqual(
+            {'status': [states.M_REVERTING, states.M_REVERTED],
+             'task_state': [states.RESIZE_REVERTING, None]},
+            g(cross_cell, 'finish_revert_snapshot_based_resize_at_source'))
