@@ -21,6 +21,16 @@ class CrossCellComputeAPI:
             version_cap=conf.CONF.upgrade_levels.compute,
             calls_version=compute_rpcapi.ComputeAPI.CALLS_VERSION)
 
+    def move_step_status(self, ctxt, host, migration_uuid, timeout=5):
+        """The sweep's question (compute 1.3): does ``host`` still run a
+        step of the move? True / False, None when it does not answer."""
+        try:
+            return self.client.prepare(
+                server=host, version='1.3', timeout=timeout).call(
+                    ctxt, 'move_step_status', migration_uuid=migration_uuid)
+        except messaging.MessagingTimeout:
+            return None
+
     def _call(self, ctxt, host, method, **kwargs):
         return self.client.prepare(server=host, version=VERSION).call(
             ctxt, method, **kwargs)

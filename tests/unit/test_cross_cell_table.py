@@ -106,3 +106,69 @@ class CrossCellTableTest(testtools.TestCase):
             {'status': [states.M_REVERTING, states.M_REVERTED],
              'task_state': [states.RESIZE_REVERTING, None]},
             g(cross_cell, 'finish_revert_snapshot_based_resize_at_source'))
+
+
+class SweepStalledTest(testtools.TestCase):
+    """conductor/tasks/cross_cell.sweep_stalled: the copy the server is
+    mapped to, before the flip, its step's compute asked first."""
+
+    def setUp(self):
+        super().setUp()
+        from unittest import mock
+        self.mock = mock
+        self.db = self._patch('nova_moves.conductor.tasks.cross_cell.db_api')
+        self.cells = self._patch(
+            'nova_moves.conductor.tasks.cross_cell.cell_clients')
+        self.cells.available.return_value = True
+        self.maps = self._patch(
+            'nova_moves.conductor.tasks.cross_cell.mappings')
+        self.undo = self._patch(
+            'nova_moves.conductor.tasks.cross_cell.undo_before_flip')
+        self.clients = self._patch(
+            'nova_moves.conductor.tasks.cross_cell._clients')
+        self.asked = self.clients.return_value.compute.return_value
+        self.asked.move_step_status.return_value = False
+        self.db.move_claim.return_value = 'stamp'
+
+    def _patch(self, name):
+        patcher = self.mock.patch(name)
+        self.addCleanup(patcher.stop)
+        return patcher.start()
+
+    def _sweep(self, status, task_state, hidden=False):
+        self.db.instance_get.return_value = {'task_state': task_state,
+                                             'hidden': hidden}
+        return task.sweep_stalled(None, {
+            'uuid': 'm', 'instance_uuid': 'i', 'status': status,
+            'updated_at': None, 'source_compute': 's',
+            'dest_compute': 'd', 'cross_cell_move': True})
+
+    def test_rolls_back_a_step_before_the_flip(self):
+        self.assertTrue(self._sweep(states.M_POST_MIGRATING,
+                                    states.RESIZE_FINISH))
+        args, kwargs = self.undo.call_args
+        self.assertEqual('finish_snapshot_based_resize_at_dest', args[6])
+        self.assertEqual(('stamp', True), (kwargs['claimed'],
+                                           kwargs['guest_off']))
+        self.asked.move_step_status.assert_called_once_with(None, 'd', 'm')
+
+    def test_waits_for_a_step_still_running(self):
+        self.asked.move_step_status.return_value = True
+        self.assertFalse(self._sweep(states.M_MIGRATING,
+                                     states.RESIZE_MIGRATING))
+        self.undo.assert_not_called()
+
+    def test_leaves_the_hidden_copy_and_the_flipped_move(self):
+        self.assertFalse(self._sweep(states.M_MIGRATING,
+                                     states.RESIZE_MIGRATING, hidden=True))
+        self.assertFalse(self._sweep(states.M_CONFIRMING, None))
+        self.assertFalse(self._sweep(states.M_REVERTING,
+                                     states.RESIZE_REVERTING))
+        self.undo.assert_not_called()
+        self.db.move_claim.assert_not_called()
+
+    def test_a_lost_claim_does_nothing(self):
+        self.db.move_claim.return_value = None
+        self.assertFalse(self._sweep(states.M_PRE_MIGRATING,
+                                     states.RESIZE_PREP))
+        self.undo.assert_not_called()

@@ -97,9 +97,9 @@ class CrossCellMigrationTask(base.TaskBase):
             raise exception.NoValidHost(
                 reason='No valid host in any cell (cross-cell resize '
                        'allowed).')
-        rows = cc_db.server_rows(self.instance_uuid)
-        with cells.target(self.target_cell):
-            cc_db.server_copy(rows, hidden=True)
+        # The row's end first: from here the migration names the target
+        # (the sweep finds its cell from dest_compute's host mapping),
+        # then the copies there.
         self.migration = self.db.move_advance(
             self.ctxt, self.migration['uuid'], **guard(CONDUCTOR_STEP),
             values={'dest_compute': self.selection['host'],
@@ -107,7 +107,9 @@ class CrossCellMigrationTask(base.TaskBase):
                     'dest_host': self.selection['host'],
                     'cross_cell_move': True},
             **(self.event() if self.event else {}))['migration']
+        rows = cc_db.server_rows(self.instance_uuid)
         with cells.target(self.target_cell):
+            cc_db.server_copy(rows, hidden=True)
             cc_db.migration_copy(self.migration)
         LOG.info('Cross-cell migration %s of %s: %s in cell %s',
                  self.migration['uuid'], self.instance_uuid,
@@ -273,6 +275,12 @@ def sweep_stalled(ctxt, migration, db=None):
     if migration.get('dest_compute'):
         mapping = mappings.host_mapping_get(migration['dest_compute'])
         target = mapping and cell_clients.cell(mapping['cell_uuid'])
+    if _still_running(ctxt, migration, row, target):
+        # Only slow (a long spawn): the claim touched the migration, so
+        # it is not looked at again before its next timeout.
+        LOG.info('Cross-cell step %s of %s is still running; waiting',
+                 row.name, migration['uuid'])
+        return False
     message = ('Cross-cell move step %s of migration %s did not finish '
                'in time (its conductor died); rolled back'
                % (row.name, migration['uuid']))
@@ -283,6 +291,23 @@ def sweep_stalled(ctxt, migration, db=None):
                      fault={'code': 500, 'message': message,
                             'host': CONF.host}, claimed=claimed)
     return True
+
+
+def _still_running(ctxt, migration, row, target):
+    """Whether the row's compute still runs its step (a short call, as
+    the cold sweep asks): a conductor's own step has nobody to ask."""
+    if row.host == moves.CONDUCTOR or (row.host == moves.DEST and
+                                       target is None):
+        return False
+    cell, host = ((target, migration['dest_compute'])
+                  if row.host == moves.DEST else
+                  (cell_clients.own_cell(), migration['source_compute']))
+    try:
+        return bool(_clients().compute(cell).move_step_status(
+            ctxt, host, migration['uuid']))
+    except Exception:
+        LOG.exception('Could not ask %s about %s', host, migration['uuid'])
+        return False
 
 
 class _DbDoor:
