@@ -13,7 +13,9 @@ databases, and the instance mapping in the API database."""
 import json
 import os
 import shutil
+import signal
 import tempfile
+import time
 
 import sqlalchemy as sa
 import testtools
@@ -29,6 +31,8 @@ FAULTS = models.InstanceFault.__table__
 MAPPINGS = api_models.InstanceMapping.__table__
 CELLS = api_models.CellMapping.__table__
 RULE = 'compute:servers:resize:cross_cell'
+STUCK = 8  # stuck_move_timeout: the sweep's
+SLOW = 6  # seconds cell2-compute3 spawns from a snapshot
 
 
 class CrossCellTest(testtools.TestCase):
@@ -47,11 +51,18 @@ class CrossCellTest(testtools.TestCase):
                      {'name': 'cell2-compute2',
                       'compute': {'vcpus': 1, 'memory_mb': 1024,
                                   'fail_operations':
-                                  'finish_snapshot_based_resize_at_dest'}}]]
+                                  'finish_snapshot_based_resize_at_dest'}},
+                     # Fits only a small server, and spawns it slowly.
+                     {'name': 'cell2-compute3',
+                      'compute': {'vcpus': 1, 'memory_mb': 1024,
+                                  'operation_seconds': {
+                                      'finish_snapshot_based_resize_at_dest':
+                                      SLOW}}}]]
         cls.stack = cell_stack.CellsStack(
             cells=2, computes=computes,
             keep_workdir=bool(os.environ.get('NOVA_MOVES_KEEP_LOGS')),
-            extra_conf={'quota': {'instances': -1, 'cores': -1, 'ram': -1},
+            extra_conf={'DEFAULT': {'stuck_move_timeout': STUCK},
+                        'quota': {'instances': -1, 'cores': -1, 'ram': -1},
                         'oslo_policy': {'policy_file': cls.policy_file}})
         try:
             cls.stack.start()
@@ -274,5 +285,31 @@ class CrossCellTest(testtools.TestCase):
                             for f in faults), faults)
         self.assert_only_in('cell1', uuid, self.small, 'cell1-compute1')
         # The source guest runs again.
+        self.assertEqual('SHUTOFF', self.act(uuid, {'os-stop': None},
+                                             'SHUTOFF')['status'])
+
+    def test_conductor_killed_mid_flow_is_rolled_back_by_the_sweep(self):
+        """The source cell's (only) conductor dies while the destination
+        spawns: the restarted one's sweep asks the destination, then
+        undoes the move in both cells (the table's ROLL_BACK)."""
+        uuid = self.boot('conductor-dies')
+        response = self.admin.action(uuid, {'migrate': {
+            'host': 'cell2-compute3'}}, version='2.56')
+        self.assertEqual(202, response.status_code, response.text)
+        self.admin.wait_for(
+            lambda: self.row('cell1', uuid)['task_state'] ==
+            'resize_finish', timeout=60, interval=0.05,
+            what='the destination spawning')
+        conductor = 'cell1-conductor1'
+        self.assertEqual(-signal.SIGKILL, self.stack.kill(conductor))
+        time.sleep(1)
+        self.stack.restart(conductor)
+        self.admin.wait_for(
+            lambda: [m['status'] for m in self.migrations('cell1', uuid)]
+            == ['error'], timeout=4 * STUCK + 60, what='the move undone')
+        server = self.admin.wait_for_status(uuid, ('ACTIVE', 'ERROR'))
+        self.assertEqual(('ACTIVE', 'cell1-compute1'),
+                         (server['status'], server['OS-EXT-SRV-ATTR:host']))
+        self.assert_only_in('cell1', uuid, self.small, 'cell1-compute1')
         self.assertEqual('SHUTOFF', self.act(uuid, {'os-stop': None},
                                              'SHUTOFF')['status'])
