@@ -72,15 +72,19 @@ class ComputeTaskAPI:
             ctxt, 'migrate_server', **kwargs)
 
     def _settle_cross_cell(self, ctxt, method, instance_uuid,
-                           migration_uuid):
-        self.client.prepare(version='1.3').cast(
+                           migration_uuid, do_cast=True):
+        prepared = self.client.prepare(version='1.3')
+        return (prepared.cast if do_cast else prepared.call)(
             ctxt, method, instance_uuid=instance_uuid,
             migration_uuid=migration_uuid)
 
     def confirm_snapshot_based_resize(self, ctxt, instance_uuid,
-                                      migration_uuid):
-        self._settle_cross_cell(ctxt, 'confirm_snapshot_based_resize',
-                                instance_uuid, migration_uuid)
+                                      migration_uuid, do_cast=True):
+        """``do_cast=False``: the delete of a server in VERIFY_RESIZE
+        waits for it (Nova's _confirm_resize_on_deleting)."""
+        return self._settle_cross_cell(
+            ctxt, 'confirm_snapshot_based_resize', instance_uuid,
+            migration_uuid, do_cast)
 
     def revert_snapshot_based_resize(self, ctxt, instance_uuid,
                                      migration_uuid):

@@ -313,3 +313,24 @@ class CrossCellTest(testtools.TestCase):
         self.assert_only_in('cell1', uuid, self.small, 'cell1-compute1')
         self.assertEqual('SHUTOFF', self.act(uuid, {'os-stop': None},
                                              'SHUTOFF')['status'])
+
+    def test_delete_in_verify_resize_confirms_first(self):
+        """Nova's _confirm_resize_on_deleting: the source cell's guest,
+        rows and allocation go before the server is deleted."""
+        uuid = self.boot('deleted-resized')
+        resized = self.act(uuid, {'resize': {
+            'flavorRef': self.medium['id']}}, ('VERIFY_RESIZE', 'ERROR'))
+        self.assertEqual('VERIFY_RESIZE', resized['status'], resized)
+        [migration] = self.migrations('cell1', uuid)
+        self.admin.delete('/servers/%s' % uuid, expect=204)
+        self.admin.wait_for(
+            lambda: self.admin.get('/servers/%s' % uuid).status_code == 404,
+            what='%s deleted' % uuid)
+        self.assertIsNone(self.row('cell1', uuid))
+        self.assertEqual([], self.migrations('cell1', uuid))
+        self.assertNotEqual(0, self.row('cell2', uuid)['deleted'])
+        self.assertEqual(['confirmed'], [
+            m['status'] for m in self.migrations('cell2', uuid)])
+        for cell in self.engines:
+            for consumer in (uuid, migration['uuid']):
+                self.assertEqual({}, self.allocations(cell, consumer))
