@@ -129,6 +129,8 @@ class SweepStalledTest(testtools.TestCase):
         self.asked = self.clients.return_value.compute.return_value
         self.asked.move_step_status.return_value = False
         self.db.move_claim.return_value = 'stamp'
+        self.maps.instance_mapping_get.return_value = {'cell_uuid': 'c1'}
+        self.cells.own_cell.return_value.uuid = 'c1'
 
     def _patch(self, name):
         patcher = self.mock.patch(name)
@@ -166,6 +168,12 @@ class SweepStalledTest(testtools.TestCase):
                                      states.RESIZE_REVERTING))
         self.undo.assert_not_called()
         self.db.move_claim.assert_not_called()
+
+    def test_leaves_a_move_whose_mapping_flipped(self):
+        self.maps.instance_mapping_get.return_value = {'cell_uuid': 'c2'}
+        self.assertFalse(self._sweep(states.M_POST_MIGRATING,
+                                     states.RESIZE_FINISH))
+        self.undo.assert_not_called()
 
     def test_a_lost_claim_does_nothing(self):
         self.db.move_claim.return_value = None

@@ -264,6 +264,12 @@ def sweep_stalled(ctxt, migration, db=None):
         return False
     if instance.get('hidden') or not cell_clients.available():
         return False
+    mapping = mappings.instance_mapping_get(migration['instance_uuid'])
+    own = cell_clients.own_cell()
+    if mapping is None or own is None or mapping['cell_uuid'] != own.uuid:
+        # The mapping flipped already (a write after it failed): the
+        # server is the target cell's; undoing here would lose it.
+        return False
     row = _stalled_step(migration, instance['task_state'])
     if row is None or row.sweep != moves.ROLL_BACK:
         return False
