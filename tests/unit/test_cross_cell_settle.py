@@ -78,3 +78,15 @@ class SettleTest(testtools.TestCase):
             'revert_resize', MIGRATION)
         self.assertEqual(1, self.db.move_advance.call_count)  # its check
         self.cc_db.mapping_set_cell.assert_not_called()
+
+    def test_revert_failing_at_the_source_puts_the_server_back_in_error(self):
+        self.compute.finish_revert_snapshot_based_resize_at_source \
+            .side_effect = RuntimeError('source down')
+        settle.revert(None, self.db, self.clients, 'm')
+        kwargs = self.db.move_failed.call_args.kwargs
+        self.assertEqual((['reverting'], 'error', False),
+                         (kwargs['expected_status'],
+                          kwargs['instance_values']['vm_state'],
+                          kwargs['instance_values']['hidden']))
+        self.cc_db.mapping_set_cell.assert_called_once()
+        self.cc_db.server_purge.assert_called_once_with('i')

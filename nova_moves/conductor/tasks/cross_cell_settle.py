@@ -52,6 +52,23 @@ def _give_back(ctxt, db, step, migration, exc):
                              CONF.host)
 
 
+def _source_failed(ctxt, db, migration, source, exc):
+    """The source guest could not run again after the destination's
+    went: the server is the source cell's again, in ERROR with a fault
+    (Nova's too), its allocation back from the migration, no task_state
+    left; the operator starts it (or resets it) there."""
+    LOG.exception('Revert of cross-cell migration %s failed at its '
+                  'source', migration['uuid'])
+    with cells.target(source):
+        db.move_failed(ctxt, migration['uuid'],
+                       expected_status=[states.M_REVERTING],
+                       instance_values={'vm_state': states.ERROR,
+                                        'hidden': False},
+                       fault=faultinfo.from_exc(exc, CONF.host))
+    cc_db.mapping_set_cell(migration['instance_uuid'], source.uuid)
+    cc_db.server_purge(migration['instance_uuid'])
+
+
 def confirm(ctxt, db, clients, migration_uuid):
     migration = db.migration_get(ctxt, migration_uuid)
     uuid = migration['instance_uuid']
@@ -99,10 +116,13 @@ def revert(ctxt, db, clients, migration_uuid):
         # The source copy takes the step: its guard is the same.
         cc_db.migration_set(migration_uuid, {'status': states.M_REVERTING})
         cc_db.server_set(uuid, {'task_state': states.RESIZE_REVERTING})
-    power = clients.compute(source) \
-        .finish_revert_snapshot_based_resize_at_source(
-            ctxt, migration['source_compute'], uuid, migration_uuid,
-            old_flavor, stopped)
+    try:
+        power = clients.compute(source) \
+            .finish_revert_snapshot_based_resize_at_source(
+                ctxt, migration['source_compute'], uuid, migration_uuid,
+                old_flavor, stopped)
+    except Exception as exc:
+        return _source_failed(ctxt, db, migration, source, exc)
     with cells.target(source):
         db.move_advance(
             ctxt, migration_uuid, **_guard(FINISH_REVERT),
