@@ -1,6 +1,7 @@
 """Cross-cell resize and cold migrate (doc/cells.md "Cross-cell resize")
 on real processes over real RabbitMQ (harness/cell_stack.py): two cells,
-each its own SQLite database, broker vhost, conductor and scheduler.
+each its own database (SQLite; cell1 on PostgreSQL in the second class),
+broker vhost, conductor and scheduler.
 cell1 has one host, so a move of a server there has no host in its
 cell; cell2 has a big host and a small one whose hypervisor fails the
 spawn from the snapshot.
@@ -23,6 +24,7 @@ import testtools
 from nova_moves.db import api_models
 from nova_moves.db import models
 from nova_moves.harness import cell_stack
+from tests.functional import databases
 
 INSTANCES = models.Instance.__table__
 ALLOCATIONS = models.Allocation.__table__
@@ -59,7 +61,7 @@ class CrossCellTest(testtools.TestCase):
                                       'finish_snapshot_based_resize_at_dest':
                                       SLOW}}}]]
         cls.stack = cell_stack.CellsStack(
-            cells=2, computes=computes,
+            cells=2, computes=computes, database_url=cls.cell1_database(),
             keep_workdir=bool(os.environ.get('NOVA_MOVES_KEEP_LOGS')),
             extra_conf={'DEFAULT': {'stuck_move_timeout': STUCK},
                         'quota': {'instances': -1, 'cores': -1, 'ram': -1},
@@ -76,6 +78,11 @@ class CrossCellTest(testtools.TestCase):
         cls.engines = {cell: sa.create_engine(url) for cell, url in
                        cls.stack.cell_database_urls.items()}
         cls.api_engine = sa.create_engine(cls.stack.api_database_url)
+
+    @classmethod
+    def cell1_database(cls):
+        """cell1's database URL (None: a SQLite file)."""
+        return None
 
     @classmethod
     def set_policy(cls, rule):
@@ -334,3 +341,25 @@ class CrossCellTest(testtools.TestCase):
         for cell in self.engines:
             for consumer in (uuid, migration['uuid']):
                 self.assertEqual({}, self.allocations(cell, consumer))
+
+
+class CrossCellPostgresTest(CrossCellTest):
+    """The same with cell1 (the source cell) on PostgreSQL and cell2 on
+    SQLite: the rows are copied between two kinds of database."""
+
+    @classmethod
+    def cell1_database(cls):
+        try:
+            cls.pg_name = databases.create_database(
+                databases.PG_ADMIN_URL, prefix='nm_crosscell')
+        except Exception as exc:
+            raise testtools.TestCase.skipException(
+                'PostgreSQL unavailable: %s' % exc)
+        return databases.PG_URL_FORMAT % cls.pg_name
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            databases.drop_database(databases.PG_ADMIN_URL, cls.pg_name)
