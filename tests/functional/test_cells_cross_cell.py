@@ -244,6 +244,18 @@ class CrossCellTest(testtools.TestCase):
         self.assertEqual('VERIFY_RESIZE', resized['status'], resized)
         migration = self.assert_verify_resize_in_cell2(
             uuid, self.medium, 'cell2-compute1')
+        # The move's action, read in cell2: the conductor's event and
+        # each compute step's, all Success.
+        [action] = [a for a in self.admin.actions(uuid)
+                    if a['action'] == 'resize']
+        events = {e['event']: e['result'] for e in self.admin.action_detail(
+            uuid, action['request_id'])['events']}
+        self.assertEqual(
+            {'conductor_migrate_server': 'Success',
+             'compute_prep_snapshot_based_resize_at_dest': 'Success',
+             'compute_prep_snapshot_based_resize_at_source': 'Success',
+             'compute_finish_snapshot_based_resize_at_dest': 'Success'},
+            events)
         confirmed = self.act(uuid, {'confirmResize': None}, ('ACTIVE',
                                                              'ERROR'))
         self.assertEqual(('ACTIVE', 'cell2-compute1', 2),

@@ -115,6 +115,22 @@ class CrossCellMigrationTask(base.TaskBase):
                  self.migration['uuid'], self.instance_uuid,
                  self.selection['host'], self.target_cell.name)
 
+    def _record(self, name, host, started):
+        """The step's event (the row's name), whole, on the move's
+        action in the target cell, where the server's actions are read
+        from once it is there (the source cell's copy of the action was
+        copied at the conductor's step). Best effort: a missing action
+        (a move a service started) records nothing."""
+        try:
+            with cells.target(self.target_cell):
+                db_api.action_event_finish(
+                    self.instance_uuid, self.ctxt.request_id,
+                    moves.step_named(cross_cell, name).event, 'Success',
+                    host=host, start_time=started)
+        except Exception as exc:
+            LOG.debug('No event %s for %s: %s', name, self.instance_uuid,
+                      exc)
+
     def _dest(self):
         return self.clients.compute(self.target_cell)
 
@@ -123,26 +139,31 @@ class CrossCellMigrationTask(base.TaskBase):
 
     def _prep_dest(self):
         self.step = 'prep_snapshot_based_resize_at_dest'
+        started = db_api.utcnow().isoformat()
         self._dest().prep_snapshot_based_resize_at_dest(
             self.ctxt, self.selection['host'], self.instance_uuid,
             self.migration['uuid'], self.flavor)
         # Its guard: still this move's, nothing written.
         self._advance(self.step)
+        self._record(self.step, self.selection['host'], started)
 
     def _prep_source(self):
         self.step = 'prep_snapshot_based_resize_at_source'
         self._advance(self.step, 'start')
+        started = db_api.utcnow().isoformat()
         self.guest_off = True
         self.image_id = self._source().prep_snapshot_based_resize_at_source(
             self.ctxt, self.migration['source_compute'], self.instance_uuid,
             self.migration['uuid'])
         self._advance(self.step)
+        self._record(self.step, self.migration['source_compute'], started)
 
     def _finish_dest(self):
         self.step = 'finish_snapshot_based_resize_at_dest'
         instance = self.db.instance_get(self.ctxt, self.instance_uuid)
         stopped = instance['vm_state'] == states.STOPPED
         self._advance(self.step, 'start')
+        started = db_api.utcnow().isoformat()
         power = self._dest().finish_snapshot_based_resize_at_dest(
             self.ctxt, self.selection['host'], self.instance_uuid,
             self.migration['uuid'], self.flavor, self.image_id, stopped)
@@ -162,6 +183,7 @@ class CrossCellMigrationTask(base.TaskBase):
                 'dest_compute': self.selection['host'],
                 'dest_node': self.selection['nodename'],
                 'dest_host': self.selection['host']})
+        self._record(self.step, self.selection['host'], started)
         cc_db.mapping_set_cell(self.instance_uuid, self.target_cell.uuid)
         self.step = None  # flipped: the server is the target cell's now
         self.migration = self.db.move_advance(
