@@ -90,3 +90,35 @@ class SettleTest(testtools.TestCase):
                           kwargs['instance_values']['hidden']))
         self.cc_db.mapping_set_cell.assert_called_once()
         self.cc_db.server_purge.assert_called_once_with('i')
+
+
+class HandOverTest(testtools.TestCase):
+    """conductor/tasks/migrate.py hands a move its cell cannot place to
+    the cross-cell task; whose undo runs depends on whether a cell was
+    chosen."""
+
+    def _task(self, target_cell):
+        from nova_moves.conductor.tasks import migrate
+        task = migrate.MigrationTask(
+            mock.Mock(), 'i', None, None, False, None, None, mock.Mock(),
+            mock.Mock(), mock.Mock(), cross_cell=True,
+            cell_clients=mock.Mock())
+        task.migration = {'uuid': 'm'}
+        patcher = mock.patch.object(
+            migrate.cross_cell_task, 'CrossCellMigrationTask')
+        self.addCleanup(patcher.stop)
+        cross = patcher.start().return_value
+        cross.target_cell = target_cell
+        cross.run.side_effect = RuntimeError('boom')
+        self.assertRaises(RuntimeError, task._cross_cell, {}, {})
+        return task
+
+    def test_no_cell_chosen_is_the_same_cell_undo(self):
+        task = self._task(None)
+        task.rollback(RuntimeError('boom'))
+        task.db.move_failed.assert_called_once()
+
+    def test_a_chosen_cell_was_undone_by_the_cross_cell_task(self):
+        task = self._task(mock.Mock())
+        task.rollback(RuntimeError('boom'))
+        task.db.move_failed.assert_not_called()

@@ -91,6 +91,12 @@ class CrossCellMigrationTask(base.TaskBase):
                 LOG.info('Cell %s has no host for %s: %s', target.name,
                          self.instance_uuid, exc)
                 continue
+            except Exception:
+                # A cell that cannot be asked (its broker or scheduler
+                # down) is passed over, as a boot passes it over.
+                LOG.exception('Cell %s could not schedule %s', target.name,
+                              self.instance_uuid)
+                continue
             self.target_cell = target
             break
         if self.target_cell is None:

@@ -154,10 +154,11 @@ class MigrationTask(base.TaskBase):
             self.db, self.cell_clients, event=self._event)
         try:
             return task.run()
-        except exception.NoValidHost:
-            raise  # no other cell either: this task's undo, as before
         except Exception:
-            self.undone = True
+            # Once a cell was chosen the cross-cell task undid the move
+            # in both cells; before that (no other cell had a host) it is
+            # this task's undo, as before.
+            self.undone = task.target_cell is not None
             raise
 
     def _request_spec(self, instance, flavor, is_resize):
