@@ -15,10 +15,12 @@ migrating": only ask the scheduler whether the host would do; 200 with
 the verdict, nothing changes).
 """
 from nova_moves.api import request as api_req
+from nova_moves.api import cell_routing
 from nova_moves.api import common
 from nova_moves.api import quota_rules
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
+from nova_moves.db import mappings
 from nova_moves import exception
 from nova_moves import moves
 from nova_moves.moves import cold
@@ -82,6 +84,16 @@ MOVABLE_VM_STATES = list(states.ALLOW_RESIZE)
 
 # What move_start sets: the cold table's conductor row's task_state.
 TASK_STATE = moves.request_task_state(cold)
+CROSS_CELL_RULE = 'compute:servers:resize:cross_cell'
+
+
+def _cross_cell(instance):
+    """Nova's _allow_cross_cell_resize: the policy (default: nobody)
+    lets the move leave its cell when the cell has no host
+    (doc/cells.md "Cross-cell resize"); only with cells to go to."""
+    return cell_routing.enabled() and api_req.can(CROSS_CELL_RULE, {
+        'project_id': instance['project_id'],
+        'user_id': instance.get('user_id')})
 
 
 def _validated(name):
@@ -121,7 +133,8 @@ def resize(server_id, value):
     # Nova checks only the growth: a resize down needs no quota.
     quota_rules.check(instance['project_id'],
                       quota_rules.flavor_deltas(flavor, instance['flavor']))
-    response = _start_move(instance, 'resize', 'resize', flavor=flavor)
+    response = _start_move(instance, 'resize', 'resize', flavor=flavor,
+                           cross_cell=_cross_cell(instance))
     if 'OS-DCF:diskConfig' in body:
         # Nova keeps the resize's disk config on the server (shown after).
         db_api.instance_update(instance['uuid'], {
@@ -149,10 +162,14 @@ def migrate(server_id, value):
     if host:
         api_req.authorize('os_compute_api:os-migrate-server:migrate:host',
                           {'project_id': instance['project_id']})
+        cross_cell = _cross_cell(instance)
         try:
             db_api.compute_node_get_by_host(host)
         except exception.ComputeHostNotFound as exc:
-            raise exception.Invalid(reason=exc.message)
+            # A host of another cell: only for a move that may leave its
+            # cell (Nova looks it up in every cell then).
+            if not (cross_cell and mappings.host_mapping_get(host)):
+                raise exception.Invalid(reason=exc.message)
         if host == instance['host']:
             raise exception.Invalid(
                 reason='The target host can not be the same one as the '
@@ -163,7 +180,9 @@ def migrate(server_id, value):
                                        host, 'migrate', MOVABLE_VM_STATES)
     common.check_state(instance, 'migrate', MOVABLE_VM_STATES)
     return _start_move(instance, 'migrate', 'migrate', flavor=None,
-                       host=host, force=force)
+                       host=host, force=force,
+                       cross_cell=_cross_cell(instance) if not host
+                       else cross_cell)
 
 
 @validation.schema(CONFIRM_SCHEMA)
@@ -179,9 +198,15 @@ def confirm_resize(server_id, value):
         'confirm_resize', instance_uuid=instance['uuid'],
         action=common.action_of(instance, 'confirmResize'))
     try:
-        api_req.services().compute.confirm_resize(
-            api_req.context(), migration['source_compute'], instance['uuid'],
-            migration['uuid'], confirm=facts)
+        if migration.get('cross_cell_move'):
+            # The source is in another cell: this cell's conductor
+            # reaches it (conductor/tasks/cross_cell_settle.py).
+            api_req.services().conductor.confirm_snapshot_based_resize(
+                api_req.context(), instance['uuid'], migration['uuid'])
+        else:
+            api_req.services().compute.confirm_resize(
+                api_req.context(), migration['source_compute'],
+                instance['uuid'], migration['uuid'], confirm=facts)
     except Exception:
         db_api.settle_abandon('confirm_resize', migration)
         raise
@@ -200,9 +225,13 @@ def revert_resize(server_id, value):
         'revert_resize', instance_uuid=instance['uuid'],
         action=common.action_of(instance, 'revertResize'))
     try:
-        api_req.services().compute.revert_resize(
-            api_req.context(), migration['dest_compute'], instance['uuid'],
-            migration['uuid'], revert=facts)
+        if migration.get('cross_cell_move'):
+            api_req.services().conductor.revert_snapshot_based_resize(
+                api_req.context(), instance['uuid'], migration['uuid'])
+        else:
+            api_req.services().compute.revert_resize(
+                api_req.context(), migration['dest_compute'],
+                instance['uuid'], migration['uuid'], revert=facts)
     except Exception:
         db_api.settle_abandon('revert_resize', migration)
         raise

@@ -142,9 +142,14 @@ _API = [
      [ACTION % 'reboot']),
     (S + 'resize', PROJECT_MEMBER_OR_ADMIN, 'Resize a server',
      [ACTION % 'resize']),
+    # Nova's rule and default (nobody). Allowed, a resize or cold
+    # migration whose cell has no host may go to another cell
+    # (doc/cells.md "Cross-cell resize").
     ('compute:servers:resize:cross_cell', NOBODY,
-     'Resize a server across cells (nova_moves has one cell)',
-     [ACTION % 'resize']),
+     'Resize or cold migrate a server across cells when its own cell has '
+     'no valid host. By default, this is disabled for all users; test it '
+     'with admins before opening it to other users.',
+     [ACTION % 'resize', ACTION % 'migrate']),
     (S + 'rebuild', PROJECT_MEMBER_OR_ADMIN, 'Rebuild a server',
      [ACTION % 'rebuild']),
     (S + 'rebuild:trusted_certs', PROJECT_MEMBER_OR_ADMIN,

@@ -14,6 +14,7 @@ from nova_moves.api import cell_lists
 from nova_moves.api import cell_mapping
 from nova_moves.api import cell_routing
 from nova_moves.api import common
+from nova_moves.api import cross_cell_delete
 from nova_moves.api import input_guard
 from nova_moves.api import guards
 from nova_moves.api import microversion
@@ -476,6 +477,9 @@ def delete(server_id):
     policy = 'os_compute_api:servers:delete'
     instance = common.get_instance(server_id, policy)
     guards.check_not_locked(instance)  # a locked server: admin only
+    if instance['vm_state'] == states.RESIZED and \
+            instance['task_state'] is None:
+        instance = cross_cell_delete.confirm_first(instance) or instance
     # A server in the middle of a move is not deleted under its feet; a
     # boot is (as Nova does): its conductor or compute sees 'deleting'
     # and stops. The state read may be stale by the time of the swap (a

@@ -12,6 +12,7 @@ import oslo_messaging as messaging
 
 from nova_moves.compute import base
 from nova_moves.compute import console
+from nova_moves.compute import cross_cell
 from nova_moves.compute import evacuate
 from nova_moves.compute import fence
 from nova_moves.compute import guest_watch
@@ -98,6 +99,7 @@ class ComputeManager:
         self.live = live_migration.LiveMigrationEndpoint(deps)
         self.shelve = shelve.ShelveEndpoint(deps)
         self.console = console.ConsoleEndpoint(deps)
+        self.cross_cell = cross_cell.CrossCellEndpoint(deps)
         self.host_endpoint = HostEndpoint(deps, self.live)
         # Start-up recovery of each kind (not served over RPC).
         self.resize_recovery = resize_recovery.ResizeRecovery(
@@ -116,7 +118,7 @@ class ComputeManager:
         """Every public method of these is the compute's RPC surface
         (compute/rpcapi.py); no name is served by two of them."""
         return [self.lifecycle, self.resize, self.resize_settle, self.live,
-                self.evacuate, self.shelve, self.console,
+                self.evacuate, self.shelve, self.console, self.cross_cell,
                 self.host_endpoint]
 
     def init_host(self):

@@ -53,7 +53,10 @@ class ResizeRecovery(base.Steps):
         for migration in self.conductor.migration_get_all(
                 ctxt, host=self.host, status=sorted(moves.restart_statuses(
                     cold))):
-            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES:
+            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES \
+                    or migration.get('cross_cell_move'):
+                # A cross-cell move's steps are its conductor's to run
+                # and to undo (the sweep: conductor/tasks/cross_cell.py).
                 continue
             try:
                 self._recover_resize(ctxt, migration)
@@ -132,7 +135,10 @@ class ResizeRecovery(base.Steps):
         window = datetime.timedelta(seconds=CONF.resize_confirm_window)
         for migration in self.conductor.migration_get_all(
                 ctxt, source_compute=self.host, status=states.M_FINISHED):
-            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES:
+            if migration['migration_type'] not in states.COLD_MIGRATION_TYPES \
+                    or migration.get('cross_cell_move'):
+                # Not auto-confirmed: its source is in another cell than
+                # the server's (doc/cells.md "Cross-cell resize").
                 continue
             updated = datetime.datetime.fromisoformat(
                 migration['updated_at'] or migration['created_at'])

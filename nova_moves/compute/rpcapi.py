@@ -71,13 +71,16 @@ class ComputeAPI:
           own image), unrescue_instance (compute/lifecycle.py)
     1.11 - the compute also takes calls on 'compute_calls' (classic
           queues: nova_moves/rpc.py CALLS_SUFFIX); nothing else changed
+    1.12 - the cross-cell resize's hypervisor steps (calls from the
+          conductor that runs the flow: compute/cross_cell.py, the
+          client in compute/cross_cell_rpcapi.py)
 
     [upgrade_levels] compute caps what is sent (rolling upgrades). The
     casts that carry a move step are published with the mandatory flag
     and a bounded retry: a step that cannot be delivered is an error the
     sender sees (and the stuck-move sweep re-sends it), not silence.
     """
-    VERSION = '1.11'
+    VERSION = '1.12'
     # From this version on, calls go to the calls queues (rpc.py).
     CALLS_VERSION = '1.11'
 

@@ -9,6 +9,7 @@ import oslo_messaging as messaging
 
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import admission
+from nova_moves.conductor import cell_clients
 from nova_moves.conductor import db_proxy
 from nova_moves.conductor import drain
 from nova_moves.conductor import recovery
@@ -16,6 +17,7 @@ from nova_moves.conductor import usage_audit
 from nova_moves.conductor import unknown_hosts
 from nova_moves import conf
 from nova_moves.conductor.tasks import build
+from nova_moves.conductor.tasks import cross_cell_settle
 from nova_moves.conductor.tasks import live_migrate
 from nova_moves.conductor.tasks import migrate
 from nova_moves.conductor.tasks import rebuild
@@ -35,7 +37,7 @@ wrap_instance_event = instance_actions.wrap_instance_event
 
 class ConductorManager:
     # The newest version served: see conductor/rpcapi.py for the history.
-    target = messaging.Target(namespace='compute_task', version='1.2')
+    target = messaging.Target(namespace='compute_task', version='1.3')
 
     def __init__(self):
         self.host = conf.CONF.host
@@ -45,6 +47,8 @@ class ConductorManager:
         self.scheduler = unknown_hosts.WaitingScheduler(
             scheduler_rpcapi.SchedulerAPI())
         self.compute_rpcapi = compute_rpcapi.ComputeAPI()
+        # Other cells' schedulers and computes (cross-cell resize).
+        self.cell_clients = cell_clients.CellClients()
         # Heartbeat-only liveness (no membership) for the drains.
         self.servicegroup = servicegroup.ServiceGroup()
         self.drains = drain.DrainRunner(self.gate, self.start_move,
@@ -160,28 +164,46 @@ class ConductorManager:
 
     def migrate_server(self, ctxt, instance_uuid, live=False, flavor=None,
                        host=None, force=False, block_migration=None,
-                       migration_uuid=None, alternates=None, failed_host=None):
+                       migration_uuid=None, alternates=None, failed_host=None,
+                       cross_cell=False):
         with instance_actions.event(self.event_backend, ctxt, instance_uuid,
                                     'conductor_migrate_server',
                                     host=self.host, whole=True) as recording:
             return self._migrate_server(
                 ctxt, instance_uuid, live, flavor, host, force,
                 block_migration, migration_uuid, alternates, failed_host,
-                recording)
+                recording, cross_cell)
 
     def _migrate_server(self, ctxt, instance_uuid, live, flavor, host, force,
                         block_migration, migration_uuid, alternates,
-                        failed_host, recording):
+                        failed_host, recording, cross_cell=False):
         if live:
             return self._live(ctxt, instance_uuid, migration_uuid, host=host,
                               force=force, block_migration=block_migration)
         if migration_uuid is None:
+            # 1.3 cross_cell: the API's policy let this move leave its
+            # cell when the cell has no host (conductor/tasks/cross_cell).
             return self._cold(ctxt, instance_uuid, flavor=flavor, host=host,
-                              force=force, recording=recording)
+                              force=force, recording=recording,
+                              cross_cell=cross_cell,
+                              cell_clients=self.cell_clients)
         return migrate.MigrationTask(
             ctxt, instance_uuid, flavor=flavor, host=host, force=force,
             migration_uuid=migration_uuid, alternates=alternates,
             failed_host=failed_host, **self._task_kwargs()).run()
+
+    # -- 1.3: cross-cell resize, confirm and revert (in the server's cell)
+    @wrap_instance_event('conductor', whole=True)
+    def confirm_snapshot_based_resize(self, ctxt, instance_uuid,
+                                      migration_uuid):
+        return cross_cell_settle.confirm(ctxt, self.db, self.cell_clients,
+                                         migration_uuid)
+
+    @wrap_instance_event('conductor', whole=True)
+    def revert_snapshot_based_resize(self, ctxt, instance_uuid,
+                                     migration_uuid):
+        return cross_cell_settle.revert(ctxt, self.db, self.cell_clients,
+                                        migration_uuid)
 
     @wrap_instance_event('conductor', whole=True)
     def live_migrate_instance(self, ctxt, instance_uuid, migration_uuid,

@@ -25,10 +25,15 @@ class ComputeTaskAPI:
     1.1 - migrate_server takes failed_host: a reschedule only moves the
           claim while the migration still names that host
     1.2 - unshelve_instance (a SHELVED_OFFLOADED server is placed again)
+    1.3 - migrate_server takes ``cross_cell`` (the API's
+          compute:servers:resize:cross_cell allowed another cell);
+          confirm_snapshot_based_resize, revert_snapshot_based_resize
+          (a cross-cell resize's confirm and revert, cast to the
+          conductor of the server's cell)
 
     [upgrade_levels] conductor caps what is sent (rolling upgrades).
     """
-    VERSION = '1.2'
+    VERSION = '1.3'
 
     def __init__(self):
         self.client = rpc.get_client(
@@ -44,7 +49,7 @@ class ComputeTaskAPI:
     def migrate_server(self, ctxt, instance_uuid, live=False, flavor=None,
                        host=None, force=False, block_migration=None,
                        migration_uuid=None, alternates=None, do_cast=True,
-                       timeout=None, failed_host=None):
+                       timeout=None, failed_host=None, cross_cell=False):
         """Resize/cold migrate (live=False) or the blocking pre-2.34 live
         migration (live=True). ``migration_uuid`` and ``alternates`` are
         set on a compute's reschedule, which passes do_cast=False."""
@@ -55,12 +60,36 @@ class ComputeTaskAPI:
         if failed_host and self.client.can_send_version('1.1'):
             kwargs['failed_host'] = failed_host
             version = '1.1'
+        if cross_cell and self.client.can_send_version('1.3'):
+            # An older conductor keeps the move in its cell.
+            kwargs['cross_cell'] = True
+            version = '1.3'
         if do_cast:
             self.client.prepare(version=version).cast(
                 ctxt, 'migrate_server', **kwargs)
             return None
         return self.client.prepare(timeout=timeout, version=version).call(
             ctxt, 'migrate_server', **kwargs)
+
+    def _settle_cross_cell(self, ctxt, method, instance_uuid,
+                           migration_uuid, do_cast=True):
+        prepared = self.client.prepare(version='1.3')
+        return (prepared.cast if do_cast else prepared.call)(
+            ctxt, method, instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid)
+
+    def confirm_snapshot_based_resize(self, ctxt, instance_uuid,
+                                      migration_uuid, do_cast=True):
+        """``do_cast=False``: the delete of a server in VERIFY_RESIZE
+        waits for it (Nova's _confirm_resize_on_deleting)."""
+        return self._settle_cross_cell(
+            ctxt, 'confirm_snapshot_based_resize', instance_uuid,
+            migration_uuid, do_cast)
+
+    def revert_snapshot_based_resize(self, ctxt, instance_uuid,
+                                     migration_uuid):
+        self._settle_cross_cell(ctxt, 'revert_snapshot_based_resize',
+                                instance_uuid, migration_uuid)
 
     def live_migrate_instance(self, ctxt, instance_uuid, migration_uuid,
                               host=None, force=False, block_migration=None):

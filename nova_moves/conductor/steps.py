@@ -15,6 +15,7 @@ slow, not lost, changes nothing.
 from oslo_log import log as logging
 
 from nova_moves import conf
+from nova_moves.conductor.tasks import cross_cell as cross_cell_task
 from nova_moves.db import api as db_api
 from nova_moves import exception
 from nova_moves import moves
@@ -126,6 +127,10 @@ def redrive_or_fail(ctxt, migration, compute, unreachable=None):
     only while nothing touched the migration since the claim. True when
     something was done."""
     unreachable = set() if unreachable is None else unreachable
+    if migration.get('cross_cell_move'):
+        # Its steps are a conductor's calls, not casts to re-send: the
+        # cross-cell table's sweep (conductor/tasks/cross_cell.py).
+        return cross_cell_task.sweep_stalled(ctxt, migration)
     try:
         instance = db_api.instance_get(migration['instance_uuid'])
     except exception.InstanceNotFound:

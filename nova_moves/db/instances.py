@@ -120,7 +120,9 @@ def instance_get_all(project_id=None, host=None, limit=None, marker=None,
             query = sa.select(table).order_by(
                 *keyset.order_by(table)).where(keyset.after(table, after))
         if not read_deleted:
-            query = query.where(c.deleted == 0)
+            # A cross-cell resize's copy in the cell the server is not
+            # mapped to is not a server of its own (Nova's hidden).
+            query = query.where(c.deleted == 0, c.hidden == sa.false())
         if project_id:
             query = query.where(c.project_id == project_id)
         if host:

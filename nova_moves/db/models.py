@@ -214,6 +214,10 @@ class Instance(BASE, TimestampMixin):
     key_data = Column(Text)
     # The boot's scheduler hints as given (JSON), shown from 2.100.
     scheduler_hints = Column(Text)
+    # Nova's: the copy of a server in the cell it is not mapped to during
+    # a cross-cell resize (schema 0016); lists leave it out.
+    hidden = Column(Boolean, nullable=False, default=False,
+                    server_default=false())
 
 
 class InstanceMetadata(BASE, TimestampMixin):
@@ -294,6 +298,9 @@ class Migration(BASE, TimestampMixin):
     disk_processed = Column(BigInteger)
     disk_remaining = Column(BigInteger)
     hidden = Column(Boolean, nullable=False, default=False)
+    # Nova's: the move's rows are in two cells (schema 0016).
+    cross_cell_move = Column(Boolean, nullable=False, default=False,
+                             server_default=false())
     deleted = Column(Integer, nullable=False, default=0)
     # Times the stuck-move sweep re-sent the current step (issue 10).
     step_retries = Column(Integer, default=0)

@@ -2,9 +2,11 @@
 an API database of its own, and per cell its own database, its own
 broker vhost, conductor(s), scheduler(s) and computes, each process run
 with its cell's ``[database] connection`` and ``[DEFAULT]
-transport_url``. The cells are made with the real ``nova-moves-manage``
-commands, as an operator does (api_db sync, db sync per cell,
-cell_v2 map_cell0, create_cell, discover_hosts).
+transport_url`` (the conductors also the API database's, as Nova's
+super-conductor: a cross-cell resize reaches the other cells). The
+cells are made with the real ``nova-moves-manage`` commands, as an
+operator does (api_db sync, db sync per cell, cell_v2 map_cell0,
+create_cell, discover_hosts).
 
 cell1 is the API's home cell: the shared nova_moves.conf names its
 database and vhost (the API reads flavors and the other API-level tables
@@ -208,8 +210,14 @@ class CellsStack(nm_stack.Stack):
                                 ('scheduler', self.schedulers)):
                 for i in range(count):
                     name = '%s-%s%d' % (cell, kind, i + 1)
-                    self._cell_process(cell, name, 'nova-moves-' + kind, {
-                        'DEFAULT': {'host': name}})
+                    sections = {'DEFAULT': {'host': name}}
+                    if kind == 'conductor':
+                        # Nova's super-conductor's: the mappings, to
+                        # reach the other cells (cross-cell resize).
+                        sections['api_database'] = {
+                            'connection': self.api_database_url}
+                    self._cell_process(cell, name, 'nova-moves-' + kind,
+                                       sections)
         self._cell_overlay = self.api_conf
         try:
             self.add_process('api', 'nova-moves-api', self._overlay(

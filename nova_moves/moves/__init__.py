@@ -15,12 +15,13 @@ table row plus its handler; tests/unit/test_move_tables.py walks every
 table against the handlers.
 """
 from nova_moves.moves import cold
+from nova_moves.moves import cross_cell
 from nova_moves.moves import evacuate
 from nova_moves.moves import live
 from nova_moves.moves import step as _step
 from nova_moves import states
 
-KINDS = (cold, live, evacuate)
+KINDS = (cold, live, evacuate, cross_cell)
 BY_TYPE = {t: kind for kind in KINDS for t in kind.TYPES}
 
 Step = _step.Step
@@ -37,6 +38,14 @@ def _guards(kind):
 
 def kind_of(migration_type):
     return BY_TYPE[migration_type]
+
+
+def kind_of_migration(migration):
+    """The table of a migration (a dict): a cross-cell move's has the
+    cold move's types and ``cross_cell_move`` set."""
+    if migration.get('cross_cell_move'):
+        return cross_cell
+    return BY_TYPE[migration['migration_type']]
 
 
 def step_named(kind, name):
@@ -120,7 +129,7 @@ SWEPT = tuple(sorted(
 def failed_instance_values(migration, instance):
     """Where move_failed puts the server back (migration and server as
     dicts): the kind's undo values."""
-    return kind_of(migration['migration_type']).undo(migration, instance)
+    return kind_of_migration(migration).undo(migration, instance)
 
 
 def sweep_step(migration_type, status, task_state, done=lambda name: False):

@@ -253,6 +253,23 @@ class ComputeDriver:
         there. None for a driver that moves no disks."""
         return None
 
+    # -- cross-cell resize: the guest as an image -----------------------------
+    # Whether snapshot_for_move works (else it raises its refusal).
+    snapshots_for_move = False
+
+    def snapshot_for_move(self, instance_uuid, migration_uuid):
+        """On a cross-cell move's source, the guest powered off: its disk
+        as an image the destination (another cell) spawns from; returns
+        the image's id. A driver that cannot refuses before anything
+        changes (the move is undone with this fault)."""
+        raise exception.FeatureNotSupported(
+            feature='Cross-cell resize (a snapshot of the guest by the %s '
+                    'driver)' % type(self).__name__, host=self.host)
+
+    def discard_move_snapshot(self, migration_uuid):
+        """The snapshot ``migration_uuid`` made is no longer needed
+        (confirmed, reverted or undone); nothing when it is gone."""
+
     # -- live migration -------------------------------------------------------
     def live_migration_source_data(self, instance_uuid):
         """On the source, before pre_live_migration: what the destination

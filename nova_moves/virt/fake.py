@@ -62,6 +62,10 @@ class FakeDriver(driver.ComputeDriver):
               disk_from=None):
         self.operate(operation)
         size = (flavor.get('vcpus') or 1, flavor.get('memory_mb') or 0)
+        # A cross-cell move's snapshot: the guest's history goes on.
+        earlier = statefile.load(self._snapshot_path(image_ref)).get(
+            'console', []) if image_ref and str(image_ref).startswith(
+                'cross-cell-') else []
         with self._lock:
             # left_by None: no move's old copy (a guest written before
             # the mark existed has no key: unknown).
@@ -71,8 +75,10 @@ class FakeDriver(driver.ComputeDriver):
                 # What diagnostics and the console show.
                 'size': list(size),
                 'booted_at': time.time(),
-                'console': [_line('%s booted on %s (flavor %s, %s)' % (
-                    instance_uuid, self.host, flavor['name'], operation)),
+                'console': earlier[-CONSOLE_LINES + 3:] + [_line(
+                    '%s booted on %s (flavor %s, %s)' % (
+                        instance_uuid, self.host, flavor['name'],
+                        operation)),
                     _line('%d vCPU(s), %d MiB, disk vda' % size),
                     _line('login:')]}
             self._save()
@@ -189,6 +195,37 @@ class FakeDriver(driver.ComputeDriver):
         with self._lock:
             if self._guests.pop(instance_uuid, None) is not None:
                 self._save()
+
+    # -- cross-cell resize: the guest's record is its image ------------------
+    snapshots_for_move = True
+
+    def _snapshot_path(self, image_id):
+        return os.path.join(CONF.image.store_path, 'fake-snapshots',
+                            '%s.json' % image_id)
+
+    def snapshot_for_move(self, instance_uuid, migration_uuid):
+        """The guest's record (its console: what it did) written to the
+        image store, under the migration's id: a second call (a retried
+        step) writes the same image."""
+        self.operate('snapshot_for_move')
+        with self._lock:
+            guest = self._guests.get(instance_uuid)
+            if guest is None:
+                raise exception.GuestInvalidPower(
+                    instance_uuid=instance_uuid, host=self.host, power=None,
+                    operation='snapshot_for_move')
+            record = dict(guest)
+        image_id = 'cross-cell-%s' % migration_uuid
+        path = self._snapshot_path(image_id)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        statefile.save(path, record)
+        return image_id
+
+    def discard_move_snapshot(self, migration_uuid):
+        try:
+            os.unlink(self._snapshot_path('cross-cell-%s' % migration_uuid))
+        except FileNotFoundError:
+            pass
 
     # -- live migration: a simulated transfer ---------------------------------
     def live_migrate(self, instance_uuid, migrate_data, control, sizes,

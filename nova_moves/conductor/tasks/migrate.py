@@ -17,7 +17,9 @@ conductor_migrate_server event is recorded as Error with its traceback.
 """
 from oslo_log import log as logging
 
+from nova_moves.conductor import cell_clients
 from nova_moves.conductor.tasks import base
+from nova_moves.conductor.tasks import cross_cell as cross_cell_task
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -44,7 +46,7 @@ class MigrationTask(base.TaskBase):
                  migration_uuid, alternates, db, scheduler, compute_rpcapi,
                  failed_host=None, resume=False, gate=None,
                  new_migration_uuid=None, target_hosts=None,
-                 recording=None):
+                 recording=None, cross_cell=False, cell_clients=None):
         super().__init__(ctxt, instance_uuid)
         self.flavor = flavor
         self.host = host
@@ -65,6 +67,12 @@ class MigrationTask(base.TaskBase):
         # in the step that records the destination.
         self.recording = recording
         self.migration = None
+        # The API's compute:servers:resize:cross_cell allowed another
+        # cell when this one has no host (conductor/tasks/cross_cell.py,
+        # which undoes its own failure: ``undone``).
+        self.cross_cell = cross_cell
+        self.cell_clients = cell_clients
+        self.undone = False
 
     # -- execute -----------------------------------------------------------
     def execute(self):
@@ -128,11 +136,30 @@ class MigrationTask(base.TaskBase):
         if self.force:
             selection, alternates = self._claim_forced_host(new_flavor), []
         else:
-            selections = self.scheduler.select_destinations(
-                self.ctxt, spec, [self.instance_uuid],
-                return_alternates=True)[0]
+            try:
+                selections = self.scheduler.select_destinations(
+                    self.ctxt, spec, [self.instance_uuid],
+                    return_alternates=True)[0]
+            except exception.NoValidHost:
+                if not (self.cross_cell and self.cell_clients is not None
+                        and cell_clients.available()):
+                    raise
+                return self._cross_cell(new_flavor, spec)
             selection, alternates = selections[0], selections[1:]
         self._send_to(selection, new_flavor, spec, alternates)
+
+    def _cross_cell(self, flavor, spec):
+        task = cross_cell_task.CrossCellMigrationTask(
+            self.ctxt, self.instance_uuid, self.migration, flavor, spec,
+            self.db, self.cell_clients, event=self._event)
+        try:
+            return task.run()
+        except Exception:
+            # Once a cell was chosen the cross-cell task undid the move
+            # in both cells; before that (no other cell had a host) it is
+            # this task's undo, as before.
+            self.undone = task.target_cell is not None
+            raise
 
     def _request_spec(self, instance, flavor, is_resize):
         source = instance['host']
@@ -230,8 +257,10 @@ class MigrationTask(base.TaskBase):
     # -- rollback ----------------------------------------------------------
     def rollback(self, exc):
         """move_failed: the one undo (see db/transitions.py)."""
-        if isinstance(exc, exception.MoveConflict):
-            return  # a stale reschedule request: nothing of ours to undo
+        if isinstance(exc, exception.MoveConflict) or self.undone:
+            # A stale reschedule request, or a cross-cell move that
+            # undid itself: nothing of ours to undo.
+            return
         fault = faultinfo.from_exc(exc, CONF.host)
         try:
             if self.migration is not None:

@@ -9,6 +9,7 @@ import inspect
 import oslo_messaging as messaging
 import testtools
 
+from nova_moves.compute import cross_cell_rpcapi
 from nova_moves.compute import manager as compute_manager
 from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves import conf
@@ -28,9 +29,11 @@ NOT_SENT = {'before_reporting_up'}
 
 def _sent_by_the_client():
     """The methods compute/rpcapi.py sends: its public methods, less its
-    local capability checks (can_*)."""
+    local capability checks (can_*); and the cross-cell resize's, which
+    the conductor sends with its own client (compute/cross_cell_rpcapi)."""
     return {name for name in _public_methods(compute_rpcapi.ComputeAPI)
-            if not name.startswith('can_')}
+            if not name.startswith('can_')} | _public_methods(
+        cross_cell_rpcapi.CrossCellComputeAPI)
 
 
 class EndpointsTest(testtools.TestCase):

@@ -1,0 +1,354 @@
+"""Cross-cell resize and cold migrate: the way there (doc/cells.md
+"Cross-cell resize", the table in nova_moves/moves/cross_cell.py).
+
+Run by the source cell's conductor when the same-cell task found no
+host in its cell and the API's policy check allowed leaving it
+(``compute:servers:resize:cross_cell``). The migration exists already
+(db cold_move_start: pre-migrating, the source allocation parked on
+its uuid). Each step: the hypervisor's part by an RPC call to the
+compute (in its cell), then the step's guarded transition in the
+cell the server is mapped to; the other cell's copy follows.
+
+rollback() undoes a failure before the mapping flipped: the target
+cell's guest, copy, migration and claim go, the source guest is powered
+back on, and move_failed in the source cell hands the allocation back
+and clears the task_state (as a cold move's undo).
+"""
+from oslo_log import log as logging
+
+from nova_moves import cells
+from nova_moves.conductor import cell_clients
+from nova_moves.conductor.tasks import base
+from nova_moves import conf
+from nova_moves.db import api as db_api
+from nova_moves.db import cross_cell as cc_db
+from nova_moves.db import mappings
+from nova_moves import exception
+from nova_moves import faultinfo
+from nova_moves import moves
+from nova_moves.moves import cross_cell
+from nova_moves import states
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+CONDUCTOR_STEP = 'conductor.migrate_server'
+
+
+def guard(name, phase='end'):
+    return moves.guard_of(cross_cell, name, phase)
+
+
+class CrossCellMigrationTask(base.TaskBase):
+
+    def __init__(self, ctxt, instance_uuid, migration, flavor, spec, db,
+                 clients, event=None):
+        """``event``: a callable giving move_advance's event argument
+        (the conductor's event, written with its step)."""
+        super().__init__(ctxt, instance_uuid)
+        self.migration = migration
+        self.flavor = flavor
+        self.spec = dict(spec, consumer_generation=None)
+        self.db = db
+        self.clients = clients
+        self.event = event
+        self.source_cell = cell_clients.own_cell()
+        self.target_cell = None
+        self.selection = None
+        self.image_id = None
+        self.step = CONDUCTOR_STEP
+        self.guest_off = False
+
+    # -- execute -----------------------------------------------------------
+    def execute(self):
+        self._schedule()
+        self._prep_dest()
+        self._prep_source()
+        self._finish_dest()
+        return self.migration
+
+    def _advance(self, name, phase='end', **kwargs):
+        """The step's transition in the source cell (where the server is
+        mapped until the flip), its copy in the target cell following."""
+        self.migration = self.db.move_advance(
+            self.ctxt, self.migration['uuid'], **guard(name, phase),
+            **kwargs)['migration']
+        with cells.target(self.target_cell):
+            cc_db.migration_set(self.migration['uuid'],
+                                {'status': self.migration['status']})
+
+    def _schedule(self):
+        """The first enabled other cell whose scheduler claims a host
+        (its own placement); the server's copy there, hidden, and the
+        migration in both cells."""
+        for target in cell_clients.other_cells():
+            try:
+                with cells.target(target):
+                    self.selection = self.clients.scheduler(
+                        target).select_destinations(
+                        self.ctxt, self.spec, [self.instance_uuid],
+                        return_alternates=False)[0][0]
+            except exception.NoValidHost as exc:
+                LOG.info('Cell %s has no host for %s: %s', target.name,
+                         self.instance_uuid, exc)
+                continue
+            except Exception:
+                # A cell that cannot be asked (its broker or scheduler
+                # down) is passed over, as a boot passes it over.
+                LOG.exception('Cell %s could not schedule %s', target.name,
+                              self.instance_uuid)
+                continue
+            self.target_cell = target
+            break
+        if self.target_cell is None:
+            raise exception.NoValidHost(
+                reason='No valid host in any cell (cross-cell resize '
+                       'allowed).')
+        # The row's end first: from here the migration names the target
+        # (the sweep finds its cell from dest_compute's host mapping),
+        # then the copies there.
+        self.migration = self.db.move_advance(
+            self.ctxt, self.migration['uuid'], **guard(CONDUCTOR_STEP),
+            values={'dest_compute': self.selection['host'],
+                    'dest_node': self.selection['nodename'],
+                    'dest_host': self.selection['host'],
+                    'cross_cell_move': True},
+            **(self.event() if self.event else {}))['migration']
+        rows = cc_db.server_rows(self.instance_uuid)
+        with cells.target(self.target_cell):
+            cc_db.server_copy(rows, hidden=True)
+            cc_db.migration_copy(self.migration)
+        LOG.info('Cross-cell migration %s of %s: %s in cell %s',
+                 self.migration['uuid'], self.instance_uuid,
+                 self.selection['host'], self.target_cell.name)
+
+    def _record(self, name, host, started):
+        """The step's event (the row's name), whole, on the move's
+        action in the target cell, where the server's actions are read
+        from once it is there (the source cell's copy of the action was
+        copied at the conductor's step). Best effort: a missing action
+        (a move a service started) records nothing."""
+        try:
+            with cells.target(self.target_cell):
+                db_api.action_event_finish(
+                    self.instance_uuid, self.ctxt.request_id,
+                    moves.step_named(cross_cell, name).event, 'Success',
+                    host=host, start_time=started)
+        except Exception as exc:
+            LOG.debug('No event %s for %s: %s', name, self.instance_uuid,
+                      exc)
+
+    def _dest(self):
+        return self.clients.compute(self.target_cell)
+
+    def _source(self):
+        return self.clients.compute(self.source_cell)
+
+    def _prep_dest(self):
+        self.step = 'prep_snapshot_based_resize_at_dest'
+        started = db_api.utcnow().isoformat()
+        self._dest().prep_snapshot_based_resize_at_dest(
+            self.ctxt, self.selection['host'], self.instance_uuid,
+            self.migration['uuid'], self.flavor)
+        # Its guard: still this move's, nothing written.
+        self._advance(self.step)
+        self._record(self.step, self.selection['host'], started)
+
+    def _prep_source(self):
+        self.step = 'prep_snapshot_based_resize_at_source'
+        self._advance(self.step, 'start')
+        started = db_api.utcnow().isoformat()
+        self.guest_off = True
+        self.image_id = self._source().prep_snapshot_based_resize_at_source(
+            self.ctxt, self.migration['source_compute'], self.instance_uuid,
+            self.migration['uuid'])
+        self._advance(self.step)
+        self._record(self.step, self.migration['source_compute'], started)
+
+    def _finish_dest(self):
+        self.step = 'finish_snapshot_based_resize_at_dest'
+        instance = self.db.instance_get(self.ctxt, self.instance_uuid)
+        stopped = instance['vm_state'] == states.STOPPED
+        self._advance(self.step, 'start')
+        started = db_api.utcnow().isoformat()
+        power = self._dest().finish_snapshot_based_resize_at_dest(
+            self.ctxt, self.selection['host'], self.instance_uuid,
+            self.migration['uuid'], self.flavor, self.image_id, stopped)
+        # The flip: the target copy shown on its new host, the mapping
+        # to the target cell, then the source step's end (the source
+        # copy hidden). Until the mapping moves the API shows the source
+        # copy; a failure before it is undone as any other step's.
+        with cells.target(self.target_cell):
+            cc_db.server_set(self.instance_uuid, {
+                'host': self.selection['host'],
+                'node': self.selection['nodename'],
+                'flavor': self.flavor,
+                'vm_state': states.RESIZED, 'task_state': None,
+                'power_state': power, 'hidden': False})
+            cc_db.migration_set(self.migration['uuid'], {
+                'status': states.M_FINISHED,
+                'dest_compute': self.selection['host'],
+                'dest_node': self.selection['nodename'],
+                'dest_host': self.selection['host']})
+        self._record(self.step, self.selection['host'], started)
+        cc_db.mapping_set_cell(self.instance_uuid, self.target_cell.uuid)
+        self.step = None  # flipped: the server is the target cell's now
+        self.migration = self.db.move_advance(
+            self.ctxt, self.migration['uuid'],
+            **guard('finish_snapshot_based_resize_at_dest'),
+            instance_values={'hidden': True, 'vm_state': states.RESIZED}
+        )['migration']
+        LOG.info('Cross-cell migration %s of %s finished on %s (cell %s)',
+                 self.migration['uuid'], self.instance_uuid,
+                 self.selection['host'], self.target_cell.name)
+
+    # -- rollback ----------------------------------------------------------
+    def rollback(self, exc):
+        if self.target_cell is None:
+            return  # no cell had room: the same-cell task's undo
+        if self.step is None:
+            LOG.error('Cross-cell migration %s of %s failed after its '
+                      'mapping flipped: %s', self.migration['uuid'],
+                      self.instance_uuid, exc)
+            return
+        undo_before_flip(self.ctxt, self.db, self.clients, self.migration,
+                         self.target_cell, self.source_cell, self.step,
+                         self.guest_off,
+                         faultinfo.from_exc(exc, CONF.host))
+
+
+def undo_before_flip(ctxt, db, clients, migration, target_cell, source_cell,
+                     step, guest_off=True,
+                     fault=None, claimed=None):
+    """The undo of a cross-cell move that failed (or stalled: the sweep)
+    at ``step``, before its mapping flipped: the target cell's guest,
+    copy, migration and claim go, then the source guest runs again and
+    move_failed (in the source cell) hands the allocation back and
+    clears the task_state. Each part is tried; the source's undo runs
+    whatever the target's did."""
+    instance_uuid = migration['instance_uuid']
+    if target_cell is not None:
+        try:
+            if migration.get('dest_compute'):
+                clients.compute(target_cell) \
+                    .revert_snapshot_based_resize_at_dest(
+                        ctxt, migration['dest_compute'], instance_uuid,
+                        migration['uuid'])
+        except Exception:
+            LOG.exception('Could not remove the destination guest of %s',
+                          migration['uuid'])
+        with cells.target(target_cell):
+            cc_db.server_purge(instance_uuid)
+            db_api.allocations_delete(instance_uuid)
+    if guest_off:
+        try:
+            instance = db.instance_get(ctxt, instance_uuid)
+            clients.compute(source_cell) \
+                .finish_revert_snapshot_based_resize_at_source(
+                    ctxt, migration['source_compute'], instance_uuid,
+                    migration['uuid'],
+                    instance['old_flavor'] or instance['flavor'],
+                    instance['vm_state'] == states.STOPPED)
+        except Exception:
+            LOG.exception('Could not power the source guest of %s back on',
+                          migration['uuid'])
+    try:
+        db.move_failed(ctxt, migration['uuid'],
+                       **moves.fail_guard(cross_cell, step), fault=fault,
+                       **({'claimed': claimed} if claimed else {}))
+    except exception.MoveConflict as conflict:
+        LOG.info('Cross-cell migration %s settled elsewhere: %s',
+                 migration['uuid'], conflict)
+
+
+_CLIENTS = []
+
+
+def _clients():
+    if not _CLIENTS:
+        _CLIENTS.append(cell_clients.CellClients())
+    return _CLIENTS[0]
+
+
+def _stalled_step(migration, task_state):
+    """The row of the way there a stalled move is at (None: past the
+    flip, or not this table's)."""
+    for row in cross_cell.STEPS:
+        if row.name in cross_cell.BEFORE_FLIP and \
+                row.accepts(migration['status'], task_state):
+            return row
+    return None
+
+
+def sweep_stalled(ctxt, migration, db=None):
+    """The stuck-move sweep's answer for a cross-cell migration in this
+    cell: only the copy the server is mapped to is acted on (the hidden
+    copy follows it), and only before the flip, where every row says
+    ROLL_BACK: its conductor died mid-flow (its calls to the computes
+    keep touching the migration while it lives). True when undone."""
+    db = db or _DbDoor()
+    try:
+        instance = db_api.instance_get(migration['instance_uuid'])
+    except exception.InstanceNotFound:
+        return False
+    if instance.get('hidden') or not cell_clients.available():
+        return False
+    mapping = mappings.instance_mapping_get(migration['instance_uuid'])
+    own = cell_clients.own_cell()
+    if mapping is None or own is None or mapping['cell_uuid'] != own.uuid:
+        # The mapping flipped already (a write after it failed): the
+        # server is the target cell's; undoing here would lose it.
+        return False
+    row = _stalled_step(migration, instance['task_state'])
+    if row is None or row.sweep != moves.ROLL_BACK:
+        return False
+    claimed = db_api.move_claim(migration['uuid'], migration['status'],
+                                migration['updated_at'])
+    if claimed is None:
+        return False  # another conductor has it, or it moved on
+    target = None
+    if migration.get('dest_compute'):
+        mapping = mappings.host_mapping_get(migration['dest_compute'])
+        target = mapping and cell_clients.cell(mapping['cell_uuid'])
+    if _still_running(ctxt, migration, row, target):
+        # Only slow (a long spawn): the claim touched the migration, so
+        # it is not looked at again before its next timeout.
+        LOG.info('Cross-cell step %s of %s is still running; waiting',
+                 row.name, migration['uuid'])
+        return False
+    message = ('Cross-cell move step %s of migration %s did not finish '
+               'in time (its conductor died); rolled back'
+               % (row.name, migration['uuid']))
+    LOG.warning(message)
+    undo_before_flip(ctxt, db, _clients(), migration, target,
+                     cell_clients.own_cell(), row.name,
+                     guest_off=migration['status'] != states.M_PRE_MIGRATING,
+                     fault={'code': 500, 'message': message,
+                            'host': CONF.host}, claimed=claimed)
+    return True
+
+
+def _still_running(ctxt, migration, row, target):
+    """Whether the row's compute still runs its step (a short call, as
+    the cold sweep asks): a conductor's own step has nobody to ask."""
+    if row.host == moves.CONDUCTOR or (row.host == moves.DEST and
+                                       target is None):
+        return False
+    cell, host = ((target, migration['dest_compute'])
+                  if row.host == moves.DEST else
+                  (cell_clients.own_cell(), migration['source_compute']))
+    try:
+        return bool(_clients().compute(cell).move_step_status(
+            ctxt, host, migration['uuid']))
+    except Exception:
+        LOG.exception('Could not ask %s about %s', host, migration['uuid'])
+        return False
+
+
+class _DbDoor:
+    """db_api with the conductor proxy's signature (ctxt first)."""
+
+    def instance_get(self, ctxt, instance_uuid):
+        return db_api.instance_get(instance_uuid)
+
+    def move_failed(self, ctxt, migration_id, **kwargs):
+        return db_api.move_failed(migration_id, **kwargs)
