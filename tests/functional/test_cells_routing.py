@@ -14,15 +14,13 @@ import testtools
 
 from nova_moves.db import models
 from nova_moves.harness import cell_stack
+from tests.functional import cells_base
 from tests.functional import databases
 
-INSTANCES = models.Instance.__table__
-ALLOCATIONS = models.Allocation.__table__
-MIGRATIONS = models.Migration.__table__
 FAULTS = models.InstanceFault.__table__
 
 
-class CellsRoutingTest(testtools.TestCase):
+class CellsRoutingTest(cells_base.CellReads, testtools.TestCase):
 
     @classmethod
     def setUpClass(cls):
@@ -39,12 +37,7 @@ class CellsRoutingTest(testtools.TestCase):
             keep_workdir=bool(os.environ.get('NOVA_MOVES_KEEP_LOGS')),
             extra_conf={'quota': {'instances': -1, 'cores': -1,
                                   'ram': -1}})
-        try:
-            cls.stack.start()
-        except Exception:
-            cls.stack.keep_workdir = True
-            cls.stack.stop()
-            raise
+        cells_base.start(cls.stack)
         cls.admin = cls.stack.client()
         cls.small = cls.admin.create_flavor('small', 1, 512, 1)
         cls.medium = cls.admin.create_flavor('medium', 2, 1024, 1)
@@ -67,41 +60,11 @@ class CellsRoutingTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.addOnException(self._attach_logs)
-
-    def _attach_logs(self, exc_info):
-        import testtools.content as content
-        for name in self.stack.processes:
-            try:
-                tail = self.stack.log(name)[-5000:]
-            except OSError:
-                continue
-            self.addDetail('log-' + name, content.text_content(tail))
+        self.attach_logs_on_failure()
 
     # -- the cells' databases ---------------------------------------
-    def row(self, cell, uuid):
-        with self.engines[cell].connect() as conn:
-            row = conn.execute(sa.select(INSTANCES).where(
-                INSTANCES.c.uuid == uuid)).first()
-        return None if row is None else row._mapping
-
     def cells_with_row(self, uuid):
         return sorted(c for c in self.engines if self.row(c, uuid))
-
-    def allocations(self, cell, consumer):
-        with self.engines[cell].connect() as conn:
-            rows = conn.execute(sa.select(
-                ALLOCATIONS.c.resource_class,
-                sa.func.sum(ALLOCATIONS.c.used)).where(
-                    ALLOCATIONS.c.consumer_id == consumer).group_by(
-                        ALLOCATIONS.c.resource_class)).all()
-        return {rc: int(used) for rc, used in rows}
-
-    def migrations(self, cell, uuid):
-        with self.engines[cell].connect() as conn:
-            return [r._mapping for r in conn.execute(sa.select(
-                MIGRATIONS).where(MIGRATIONS.c.instance_uuid == uuid)
-                .order_by(MIGRATIONS.c.id))]
 
     def assert_held(self, cell, uuid, flavor):
         """The server's allocation in its cell is its flavor; the other

@@ -1,0 +1,62 @@
+"""What the two-cell functional tests share (test_cells_routing,
+test_cells_cross_cell): a CellsStack started (its work directory kept
+when the start fails), each process's log attached to a failed test,
+and reads of a server's rows, allocations and migrations in one cell's
+database (``cls.engines``: cell name -> SQLAlchemy engine)."""
+import sqlalchemy as sa
+import testtools.content
+
+from nova_moves.db import models
+
+INSTANCES = models.Instance.__table__
+ALLOCATIONS = models.Allocation.__table__
+MIGRATIONS = models.Migration.__table__
+
+
+def start(stack):
+    try:
+        stack.start()
+    except Exception:
+        stack.keep_workdir = True
+        stack.stop()
+        raise
+    return stack
+
+
+class CellReads:
+    """A test case mixin; ``self.stack`` and ``self.engines`` set by the
+    class."""
+    LOG_TAIL = 6000
+
+    def attach_logs_on_failure(self):
+        self.addOnException(self._attach_logs)
+
+    def _attach_logs(self, exc_info):
+        for name in self.stack.processes:
+            try:
+                tail = self.stack.log(name)[-self.LOG_TAIL:]
+            except OSError:
+                continue
+            self.addDetail('log-' + name,
+                           testtools.content.text_content(tail))
+
+    def row(self, cell, uuid):
+        with self.engines[cell].connect() as conn:
+            row = conn.execute(sa.select(INSTANCES).where(
+                INSTANCES.c.uuid == uuid)).first()
+        return None if row is None else row._mapping
+
+    def allocations(self, cell, consumer):
+        with self.engines[cell].connect() as conn:
+            rows = conn.execute(sa.select(
+                ALLOCATIONS.c.resource_class,
+                sa.func.sum(ALLOCATIONS.c.used)).where(
+                    ALLOCATIONS.c.consumer_id == consumer).group_by(
+                        ALLOCATIONS.c.resource_class)).all()
+        return {rc: int(used) for rc, used in rows}
+
+    def migrations(self, cell, uuid):
+        with self.engines[cell].connect() as conn:
+            return [r._mapping for r in conn.execute(sa.select(
+                MIGRATIONS).where(MIGRATIONS.c.instance_uuid == uuid)
+                .order_by(MIGRATIONS.c.id))]
