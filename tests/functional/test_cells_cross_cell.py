@@ -26,6 +26,7 @@ from nova_moves.db import models
 from nova_moves.harness import cell_stack
 from tests.functional import cells_base
 from tests.functional import databases
+from tests.functional import rpc_injector
 
 FAULTS = models.InstanceFault.__table__
 MAPPINGS = api_models.InstanceMapping.__table__
@@ -202,9 +203,18 @@ class CrossCellTest(cells_base.CellReads, testtools.TestCase):
 
     def test_resize_to_another_cell_and_confirm(self):
         uuid = self.boot('resize-confirm')
+        # Seed 000 (resize-api-cast-always), cross-cell: the API casts
+        # migrate_server to the server's cell's conductor, as for a
+        # same-cell move (test_resize), and nothing calls it.
+        tap = rpc_injector.RpcTap(
+            self.stack.cell_transport_url('cell1')).start()
+        self.addCleanup(tap.stop)
         resized = self.act(uuid, {'resize': {
             'flavorRef': self.medium['id']}}, ('VERIFY_RESIZE', 'ERROR'))
         self.assertEqual('VERIFY_RESIZE', resized['status'], resized)
+        sent = tap.find('migrate_server', instance_uuid=uuid)
+        self.assertEqual([(False, True)], [
+            (c.is_call, c.args.get('cross_cell')) for c in sent])
         migration = self.assert_verify_resize_in_cell2(
             uuid, self.medium, 'cell2-compute1')
         # The move's action, read in cell2: the conductor's event and
