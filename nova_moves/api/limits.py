@@ -5,7 +5,6 @@ import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import quota_rules
-from nova_moves.db import api as db_api
 
 # quota name -> Nova's limit names; quota_rules.limits() already leaves out
 # what a microversion removed (network ones at 2.36, personality at 2.57).
@@ -29,7 +28,7 @@ _USED = (('ram', 'totalRAMUsed'), ('instances', 'totalInstancesUsed'),
 
 def absolute(project_id, version):
     allowed = quota_rules.limits(project_id, version)
-    used = db_api.quota_usage(project_id)
+    used = quota_rules.usage(project_id)
     body = {name: allowed[quota] for quota, name in _MAX if quota in allowed}
     if version >= '2.39':  # image metadata left with the image proxy
         body.pop('maxImageMeta', None)

@@ -8,9 +8,17 @@ Boot counts and creates the server in one transaction under the
 project's quota lock (db/quotas.py: racing boots queue, so the limit
 holds exactly). Resize to a larger flavor checks the difference in cores
 and ram.
-"""
-import functools
 
+With cells (doc/cells.md), the limits are the API's (its home database,
+also inside a server's cell) and the usage is counted in every cell, as
+Nova counts it (a cell that does not answer is left out of the count,
+as in Nova). The boot's own cell is counted under its lock; the other
+cells' counts are read just before, so two boots of one project racing
+in two cells may both pass (Nova's recheck has the same window).
+"""
+from nova_moves.api import cell_lists
+from nova_moves.api import cell_routing
+from nova_moves import cells
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves import exception
@@ -59,15 +67,44 @@ def defaults(version):
 
 
 def limits(project_id, version='2.95'):
-    values = defaults(version)
-    overrides = db_api.quota_get_project(project_id)
+    with cell_routing.home():
+        values = defaults(version)
+        overrides = db_api.quota_get_project(project_id)
     values.update({k: v for k, v in overrides.items() if k in values})
     return values
 
 
+def _count(cell, project_id):
+    return db_api.quota_usage(project_id)
+
+
+def usage(project_id, except_current=False):
+    """The project's instances, cores and ram in every cell (this
+    process's database alone in a one-cell deployment).
+    ``except_current``: without the targeted cell's (cells.current),
+    which the caller counts itself under the project's lock."""
+    targets = cell_lists.targets()
+    if targets is None:
+        return (dict.fromkeys(ENFORCED, 0) if except_current
+                else db_api.quota_usage(project_id))
+    if except_current:
+        current = cells.current()
+        here = (current.database_connection if current is not None
+                else CONF.database.connection)
+        targets = [cell for cell in targets
+                   if cell.database_connection != here]
+    counts, _down = cell_lists.scatter(targets, _count, project_id)
+    return {name: sum(count[name] for count in counts.values())
+            for name in ENFORCED}
+
+
+def _plus(one, other):
+    return {name: one.get(name, 0) + other.get(name, 0) for name in ENFORCED}
+
+
 def check(project_id, deltas):
     """403 when adding ``deltas`` goes over a limit; -1 is unlimited."""
-    enforce(limits(project_id), deltas, db_api.quota_usage(project_id))
+    enforce(limits(project_id), deltas, usage(project_id))
 
 
 def enforce(allowed, deltas, used):
@@ -85,7 +122,7 @@ def allowed_count(project_id, deltas, min_count, max_count):
     ``max_count``; fewer than ``min_count`` is Nova's 403 for the
     ``min_count`` servers. Each server is still created under the
     quota lock (create_instance), so a racing boot cannot overshoot."""
-    allowed, used = limits(project_id), db_api.quota_usage(project_id)
+    allowed, used = limits(project_id), usage(project_id)
     count = max_count
     for name in ENFORCED:
         delta = deltas.get(name, 0)
@@ -98,9 +135,12 @@ def allowed_count(project_id, deltas, min_count, max_count):
 
 
 def create_instance(project_id, deltas, values):
-    """The new server's row, if ``deltas`` fit the project's quota."""
+    """The new server's row, if ``deltas`` fit the project's quota: its
+    cell's usage counted under the lock, the other cells' added."""
+    allowed = limits(project_id)
+    elsewhere = usage(project_id, except_current=True)
     return db_api.instance_create_in_quota(
-        values, functools.partial(enforce, limits(project_id), deltas))
+        values, lambda here: enforce(allowed, deltas, _plus(here, elsewhere)))
 
 
 def flavor_deltas(flavor, old_flavor=None):

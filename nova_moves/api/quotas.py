@@ -25,7 +25,7 @@ def detail(project_id):
     quota_rules.project(project_id)
     api_req.authorize('os_compute_api:os-quota-sets:detail',
                       {'project_id': project_id})
-    used = db_api.quota_usage(project_id)
+    used = quota_rules.usage(project_id)
     return _body(project_id, {
         name: {'limit': limit, 'in_use': used.get(name, 0), 'reserved': 0}
         for name, limit in quota_rules.limits(
@@ -71,7 +71,7 @@ def update(project_id):
     body = validation.body()['quota_set']
     force = validation.to_bool(body.pop('force', False))
     values = quota_rules.limit_values(body)
-    used = db_api.quota_usage(project_id)
+    used = quota_rules.usage(project_id)
     for name, value in values.items():
         if not force and 0 <= value < used.get(name, 0):
             raise exception.ValidationError(
