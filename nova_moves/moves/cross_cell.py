@@ -30,8 +30,8 @@ The migration keeps Nova's migration_type ('resize' or 'migration') and
 has cross_cell_move set; TYPES is empty so that BY_TYPE still gives the
 cold table for those types (kind_of_migration picks this one).
 """
-from nova_moves.moves.step import (CONDUCTOR, DEST, ROLL_BACK, S, SOURCE,
-                                   guard, step)
+from nova_moves.moves.step import (CONDUCTOR, DEST, REDRIVE, ROLL_BACK, S,
+                                   SOURCE, guard, step)
 
 TYPES = ()
 
@@ -66,9 +66,11 @@ STEPS = (
          end=guard(S.M_CONFIRMING, S.M_CONFIRMED, (None,), None,
                    vm_state=S.RESIZED),
          event='compute_confirm_snapshot_based_resize_at_source',
+         sweep=REDRIVE,
          phases={'request': guard(S.M_FINISHED, S.M_CONFIRMING)}),
     step('revert_snapshot_based_resize_at_dest', DEST, start=_REVERT,
          end=_REVERT, event='compute_revert_snapshot_based_resize_at_dest',
+         sweep=REDRIVE,
          phases={'request': guard(S.M_FINISHED, S.M_REVERTING, (None,),
                                   S.RESIZE_REVERTING, vm_state=S.RESIZED)}),
     step('finish_revert_snapshot_based_resize_at_source', SOURCE,

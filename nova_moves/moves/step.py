@@ -17,6 +17,10 @@ SOURCE, DEST, CONDUCTOR = 'source', 'dest', 'conductor'
 RESEND = 'resend'        # ask its host; still running: wait; else re-send
 ASK = 'ask'              # ask its host; still running: wait; else undo
 ROLL_BACK = 'roll_back'  # nothing to re-send (its conductor died): undo
+# A conductor's own flow past the point of no return (a cross-cell
+# confirm or revert, every part re-entrant): another conductor runs it
+# again from its start.
+REDRIVE = 'redrive'
 
 # What a restart of the step's host does with a step it was running:
 RESTART_UNDO = 'undo'      # roll the move back
@@ -79,7 +83,7 @@ class Step(collections.namedtuple(
     end         its last one
     allocations the allocation change of its end (db move_advance op)
     event       its instance-action event name
-    sweep       RESEND, ASK, ROLL_BACK: what the stuck-move sweep does
+    sweep       RESEND, ASK, ROLL_BACK, REDRIVE: what the stuck-move sweep does
     restart     RESTART_*: what a restart of its host does
     after       a step of the same statuses that must be done first (the
                 revert's source half runs once the destination's is done)

@@ -44,8 +44,12 @@ class CrossCellTest(cells_base.CellReads, testtools.TestCase):
         cls.policy_dir = tempfile.mkdtemp(prefix='nm-crosscell-policy-')
         cls.policy_file = os.path.join(cls.policy_dir, 'policy.json')
         cls.set_policy(None)
+        # cell1's host removes a moved-away copy slowly (a confirm).
         computes = [[{'name': 'cell1-compute1',
-                      'compute': {'vcpus': 4, 'memory_mb': 8192}}],
+                      'compute': {'vcpus': 4, 'memory_mb': 8192,
+                                  'operation_seconds': {
+                                      'confirm_snapshot_based_resize_at_'
+                                      'source': SLOW}}}],
                     [{'name': 'cell2-compute1',
                       'compute': {'vcpus': 8, 'memory_mb': 16384}},
                      # Fits only a small server, and fails its spawn.
@@ -305,6 +309,35 @@ class CrossCellTest(cells_base.CellReads, testtools.TestCase):
         self.assert_only_in('cell1', uuid, self.small, 'cell1-compute1')
         self.assertEqual('SHUTOFF', self.act(uuid, {'os-stop': None},
                                              'SHUTOFF')['status'])
+
+    def test_conductor_killed_in_a_confirm_runs_it_again(self):
+        """The target cell's (only) conductor dies while the source
+        removes its copy: the restarted one's sweep asks the source
+        (waits while it still runs), then runs the confirm again from
+        its start (the table's REDRIVE): confirmed, the server cell2's
+        alone."""
+        uuid = self.boot('confirm-dies')
+        resized = self.act(uuid, {'resize': {
+            'flavorRef': self.medium['id']}}, ('VERIFY_RESIZE', 'ERROR'))
+        self.assertEqual('VERIFY_RESIZE', resized['status'], resized)
+        response = self.admin.action(uuid, {'confirmResize': None})
+        self.assertEqual(204, response.status_code, response.text)
+        self.admin.wait_for(
+            lambda: [m['status'] for m in self.migrations('cell2', uuid)]
+            == ['confirming'], timeout=60, interval=0.05,
+            what='the confirm started')
+        conductor = 'cell2-conductor1'
+        self.assertEqual(-signal.SIGKILL, self.stack.kill(conductor))
+        time.sleep(1)
+        self.stack.restart(conductor)
+        self.admin.wait_for(
+            lambda: [m['status'] for m in self.migrations('cell2', uuid)]
+            == ['confirmed'], timeout=4 * STUCK + 60,
+            what='the confirm run again')
+        server = self.admin.wait_for_status(uuid, ('ACTIVE', 'ERROR'))
+        self.assertEqual(('ACTIVE', 'cell2-compute1'),
+                         (server['status'], server['OS-EXT-SRV-ATTR:host']))
+        self.assert_only_in('cell2', uuid, self.medium, 'cell2-compute1')
 
     def test_delete_in_verify_resize_confirms_first(self):
         """Nova's _confirm_resize_on_deleting: the source cell's guest,

@@ -160,14 +160,41 @@ class SweepStalledTest(testtools.TestCase):
                                      states.RESIZE_MIGRATING))
         self.undo.assert_not_called()
 
-    def test_leaves_the_hidden_copy_and_the_flipped_move(self):
+    def test_leaves_the_hidden_copy(self):
         self.assertFalse(self._sweep(states.M_MIGRATING,
                                      states.RESIZE_MIGRATING, hidden=True))
-        self.assertFalse(self._sweep(states.M_CONFIRMING, None))
-        self.assertFalse(self._sweep(states.M_REVERTING,
-                                     states.RESIZE_REVERTING))
+        self.assertFalse(self._sweep(states.M_CONFIRMING, None,
+                                     hidden=True))
         self.undo.assert_not_called()
         self.db.move_claim.assert_not_called()
+
+    def test_runs_a_stalled_confirm_or_revert_again(self):
+        settle = self._patch(
+            'nova_moves.conductor.tasks.cross_cell.cross_cell_settle')
+        settle.CONFIRM = 'confirm_snapshot_based_resize_at_source'
+        self.maps.host_mapping_get.return_value = {'cell_uuid': 'c0'}
+        self.assertTrue(self._sweep(states.M_CONFIRMING, None))
+        self.assertEqual('m', settle.confirm.call_args[0][3])
+        # The confirm's host, the source, was asked first.
+        self.asked.move_step_status.assert_called_once_with(None, 's', 'm')
+        self.assertTrue(self._sweep(states.M_REVERTING,
+                                    states.RESIZE_REVERTING))
+        self.assertEqual('m', settle.revert.call_args[0][3])
+        self.undo.assert_not_called()
+
+    def test_a_confirm_still_running_is_left(self):
+        settle = self._patch(
+            'nova_moves.conductor.tasks.cross_cell.cross_cell_settle')
+        self.maps.host_mapping_get.return_value = {'cell_uuid': 'c0'}
+        self.asked.move_step_status.return_value = True
+        self.assertFalse(self._sweep(states.M_CONFIRMING, None))
+        settle.confirm.assert_not_called()
+        self.db.move_claim.return_value = None
+        self.asked.move_step_status.reset_mock()
+        self.assertFalse(self._sweep(states.M_REVERTING,
+                                     states.RESIZE_REVERTING))
+        self.asked.move_step_status.assert_not_called()
+        settle.revert.assert_not_called()
 
     def test_leaves_a_move_whose_mapping_flipped(self):
         self.maps.instance_mapping_get.return_value = {'cell_uuid': 'c2'}

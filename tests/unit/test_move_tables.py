@@ -106,7 +106,8 @@ class MoveTablesTest(testtools.TestCase):
                 self.assertIn(step.host, (moves.SOURCE, moves.DEST,
                                           moves.CONDUCTOR))
                 self.assertIn(step.sweep, (moves.RESEND, moves.ASK,
-                                           moves.ROLL_BACK, None))
+                                           moves.ROLL_BACK, moves.REDRIVE,
+                                           None))
                 self.assertIn(step.restart, (moves.RESTART_UNDO,
                                              moves.RESTART_REDO, None))
                 self.assertIn(step.allocations, (

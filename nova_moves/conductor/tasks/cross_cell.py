@@ -18,7 +18,9 @@ from oslo_log import log as logging
 
 from nova_moves import cells
 from nova_moves.conductor import cell_clients
+from nova_moves.conductor import db_proxy
 from nova_moves.conductor.tasks import base
+from nova_moves.conductor.tasks import cross_cell_settle
 from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.db import cross_cell as cc_db
@@ -282,9 +284,10 @@ def _stalled_step(migration, task_state):
 def sweep_stalled(ctxt, migration, db=None):
     """The stuck-move sweep's answer for a cross-cell migration in this
     cell: only the copy the server is mapped to is acted on (the hidden
-    copy follows it), and only before the flip, where every row says
-    ROLL_BACK: its conductor died mid-flow (its calls to the computes
-    keep touching the migration while it lives). True when undone."""
+    copy follows it). Before the flip every row says ROLL_BACK: its
+    conductor died mid-flow (its calls to the computes keep touching the
+    migration while it lives). A confirm or revert says REDRIVE: it is
+    run again. True when undone or run."""
     db = db or _DbDoor()
     try:
         instance = db_api.instance_get(migration['instance_uuid'])
@@ -298,6 +301,9 @@ def sweep_stalled(ctxt, migration, db=None):
         # The mapping flipped already (a write after it failed): the
         # server is the target cell's; undoing here would lose it.
         return False
+    settle = _stalled_settle(migration, instance['task_state'])
+    if settle is not None:
+        return _redrive(ctxt, migration, settle)
     row = _stalled_step(migration, instance['task_state'])
     if row is None or row.sweep != moves.ROLL_BACK:
         return False
@@ -327,6 +333,53 @@ def sweep_stalled(ctxt, migration, db=None):
     return True
 
 
+def _stalled_settle(migration, task_state):
+    """The confirm or revert row a stalled settle is at (REDRIVE), or
+    None."""
+    for row in cross_cell.STEPS:
+        if row.sweep == moves.REDRIVE and \
+                row.accepts(migration['status'], task_state):
+            return row
+    return None
+
+
+def _redrive(ctxt, migration, row):
+    """A confirm or revert whose conductor died (the migration still
+    confirming or reverting past the timeout): claimed by one conductor,
+    and unless the step's compute still runs it, run again from its
+    start (every part is re-entrant: a guest or rows already gone are
+    not an error). True when run."""
+    claimed = db_api.move_claim(migration['uuid'], migration['status'],
+                                migration['updated_at'])
+    if claimed is None:
+        return False  # another conductor has it, or it moved on
+    host = (migration['source_compute'] if row.host == moves.SOURCE
+            else migration['dest_compute'])
+    mapping = mappings.host_mapping_get(host)
+    cell = mapping and cell_clients.cell(mapping['cell_uuid'])
+    if cell is not None and _asked(ctxt, cell, host, migration):
+        LOG.info('Cross-cell %s of %s is still running; waiting',
+                 row.name, migration['uuid'])
+        return False
+    LOG.warning('Cross-cell %s of migration %s did not finish in time '
+                '(its conductor died); running it again', row.name,
+                migration['uuid'])
+    settle = (cross_cell_settle.confirm
+              if row.name == cross_cell_settle.CONFIRM
+              else cross_cell_settle.revert)
+    settle(ctxt, db_proxy.ComputeDBProxy(), _clients(), migration['uuid'])
+    return True
+
+
+def _asked(ctxt, cell, host, migration):
+    try:
+        return bool(_clients().compute(cell).move_step_status(
+            ctxt, host, migration['uuid']))
+    except Exception:
+        LOG.exception('Could not ask %s about %s', host, migration['uuid'])
+        return False
+
+
 def _still_running(ctxt, migration, row, target):
     """Whether the row's compute still runs its step (a short call, as
     the cold sweep asks): a conductor's own step has nobody to ask."""
@@ -336,12 +389,7 @@ def _still_running(ctxt, migration, row, target):
     cell, host = ((target, migration['dest_compute'])
                   if row.host == moves.DEST else
                   (cell_clients.own_cell(), migration['source_compute']))
-    try:
-        return bool(_clients().compute(cell).move_step_status(
-            ctxt, host, migration['uuid']))
-    except Exception:
-        LOG.exception('Could not ask %s about %s', host, migration['uuid'])
-        return False
+    return _asked(ctxt, cell, host, migration)
 
 
 class _DbDoor:
