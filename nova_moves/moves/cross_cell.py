@@ -30,6 +30,7 @@ The migration keeps Nova's migration_type ('resize' or 'migration') and
 has cross_cell_move set; TYPES is empty so that BY_TYPE still gives the
 cold table for those types (kind_of_migration picks this one).
 """
+from nova_moves.moves import cold
 from nova_moves.moves.step import (CONDUCTOR, DEST, REDRIVE, ROLL_BACK, S,
                                    SOURCE, guard, step)
 
@@ -110,12 +111,6 @@ SHOWN = {S.RESIZE_PREP: 'RESIZE', S.RESIZE_MIGRATING: 'RESIZE',
          S.RESIZE_REVERTING: 'REVERT_RESIZE'}
 
 
-def undo(migration, instance):
-    """Where move_failed puts the server (in the source cell): back on
-    its source with the flavor it had, as a cold move."""
-    values = {'host': migration['source_compute'],
-              'node': migration['source_node'],
-              'old_flavor': None, 'new_flavor': None}
-    if instance.get('old_flavor'):
-        values['flavor'] = instance['old_flavor']
-    return values
+# Where move_failed puts the server (in the source cell): back on its
+# source with the flavor it had, as a cold move.
+undo = cold.undo

@@ -4,9 +4,11 @@ when the start fails), each process's log attached to a failed test,
 and reads of a server's rows, allocations and migrations in one cell's
 database (``cls.engines``: cell name -> SQLAlchemy engine)."""
 import sqlalchemy as sa
+import testtools
 import testtools.content
 
 from nova_moves.db import models
+from tests.functional import databases
 
 INSTANCES = models.Instance.__table__
 ALLOCATIONS = models.Allocation.__table__
@@ -60,3 +62,27 @@ class CellReads:
             return [r._mapping for r in conn.execute(sa.select(
                 MIGRATIONS).where(MIGRATIONS.c.instance_uuid == uuid)
                 .order_by(MIGRATIONS.c.id))]
+
+
+class PostgresCell1:
+    """A mixin of a test class whose ``cell1_database`` gives cell1 a
+    PostgreSQL database of its own (dropped after the class; the test
+    skipped when PostgreSQL cannot be reached)."""
+    PG_PREFIX = 'nm_cells'
+
+    @classmethod
+    def cell1_database(cls):
+        try:
+            cls.pg_name = databases.create_database(
+                databases.PG_ADMIN_URL, prefix=cls.PG_PREFIX)
+        except Exception as exc:
+            raise testtools.TestCase.skipException(
+                'PostgreSQL unavailable: %s' % exc)
+        return databases.PG_URL_FORMAT % cls.pg_name
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            databases.drop_database(databases.PG_ADMIN_URL, cls.pg_name)

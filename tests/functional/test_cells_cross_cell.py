@@ -25,7 +25,6 @@ from nova_moves.db import api_models
 from nova_moves.db import models
 from nova_moves.harness import cell_stack
 from tests.functional import cells_base
-from tests.functional import databases
 from tests.functional import rpc_injector
 
 FAULTS = models.InstanceFault.__table__
@@ -361,23 +360,7 @@ class CrossCellTest(cells_base.CellReads, testtools.TestCase):
                 self.assertEqual({}, self.allocations(cell, consumer))
 
 
-class CrossCellPostgresTest(CrossCellTest):
+class CrossCellPostgresTest(cells_base.PostgresCell1, CrossCellTest):
     """The same with cell1 (the source cell) on PostgreSQL and cell2 on
     SQLite: the rows are copied between two kinds of database."""
-
-    @classmethod
-    def cell1_database(cls):
-        try:
-            cls.pg_name = databases.create_database(
-                databases.PG_ADMIN_URL, prefix='nm_crosscell')
-        except Exception as exc:
-            raise testtools.TestCase.skipException(
-                'PostgreSQL unavailable: %s' % exc)
-        return databases.PG_URL_FORMAT % cls.pg_name
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            databases.drop_database(databases.PG_ADMIN_URL, cls.pg_name)
+    PG_PREFIX = 'nm_crosscell'

@@ -15,7 +15,6 @@ import testtools
 from nova_moves.db import models
 from nova_moves.harness import cell_stack
 from tests.functional import cells_base
-from tests.functional import databases
 
 FAULTS = models.InstanceFault.__table__
 
@@ -170,23 +169,7 @@ class CellsRoutingTest(cells_base.CellReads, testtools.TestCase):
         self._moves_in('cell2')
 
 
-class CellsRoutingPostgresTest(CellsRoutingTest):
+class CellsRoutingPostgresTest(cells_base.PostgresCell1, CellsRoutingTest):
     """The same with cell1 (the API's home cell) on PostgreSQL, cell2 on
     SQLite: the issue's "one PostgreSQL, one SQLite"."""
-
-    @classmethod
-    def cell1_database(cls):
-        try:
-            cls.pg_name = databases.create_database(
-                databases.PG_ADMIN_URL, prefix='nm_cellroute')
-        except Exception as exc:
-            raise testtools.TestCase.skipException(
-                'PostgreSQL unavailable: %s' % exc)
-        return databases.PG_URL_FORMAT % cls.pg_name
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            databases.drop_database(databases.PG_ADMIN_URL, cls.pg_name)
+    PG_PREFIX = 'nm_cellroute'
