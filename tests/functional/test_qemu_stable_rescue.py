@@ -172,10 +172,12 @@ class RescueDevicesAcceptedTest(testtools.TestCase):
                         machine + ',accel=tcg', '-nodefaults',
                         '-no-user-config', '-display', 'none', '-S',
                         '-m', '64']
+                # No image locks: a killed QEMU's may outlive the wait
+                # below on a loaded machine; only the devices are tried.
                 for i, name in enumerate(('disk', 'disk.rescue')):
                     argv += ['-blockdev', 'driver=file,filename=%s,'
-                             'node-name=file%d' % (os.path.join(tmp, name),
-                                                   i),
+                             'locking=off,node-name=file%d' % (
+                                 os.path.join(tmp, name), i),
                              '-blockdev', 'driver=qcow2,file=file%d,'
                              'node-name=disk%d' % (i, i)]
                 argv += ['-device', 'virtio-blk-pci,drive=disk0']
