@@ -35,6 +35,7 @@ from nova_moves.api import server_actions
 from nova_moves.api import server_diagnostics
 from nova_moves.api import server_external_events
 from nova_moves.api import server_groups
+from nova_moves.api import server_index
 from nova_moves.api import server_metadata
 from nova_moves.api import server_password
 from nova_moves.api import server_tags
@@ -144,9 +145,10 @@ ROUTES = {
         'PUT': ('services_update', services.update),
         'DELETE': ('services_delete', services.delete)},
     '/v2.1/servers': {
-        'GET': ('servers_index', servers.index),
+        'GET': ('servers_index', server_index.index),
         'POST': ('servers_create', servers.create)},
-    '/v2.1/servers/detail': {'GET': ('servers_detail', servers.detail)},
+    '/v2.1/servers/detail': {'GET': ('servers_detail',
+                                      server_index.detail)},
     _SERVER: {
         'GET': ('servers_show', servers.show),
         'PUT': ('servers_update', servers.update),

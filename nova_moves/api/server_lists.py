@@ -70,7 +70,7 @@ def page(targets, query, matchers, partial_ok):
     """One page of the servers of every cell: (instances, partial
     records' mappings, limit, {instance uuid: cell uuid}). ``query``:
     instance_get_all's filters; ``matchers``: the filters applied in
-    Python (servers._matchers); ``partial_ok``: the request is filtered
+    Python (server_index._matchers); ``partial_ok``: the request is filtered
     by nothing but its project, so a down cell's servers can be listed
     as partial records (from 2.69)."""
     limit, marker = common.limit_and_marker()

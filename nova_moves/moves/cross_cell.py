@@ -30,7 +30,7 @@ The migration keeps Nova's migration_type ('resize' or 'migration') and
 has cross_cell_move set; TYPES is empty so that BY_TYPE still gives the
 cold table for those types (kind_of_migration picks this one).
 """
-from nova_moves.moves import cold
+from nova_moves.moves.cold import undo as _cold_undo
 from nova_moves.moves.step import (CONDUCTOR, DEST, REDRIVE, ROLL_BACK, S,
                                    SOURCE, guard, step)
 
@@ -112,5 +112,5 @@ SHOWN = {S.RESIZE_PREP: 'RESIZE', S.RESIZE_MIGRATING: 'RESIZE',
 
 
 # Where move_failed puts the server (in the source cell): back on its
-# source with the flavor it had, as a cold move.
-undo = cold.undo
+# source with the flavor it had, as a cold move (cold.undo).
+undo = _cold_undo
