@@ -179,15 +179,16 @@ class CrossCellMigrationTask(base.TaskBase):
         # to the target cell, then the source step's end (the source
         # copy hidden). Until the mapping moves the API shows the source
         # copy; a failure before it is undone as any other step's.
+        end = moves.step_named(cross_cell, self.step).end
         with cells.target(self.target_cell):
             cc_db.server_set(self.instance_uuid, {
                 'host': self.selection['host'],
                 'node': self.selection['nodename'],
                 'flavor': self.flavor,
-                'vm_state': states.RESIZED, 'task_state': None,
+                'vm_state': states.RESIZED, 'task_state': end.to_task,
                 'power_state': power, 'hidden': False})
             cc_db.migration_set(self.migration['uuid'], {
-                'status': states.M_FINISHED,
+                'status': end.to_status,
                 'dest_compute': self.selection['host'],
                 'dest_node': self.selection['nodename'],
                 'dest_host': self.selection['host']})

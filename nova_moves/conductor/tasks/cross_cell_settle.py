@@ -61,7 +61,8 @@ def _source_failed(ctxt, db, migration, source, exc):
                   'source', migration['uuid'])
     with cells.target(source):
         db.move_failed(ctxt, migration['uuid'],
-                       expected_status=[states.M_REVERTING],
+                       expected_status=_guard(FINISH_REVERT, 'start')[
+                           'status'],
                        instance_values={'vm_state': states.ERROR,
                                         'hidden': False},
                        fault=faultinfo.from_exc(exc, CONF.host))
@@ -113,9 +114,11 @@ def revert(ctxt, db, clients, migration_uuid):
     stopped = instance['power_state'] == states.POWER_SHUTDOWN
     old_flavor = instance['old_flavor'] or instance['flavor']
     with cells.target(source):
-        # The source copy takes the step: its guard is the same.
-        cc_db.migration_set(migration_uuid, {'status': states.M_REVERTING})
-        cc_db.server_set(uuid, {'task_state': states.RESIZE_REVERTING})
+        # The source copy takes the step: what the revert's request
+        # wrote in this cell (its guard is the same).
+        request = moves.step_named(cross_cell, REVERT).phases['request']
+        cc_db.migration_set(migration_uuid, {'status': request.to_status})
+        cc_db.server_set(uuid, {'task_state': request.to_task})
     try:
         power = clients.compute(source) \
             .finish_revert_snapshot_based_resize_at_source(
