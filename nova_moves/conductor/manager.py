@@ -64,7 +64,8 @@ class ConductorManager:
         self.servicegroup.start()
         self._recovery = recovery.RecoveryThread(
             self.compute_rpcapi,
-            fast_tasks=[self.drains.tick, self.usage_audit.tick])
+            fast_tasks=[self.drains.tick, self.usage_audit.tick],
+            cell_clients=self.cell_clients)
         self._recovery.start()
         self.gate.start()
 

@@ -61,7 +61,7 @@ def _timeout(status, default):
 
 
 def recover_interrupted_moves(timeout=None, compute_rpcapi=None,
-                              ctxt=None):
+                              ctxt=None, cell_clients=None):
     """One sweep; returns the uuids of the servers rolled back or whose
     step was re-sent."""
     timeout = CONF.stuck_move_timeout if timeout is None else timeout
@@ -97,7 +97,7 @@ def recover_interrupted_moves(timeout=None, compute_rpcapi=None,
             continue
         try:
             if steps.redrive_or_fail(ctxt, migration, compute_rpcapi,
-                                     unreachable):
+                                     unreachable, cell_clients):
                 acted.append(migration['instance_uuid'])
         except Exception:
             LOG.exception('Could not re-drive migration %s of %s',
@@ -158,8 +158,11 @@ class RecoveryThread:
     admission pass, the host drains) every ``[conductor]
     queue_poll_interval`` in between."""
 
-    def __init__(self, compute_rpcapi=None, fast_tasks=()):
+    def __init__(self, compute_rpcapi=None, fast_tasks=(),
+                 cell_clients=None):
         self.compute_rpcapi = compute_rpcapi
+        # The conductor's clients of the other cells (cross-cell sweep).
+        self.cell_clients = cell_clients
         self.fast_tasks = list(fast_tasks)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -188,7 +191,8 @@ class RecoveryThread:
             next_sweep = time.monotonic() + interval
             try:
                 recover_interrupted_moves(
-                    compute_rpcapi=self.compute_rpcapi)
+                    compute_rpcapi=self.compute_rpcapi,
+                    cell_clients=self.cell_clients)
             except Exception:
                 LOG.exception('Interrupted-move sweep failed')
 

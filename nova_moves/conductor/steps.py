@@ -119,7 +119,8 @@ def _still_running(compute, ctxt, migration, step, unreachable):
     return answer
 
 
-def redrive_or_fail(ctxt, migration, compute, unreachable=None):
+def redrive_or_fail(ctxt, migration, compute, unreachable=None,
+                    cell_clients=None):
     """One stalled migration: claim it (move_claim: of several conductors
     exactly one goes on, and none when its step moved meanwhile), then
     leave it when the host holding its step still runs it, else re-send
@@ -130,7 +131,8 @@ def redrive_or_fail(ctxt, migration, compute, unreachable=None):
     if migration.get('cross_cell_move'):
         # Its steps are a conductor's calls, not casts to re-send: the
         # cross-cell table's sweep (conductor/tasks/cross_cell.py).
-        return cross_cell_task.sweep_stalled(ctxt, migration)
+        return cross_cell_task.sweep_stalled(ctxt, migration,
+                                             clients=cell_clients)
     try:
         instance = db_api.instance_get(migration['instance_uuid'])
     except exception.InstanceNotFound:

@@ -263,13 +263,10 @@ def undo_before_flip(ctxt, db, clients, migration, target_cell, source_cell,
                  migration['uuid'], conflict)
 
 
-_CLIENTS = []
-
-
 def _clients():
-    if not _CLIENTS:
-        _CLIENTS.append(cell_clients.CellClients())
-    return _CLIENTS[0]
+    """Cell clients for a caller that brought none (the conductor passes
+    its own: conductor/manager.py cell_clients)."""
+    return cell_clients.CellClients()
 
 
 def _stalled_step(migration, task_state):
@@ -282,7 +279,7 @@ def _stalled_step(migration, task_state):
     return None
 
 
-def sweep_stalled(ctxt, migration, db=None):
+def sweep_stalled(ctxt, migration, db=None, clients=None):
     """The stuck-move sweep's answer for a cross-cell migration in this
     cell: only the copy the server is mapped to is acted on (the hidden
     copy follows it). Before the flip every row says ROLL_BACK: its
@@ -290,6 +287,8 @@ def sweep_stalled(ctxt, migration, db=None):
     migration while it lives). A confirm or revert says REDRIVE: it is
     run again. True when undone or run."""
     db = db or _DbDoor()
+    if clients is None:
+        clients = _clients()
     try:
         instance = db_api.instance_get(migration['instance_uuid'])
     except exception.InstanceNotFound:
@@ -304,7 +303,7 @@ def sweep_stalled(ctxt, migration, db=None):
         return False
     settle = _stalled_settle(migration, instance['task_state'])
     if settle is not None:
-        return _redrive(ctxt, migration, settle)
+        return _redrive(ctxt, migration, settle, clients)
     row = _stalled_step(migration, instance['task_state'])
     if row is None or row.sweep != moves.ROLL_BACK:
         return False
@@ -316,7 +315,7 @@ def sweep_stalled(ctxt, migration, db=None):
     if migration.get('dest_compute'):
         mapping = mappings.host_mapping_get(migration['dest_compute'])
         target = mapping and cell_clients.cell(mapping['cell_uuid'])
-    if _still_running(ctxt, migration, row, target):
+    if _still_running(ctxt, migration, row, target, clients):
         # Only slow (a long spawn): the claim touched the migration, so
         # it is not looked at again before its next timeout.
         LOG.info('Cross-cell step %s of %s is still running; waiting',
@@ -326,7 +325,7 @@ def sweep_stalled(ctxt, migration, db=None):
                'in time (its conductor died); rolled back'
                % (row.name, migration['uuid']))
     LOG.warning(message)
-    undo_before_flip(ctxt, db, _clients(), migration, target,
+    undo_before_flip(ctxt, db, clients, migration, target,
                      cell_clients.own_cell(), row.name,
                      guest_off=migration['status'] != states.M_PRE_MIGRATING,
                      fault={'code': 500, 'message': message,
@@ -344,7 +343,7 @@ def _stalled_settle(migration, task_state):
     return None
 
 
-def _redrive(ctxt, migration, row):
+def _redrive(ctxt, migration, row, clients):
     """A confirm or revert whose conductor died (the migration still
     confirming or reverting past the timeout): claimed by one conductor,
     and unless the step's compute still runs it, run again from its
@@ -358,7 +357,7 @@ def _redrive(ctxt, migration, row):
             else migration['dest_compute'])
     mapping = mappings.host_mapping_get(host)
     cell = mapping and cell_clients.cell(mapping['cell_uuid'])
-    if cell is not None and _asked(ctxt, cell, host, migration):
+    if cell is not None and _asked(ctxt, clients, cell, host, migration):
         LOG.info('Cross-cell %s of %s is still running; waiting',
                  row.name, migration['uuid'])
         return False
@@ -368,20 +367,20 @@ def _redrive(ctxt, migration, row):
     settle = (cross_cell_settle.confirm
               if row.name == cross_cell_settle.CONFIRM
               else cross_cell_settle.revert)
-    settle(ctxt, db_proxy.ComputeDBProxy(), _clients(), migration['uuid'])
+    settle(ctxt, db_proxy.ComputeDBProxy(), clients, migration['uuid'])
     return True
 
 
-def _asked(ctxt, cell, host, migration):
+def _asked(ctxt, clients, cell, host, migration):
     try:
-        return bool(_clients().compute(cell).move_step_status(
+        return bool(clients.compute(cell).move_step_status(
             ctxt, host, migration['uuid']))
     except Exception:
         LOG.exception('Could not ask %s about %s', host, migration['uuid'])
         return False
 
 
-def _still_running(ctxt, migration, row, target):
+def _still_running(ctxt, migration, row, target, clients):
     """Whether the row's compute still runs its step (a short call, as
     the cold sweep asks): a conductor's own step has nobody to ask."""
     if row.host == moves.CONDUCTOR or (row.host == moves.DEST and
@@ -390,7 +389,7 @@ def _still_running(ctxt, migration, row, target):
     cell, host = ((target, migration['dest_compute'])
                   if row.host == moves.DEST else
                   (cell_clients.own_cell(), migration['source_compute']))
-    return _asked(ctxt, cell, host, migration)
+    return _asked(ctxt, clients, cell, host, migration)
 
 
 class _DbDoor:
