@@ -25,7 +25,6 @@ import statistics
 import sys
 import time
 
-from nova_moves import apiclient as api_client
 from nova_moves.harness import cell_load
 from nova_moves.harness import cell_stack
 from nova_moves.harness import stack as nm_stack
@@ -68,11 +67,7 @@ def run_once(cells, args):
                                  host=hosts[i % len(hosts)], timeout=180)
             servers.append({'id': server['id'], 'cell': cells})
         t0 = time.monotonic()
-        poller = cell_load.Poller(stack.endpoint, stack.admin_token, t0)
-        poller.start()
-        movers = cell_load.Movers(
-            lambda: api_client.Client(stack.endpoint, stack.admin_token),
-            poller, servers)
+        poller, movers = cell_load.start(stack, servers, t0)
         load_before = os.getloadavg()[0]
         start, end = args.warmup, args.warmup + args.seconds
         movers.run(end)

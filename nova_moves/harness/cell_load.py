@@ -176,6 +176,17 @@ class Movers:
         return record
 
 
+def start(stack, servers, t0):
+    """A started poller of ``stack``'s API and the movers of
+    ``servers`` it feeds (times from ``t0``)."""
+    poller = Poller(stack.endpoint, stack.admin_token, t0)
+    poller.start()
+    movers = Movers(
+        lambda: api_client.Client(stack.endpoint, stack.admin_token),
+        poller, servers)
+    return poller, movers
+
+
 def summary(records, cell=None, start=None, end=None):
     """Counts and end-to-end p50/p99 (s) of the moves of ``cell`` begun
     in [start, end)."""

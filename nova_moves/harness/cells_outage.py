@@ -32,7 +32,6 @@ import os
 import threading
 import time
 
-from nova_moves import apiclient as api_client
 from nova_moves.harness import cell_invariants
 from nova_moves.harness import cell_load
 from nova_moves.harness import cell_stack
@@ -199,11 +198,7 @@ def run_on(stack, o, log=print):
     client = stack.client()
     servers = boot(client, stack, o)
     t0 = time.monotonic()
-    poller = cell_load.Poller(stack.endpoint, stack.admin_token, t0)
-    poller.start()
-    movers = cell_load.Movers(
-        lambda: api_client.Client(stack.endpoint, stack.admin_token),
-        poller, servers)
+    poller, movers = cell_load.start(stack, servers, t0)
     try:
         log('baseline burst: %ss, no fault' % o['baseline_seconds'])
         movers.run(o['baseline_seconds'])
