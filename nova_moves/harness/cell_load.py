@@ -151,7 +151,8 @@ class Movers:
         if view['status'] != 'VERIFY_RESIZE':
             moved = view.get('OS-EXT-SRV-ATTR:host') != host
             record.update(outcome='error' if view['status'] == 'ERROR' or
-                          moved else 'rolled-back', end=view['_seen'])
+                          moved else 'rolled-back', end=view['_seen'],
+                          why=_why(client, sid))
             return record
         # The confirm is retried while its cell cannot take it (a 500
         # with the database down, a 409 while a step lands).
@@ -174,6 +175,22 @@ class Movers:
                       outcome='ok' if view['status'] == 'ACTIVE' else
                       'error')
         return record
+
+
+def _why(client, server_id):
+    """What the server's newest action says went wrong (its failed
+    events' names and the last line of each traceback): a report that
+    counts a move as undone also says why."""
+    try:
+        newest = client.actions(server_id)[0]
+        detail = client.action_detail(server_id, newest['request_id'])
+    except Exception as exc:
+        return 'unknown (%s)' % exc
+    failed = ['%s: %s' % (e['event'], (e.get('traceback') or '').strip()
+                          .splitlines()[-1:] or e.get('result'))
+              for e in detail.get('events', ())
+              if e.get('result') != 'Success']
+    return '%s %s' % (newest['action'], '; '.join(failed) or 'no failed event')
 
 
 def start(stack, servers, t0):

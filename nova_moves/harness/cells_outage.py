@@ -270,6 +270,11 @@ def render(report):
                 _fmt(s['p50_s']), _fmt(s['p99_s']),
                 ' '.join('%s:%d' % kv for kv in sorted(
                     s['outcomes'].items()))))
+    for r in report['records']:
+        if r.get('why'):
+            lines.append('  %s %s at %.2fs %s: %s' % (
+                r['cell'], r['server'][:8], r['start'], r['outcome'],
+                r['why']))
     lines.append('')
     for event in report['faults']:
         lines.append('fault at %6.2fs: %s -> %s (%.1fs)' % (

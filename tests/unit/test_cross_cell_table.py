@@ -196,10 +196,37 @@ class SweepStalledTest(testtools.TestCase):
         self.asked.move_step_status.assert_not_called()
         settle.revert.assert_not_called()
 
-    def test_leaves_a_move_whose_mapping_flipped(self):
+    def test_finishes_the_source_side_of_a_flipped_move(self):
+        # The finish step's conductor flipped the mapping to the
+        # destination's cell and failed before hiding the source copy.
         self.maps.instance_mapping_get.return_value = {'cell_uuid': 'c2'}
+        self.maps.host_mapping_get.return_value = {'cell_uuid': 'c2'}
+        self.assertTrue(self._sweep(states.M_POST_MIGRATING,
+                                    states.RESIZE_FINISH))
+        self.undo.assert_not_called()
+        args, kwargs = self.db.move_advance.call_args
+        self.assertEqual(('m',), args)
+        self.assertEqual([states.M_POST_MIGRATING, states.M_FINISHED],
+                         kwargs['status'])
+        self.assertEqual({'hidden': True, 'vm_state': states.RESIZED},
+                         kwargs['instance_values'])
+        self.assertEqual('stamp', kwargs['claimed'])
+
+    def test_leaves_a_flipped_move_it_cannot_finish(self):
+        self.maps.instance_mapping_get.return_value = {'cell_uuid': 'c2'}
+        # Mapped to a cell that is not the destination's.
+        self.maps.host_mapping_get.return_value = {'cell_uuid': 'c3'}
         self.assertFalse(self._sweep(states.M_POST_MIGRATING,
                                      states.RESIZE_FINISH))
+        # At another step than the finish.
+        self.maps.host_mapping_get.return_value = {'cell_uuid': 'c2'}
+        self.assertFalse(self._sweep(states.M_MIGRATING,
+                                     states.RESIZE_MIGRATING))
+        # Another conductor claimed it.
+        self.db.move_claim.return_value = None
+        self.assertFalse(self._sweep(states.M_POST_MIGRATING,
+                                     states.RESIZE_FINISH))
+        self.db.move_advance.assert_not_called()
         self.undo.assert_not_called()
 
     def test_a_lost_claim_does_nothing(self):

@@ -209,8 +209,11 @@ class CrossCellMigrationTask(base.TaskBase):
         if self.target_cell is None:
             return  # no cell had room: the same-cell task's undo
         if self.step is None:
+            # Only the source side's last write is left: the sweep
+            # finishes it from the database (sweep_stalled).
             LOG.error('Cross-cell migration %s of %s failed after its '
-                      'mapping flipped: %s', self.migration['uuid'],
+                      'mapping flipped (the stuck-move sweep hides its '
+                      'source copy): %s', self.migration['uuid'],
                       self.instance_uuid, exc)
             return
         undo_before_flip(self.ctxt, self.db, self.clients, self.migration,
@@ -269,6 +272,36 @@ def _clients():
     return cell_clients.CellClients()
 
 
+def _finish_flip(migration, instance, mapping):
+    """The finish step's source-side end, when its conductor failed
+    between the flip and it (this cell's database was down, or the
+    conductor died): this copy hidden, the migration at the step's end,
+    as _finish_dest writes them. True when written."""
+    name = 'finish_snapshot_based_resize_at_dest'
+    end = moves.step_named(cross_cell, name).end
+    dest = migration.get('dest_compute') and mappings.host_mapping_get(
+        migration['dest_compute'])
+    if not dest or dest['cell_uuid'] != mapping['cell_uuid'] or \
+            not end.accepts(migration['status'], instance['task_state']):
+        return False
+    claimed = db_api.move_claim(migration['uuid'], migration['status'],
+                                migration['updated_at'])
+    if claimed is None:
+        return False
+    try:
+        db_api.move_advance(migration['uuid'], **guard(name),
+                            instance_values={'hidden': True,
+                                             'vm_state': states.RESIZED},
+                            claimed=claimed)
+    except exception.MoveConflict as conflict:
+        LOG.info('Cross-cell migration %s settled elsewhere: %s',
+                 migration['uuid'], conflict)
+        return False
+    LOG.info('Cross-cell migration %s: its source copy hidden after the '
+             'flip its conductor did not finish', migration['uuid'])
+    return True
+
+
 def _stalled_step(migration, task_state):
     """The row of the way there a stalled move is at (None: past the
     flip, or not this table's)."""
@@ -297,10 +330,13 @@ def sweep_stalled(ctxt, migration, db=None, clients=None):
         return False
     mapping = mappings.instance_mapping_get(migration['instance_uuid'])
     own = cell_clients.own_cell()
-    if mapping is None or own is None or mapping['cell_uuid'] != own.uuid:
-        # The mapping flipped already (a write after it failed): the
-        # server is the target cell's; undoing here would lose it.
+    if mapping is None or own is None:
         return False
+    if mapping['cell_uuid'] != own.uuid:
+        # The mapping flipped already: the server is the target cell's
+        # and undoing here would lose it; the source side's last write
+        # (hide this copy) is finished instead.
+        return _finish_flip(migration, instance, mapping)
     settle = _stalled_settle(migration, instance['task_state'])
     if settle is not None:
         return _redrive(ctxt, migration, settle, clients)
