@@ -35,7 +35,9 @@ from nova_moves.api import common
 from nova_moves.api import request as api_req
 from nova_moves import cells
 from nova_moves import conf
+from nova_moves.db import keyset
 from nova_moves.db import mappings
+from nova_moves.db import server_order
 from nova_moves import exception
 from nova_moves import timeutil
 
@@ -155,20 +157,17 @@ def scatter(targets_, fn, *args, **kwargs):
     return results, down
 
 
-def merge_order(items):
+def merge_order(items, order=keyset.DEFAULT_ORDER):
     """Nova's order of a list merged across cells (its Instance and
-    Migration sort contexts): created_at newest first, then id, then the
-    uuid, the one key unique across cells."""
-    items = sorted(items, key=lambda i: i['uuid'])
-    items.sort(key=lambda i: i['id'], reverse=True)
-    items.sort(key=lambda i: i['created_at'] or '', reverse=True)
-    return items
+    Migration sort contexts): by default created_at newest first, then
+    id, then the uuid, the one key unique across cells; a servers list
+    sorted by its sort_key/sort_dir in ``order`` (db/server_order)."""
+    return server_order.sort(items, order)
 
 
-def sort_values(record):
+def sort_values(record, order=keyset.DEFAULT_ORDER):
     """A record's values of merge_order's keys (db/keyset.after)."""
-    return {'created_at': record['created_at'], 'id': record['id'],
-            'uuid': record['uuid']}
+    return server_order.values(record, order)
 
 
 def cell_down_support(version):

@@ -130,7 +130,7 @@ OPERATIONS = {
 }
 _SERVER_FILTERS = ['all_tenants', 'project_id', 'host', 'status', 'name',
                    'flavor', 'image', 'reservation_id', 'changes-since',
-                   'deleted', 'limit', 'marker']
+                   'deleted', 'sort_key', 'sort_dir', 'limit', 'marker']
 OPERATIONS['servers_index'] = (
     'List servers (id, name, links).', _SERVER_FILTERS,
     {'200': _ok(listing('servers', {'anyOf': [

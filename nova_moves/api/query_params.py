@@ -16,8 +16,9 @@ from nova_moves.api import input_guard
 from nova_moves.api import openapi_operations
 
 STRICT_FROM = '2.102'
-# Nova's GET /servers[/detail] query schema (2.75+): filters and sort keys
-# a client may send; those not applied here are accepted and ignored.
+# Nova's GET /servers[/detail] query schema (2.75+): filters a client may
+# send that are not applied here, accepted and ignored (sort_key and
+# sort_dir are applied: api/server_sort).
 _NOVA_SERVER_PARAMS = (
     'user_id', 'tenant_id', 'launch_index', 'image_ref', 'kernel_id',
     'ramdisk_id', 'hostname', 'key_name', 'power_state', 'vm_state',
@@ -25,7 +26,7 @@ _NOVA_SERVER_PARAMS = (
     'availability_zone', 'display_name', 'description',
     'display_description', 'locked_by', 'uuid', 'root_device_name',
     'config_drive', 'access_ip_v4', 'access_ip_v6', 'auto_disk_config',
-    'progress', 'sort_key', 'sort_dir', 'soft_deleted', 'changes-before',
+    'progress', 'soft_deleted', 'changes-before',
     'ip', 'ip6', 'created_at', 'tags', 'tags-any', 'not-tags',
     'not-tags-any', 'locked', 'pinned_availability_zone')
 UNDOCUMENTED = {

@@ -12,6 +12,7 @@ from nova_moves.api import common
 from nova_moves.api import input_guard
 from nova_moves.api import request as api_req
 from nova_moves.api import server_lists
+from nova_moves.api import server_sort
 from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves.db import api as db_api
@@ -86,13 +87,16 @@ def _list_instances():
                  read_deleted=validation.to_bool(args.get('deleted', False))
                  and ctxt.is_admin)
     matchers = _matchers(args)
+    order = server_sort.order()
     targets = cell_lists.server_targets(project)
     if targets is not None:
         # Several cells: each read in parallel, merged (api/server_lists).
-        partial_ok = not (matchers or host or query['read_deleted'])
-        return server_lists.page(targets, query, matchers, partial_ok) + (
-            targets,)
-    fetch = functools.partial(db_api.instance_get_all, **query)
+        # Nova lists no partial records of a sorted list.
+        partial_ok = not (matchers or host or query['read_deleted']
+                          or server_sort.requested())
+        return server_lists.page(targets, query, matchers, partial_ok,
+                                 order) + (targets,)
+    fetch = functools.partial(db_api.instance_get_all, order=order, **query)
     def key(instance):
         return instance['uuid']
     if matchers:
@@ -106,8 +110,10 @@ def _list_instances():
 
 def _list_body(items, limit, servers, path):
     body = {'servers': servers}
+    # The next page keeps the sort (Nova's link keeps every parameter).
     links = common.next_links(items, limit, path,
-                              key=lambda item: item['uuid'])
+                              key=lambda item: item['uuid'],
+                              query=server_sort.link_query())
     if links:
         body['servers_links'] = links
     return flask.jsonify(body)

@@ -1,9 +1,11 @@
 """GET /servers and /servers/detail across cells (Nova's
 compute/instance_list.py over multi_cell_list): each cell is read in
-parallel (api/cell_lists.scatter) in Nova's default order -- created_at
-newest first, then id, then uuid, the one key unique across cells --
-the pages merged, and the marker, found in its own cell through its
-instance mapping, applied to every cell by its sort values (db/keyset).
+parallel (api/cell_lists.scatter) in the request's order (sort_key /
+sort_dir, api/server_sort; by default Nova's: created_at newest first,
+then id, then uuid, the one key unique across cells and always the
+last), the pages merged in the same order, and the marker, found in its
+own cell through its instance mapping, applied to every cell by its
+values of the order's keys (db/keyset).
 
 A cell that does not answer: from 2.69, and for a list filtered by
 nothing but the project, its live servers are listed from their
@@ -16,6 +18,7 @@ from nova_moves.api import common
 from nova_moves.api import request as api_req
 from nova_moves.api import views
 from nova_moves.db import api as db_api
+from nova_moves.db import keyset
 from nova_moves.db import mappings
 from nova_moves import exception
 from nova_moves.api import input_guard
@@ -28,14 +31,15 @@ def paged(instances, partials):
     return list(instances) + [{'uuid': p['instance_uuid']} for p in partials]
 
 
-def _rows(cell, query, limit, after, matchers):
+def _rows(cell, query, limit, after, matchers, order):
     if matchers:
-        return [i for i in db_api.instance_get_all(**query)
+        return [i for i in db_api.instance_get_all(order=order, **query)
                 if all(match(i) for match in matchers)]
-    return db_api.instance_get_all(limit=limit, after=after, **query)
+    return db_api.instance_get_all(limit=limit, after=after, order=order,
+                                   **query)
 
 
-def _marker_values(targets, marker):
+def _marker_values(targets, marker, order):
     """(the marker's sort values, None) or (None, its mapping) when its
     cell is down; MarkerNotFound when it is nowhere."""
     mapping = mappings.instance_mapping_get(marker)
@@ -54,7 +58,7 @@ def _marker_values(targets, marker):
     found, down = cell_lists.scatter([cell], get)
     if down:
         return None, mapping
-    return cell_lists.sort_values(found[cell.uuid]), None
+    return cell_lists.sort_values(found[cell.uuid], order), None
 
 
 def _partials_after(partials, marker):
@@ -66,27 +70,28 @@ def _partials_after(partials, marker):
     raise exception.MarkerNotFound(marker=input_guard.excerpt(marker))
 
 
-def page(targets, query, matchers, partial_ok):
+def page(targets, query, matchers, partial_ok, order=keyset.DEFAULT_ORDER):
     """One page of the servers of every cell: (instances, partial
     records' mappings, limit, {instance uuid: cell uuid}). ``query``:
     instance_get_all's filters; ``matchers``: the filters applied in
     Python (server_index._matchers); ``partial_ok``: the request is filtered
     by nothing but its project, so a down cell's servers can be listed
-    as partial records (from 2.69)."""
+    as partial records (from 2.69); ``order``: the request's sort
+    (db/server_order.order), each cell read and the pages merged in it."""
     limit, marker = common.limit_and_marker()
     partial = partial_ok and cell_lists.cell_down_support(api_req.version())
     after, marker_mapping = None, None
     if marker and not matchers:
-        after, marker_mapping = _marker_values(targets, marker)
+        after, marker_mapping = _marker_values(targets, marker, order)
     results, down = cell_lists.scatter(
-        targets, _rows, query, max(limit, 1), after, matchers)
+        targets, _rows, query, max(limit, 1), after, matchers, order)
     cell_of = {}
     instances = []
     for cell_uuid, rows in results.items():
         for row in rows:
             cell_of[row['uuid']] = cell_uuid
         instances += rows
-    instances = cell_lists.merge_order(instances)
+    instances = cell_lists.merge_order(instances, order)
     partials = []
     if down and partial:
         ids = cell_lists.cell_ids()

@@ -6,6 +6,7 @@ import sqlalchemy as sa
 
 from nova_moves.db import fault_text
 from nova_moves.db import keyset
+from nova_moves.db import server_order
 from nova_moves.db import models
 from nova_moves import exception
 from nova_moves import states
@@ -106,19 +107,26 @@ def instance_get_brief(instance_uuid):
 
 def instance_get_all(project_id=None, host=None, limit=None, marker=None,
                      read_deleted=False, uuids=None, vm_states=None,
-                     after=None):
-    """``after``: the sort values (created_at, id, uuid) of a record of
-    any cell, in place of ``marker``: the page of a list merged across
-    cells (db/keyset), with the uuid as the last tie-break."""
+                     after=None, order=keyset.DEFAULT_ORDER):
+    """The servers in ``order`` (db/server_order: created_at newest first,
+    then id, then uuid by default). ``marker``: the uuid of the server
+    (deleted or not) the page starts after; ``after``, in its place: the
+    sort values of a record of any cell (server_order.values), the page
+    of a list merged across cells."""
     # Core rows, not ORM objects: a list merged across cells reads up
     # to ``limit`` servers of every cell (a third of the CPU per row).
     table = models.Instance.__table__
     c = table.c
     with _tx(writer=False) as conn:
-        query = sa.select(table).order_by(c.created_at.desc(), c.id.desc())
+        query = sa.select(table).order_by(*server_order.order_by(order))
+        if marker:
+            mrow = conn.execute(sa.select(table).where(
+                c.uuid == marker)).first()
+            if mrow is None:
+                raise exception.MarkerNotFound(marker=marker)
+            after = server_order.values(_row_dict(mrow), order)
         if after is not None:
-            query = sa.select(table).order_by(
-                *keyset.order_by(table)).where(keyset.after(table, after))
+            query = query.where(server_order.after(after, order))
         if not read_deleted:
             # A cross-cell resize's copy in the cell the server is not
             # mapped to is not a server of its own (Nova's hidden).
@@ -131,14 +139,6 @@ def instance_get_all(project_id=None, host=None, limit=None, marker=None,
             query = query.where(c.uuid.in_(uuids))
         if vm_states is not None:
             query = query.where(c.vm_state.in_(vm_states))
-        if marker:
-            mrow = conn.execute(sa.select(c.created_at, c.id).where(
-                c.uuid == marker)).first()
-            if mrow is None:
-                raise exception.MarkerNotFound(marker=marker)
-            query = query.where(sa.or_(
-                c.created_at < mrow.created_at,
-                sa.and_(c.created_at == mrow.created_at, c.id < mrow.id)))
         if limit:
             query = query.limit(limit)
         return [_decode_json(values)
