@@ -33,10 +33,12 @@ import sqlalchemy as sa
 from nova_moves.api import cell_routing
 from nova_moves.api import common
 from nova_moves.api import request as api_req
+from nova_moves.api import views
 from nova_moves import cells
 from nova_moves import conf
 from nova_moves.db import keyset
 from nova_moves.db import mappings
+from nova_moves.db import request_specs
 from nova_moves.db import server_order
 from nova_moves import exception
 from nova_moves import timeutil
@@ -49,6 +51,7 @@ CELL_TIMEOUT = 60
 # Nova's PARTIAL_CONSTRUCT_FOR_CELL_DOWN_MIN_VERSION.
 PARTIAL_VERSION = '2.69'
 UNKNOWN = 'UNKNOWN'
+
 
 def reset_cache():
     """Read the cell mappings again at the next list (tests, and right
@@ -200,19 +203,30 @@ def partial_server_detail(mapping):
                 created=timeutil.api_time_z(mapping['created_at']))
 
 
-def partial_server_show(mapping, version='2.69'):
+def partial_server_show(mapping, version='2.69', spec=None):
     """GET /servers/{id} (2.69+) of a server whose cell is down, from its
-    instance mapping (``mappings.instance_mapping_get``): Nova's keys
-    but the flavor and image, which Nova takes from the request spec,
-    which this API database does not hold yet. The power state is
-    NOSTATE (0), the zone UNKNOWN and, from 2.71, no server groups
-    (they are in the cell's database)."""
-    body = {'id': mapping['instance_uuid'], 'status': UNKNOWN,
+    instance mapping (``mappings.instance_mapping_get``) and its request
+    spec (``request_specs.get``), as Nova's _show_from_down_cell: the
+    flavor and image in the request's microversion's shape, the zone
+    asked for at boot (else UNKNOWN). A server with no spec (booted
+    before the API database had them) has neither flavor nor image and
+    the zone UNKNOWN. The power state is NOSTATE (0) and, from 2.71, no
+    server groups (they are in the cell's database)."""
+    server_id = mapping['instance_uuid']
+    body = {'id': server_id, 'status': UNKNOWN,
             'tenant_id': mapping['project_id'],
             'user_id': mapping['user_id'],
             'created': timeutil.api_time_z(mapping['created_at']),
+            'links': common.links('servers', server_id),
             'OS-EXT-AZ:availability_zone': UNKNOWN,
             'OS-EXT-STS:power_state': 0}
+    if spec:
+        body.update({
+            'image': views.image_in_server(spec.get('image_id'), version),
+            'flavor': views.flavor_in_server(spec['flavor'], version),
+            'OS-EXT-AZ:availability_zone':
+                spec.get('availability_zone') or UNKNOWN,
+            'user_id': spec.get('user_id') or mapping['user_id']})
     if version >= '2.71':
         body['server_groups'] = []
     return body
@@ -239,7 +253,7 @@ def show_or_partial(server_id, show, *args):
     api_req.authorize('os_compute_api:servers:show',
                       {'project_id': mapping['project_id']})
     return flask.jsonify({'server': partial_server_show(
-        mapping, api_req.version())})
+        mapping, api_req.version(), request_specs.get(server_id))})
 
 
 def partial_service(host_mapping):

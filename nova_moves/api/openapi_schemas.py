@@ -325,10 +325,14 @@ _UNKNOWN = {'type': 'string', 'enum': ['UNKNOWN']}
 SCHEMAS['ServerPartial'] = obj({
     'id': STR, 'status': _UNKNOWN, 'links': LINKS,
     'tenant_id': f(STR, optional=True), 'created': f(STR, optional=True)})
+# The show's flavor and image come from the request spec: absent for a
+# server booted before the API database kept them.
 SCHEMAS['ServerPartialShow'] = obj({
     'id': STR, 'status': _UNKNOWN, 'tenant_id': STR, 'user_id': STR,
-    'created': STR, 'OS-EXT-AZ:availability_zone': STR,
+    'created': STR, 'links': LINKS, 'OS-EXT-AZ:availability_zone': STR,
     'OS-EXT-STS:power_state': INT,
+    'image': f(SCHEMAS['Server']['properties']['image'], optional=True),
+    'flavor': f(SCHEMAS['Server']['properties']['flavor'], optional=True),
     'server_groups': f({'type': 'array'}, optional=True)})
 SCHEMAS['ServicePartial'] = obj({'binary': STR, 'host': STR,
                                  'status': _UNKNOWN})

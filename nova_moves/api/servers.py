@@ -22,6 +22,7 @@ from nova_moves.api import validation
 from nova_moves.api import views
 from nova_moves import cells
 from nova_moves.db import api as db_api
+from nova_moves.db import request_specs
 from nova_moves import exception
 from nova_moves import image_store
 from nova_moves.scheduler import hints as host_hints
@@ -214,8 +215,12 @@ def _create_one(ctxt, body, deltas, group, values, cell_id=None):
     be written (the database out of connections) leaves no row behind
     that no build would ever come for."""
     instance_uuid = str(uuid.uuid4())
+    # What the 2.69 show needs while the cell is down (Nova's RequestSpec).
+    spec = request_specs.build(values['flavor'], body.get('imageRef'),
+                               values['requested_az'], ctxt.project_id,
+                               ctxt.user_id)
     cell_mapping.map_new(instance_uuid, ctxt.project_id, ctxt.user_id,
-                         cell_id)
+                         cell_id, spec)
     try:
         instance = quota_rules.create_instance(
             ctxt.project_id, deltas, dict({
@@ -351,6 +356,10 @@ def update(server_id):
             views.availability_zone(instance)))
     if values:
         instance = db_api.instance_update(instance['uuid'], values)
+    if 'requested_az' in values:
+        # Nova's 2.104 pin changes the request spec's zone too.
+        request_specs.keep(instance['uuid'],
+                           availability_zone=values['requested_az'])
     return flask.jsonify({'server': views.server_detail(instance,
                                                         update=True)})
 

@@ -31,6 +31,7 @@ from nova_moves.api import common
 from nova_moves.api import guards
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
+from nova_moves.db import request_specs
 from nova_moves import exception
 from nova_moves.moves import lifecycle as lc_table
 from nova_moves import states
@@ -187,6 +188,8 @@ def unshelve(server_id, value):
                     instance['uuid'], {'requested_az': zone,
                                        'availability_zone': zone},
                     expected_task_state=[unshelving])
+                # Nova's unshelve into a zone updates the request spec.
+                request_specs.keep(instance['uuid'], availability_zone=zone)
             conductor.unshelve_instance(ctxt, instance['uuid'], host=host)
     except Exception:
         common.release_task_state(instance['uuid'], unshelving)

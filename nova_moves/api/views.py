@@ -124,7 +124,7 @@ def _server_detail(instance, fault, show, metadata, tags):
         'metadata': (db_api.instance_metadata_get(instance['uuid'])
                      if metadata is None else metadata),
         'hostId': common_host_id(instance),
-        'image': _image(instance['image_ref'], version),
+        'image': image_in_server(instance['image_ref'], version),
         'flavor': flavor_in_server(instance['flavor'], version),
         'created': timeutil.api_time_z(instance['created_at']),
         'updated': timeutil.api_time_z(instance['updated_at']
@@ -214,7 +214,7 @@ def _server_detail(instance, fault, show, metadata, tags):
 _IMAGE_PROPERTY_PREFIXES = ('hw_', 'os_', 'img_')
 
 
-def _image(image_ref, version):
+def image_in_server(image_ref, version):
     if not image_ref:
         return ''
     image = {'id': image_ref,

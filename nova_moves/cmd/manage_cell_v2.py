@@ -11,6 +11,7 @@ from nova_moves.cmd import manage_cells
 from nova_moves import conf
 from nova_moves.db import mappings
 from nova_moves.db import migration
+from nova_moves.db import request_specs
 
 CONF = conf.CONF
 
@@ -116,8 +117,12 @@ def simple_cell_setup(args):
 
 
 def _map_instances(cell):
-    return mappings.instance_mappings_map(
-        cell['id'], mappings.cell_instances(cell['database_connection']))
+    """The cell's servers mapped, and given the request specs they lack
+    (servers booted before the API database kept them)."""
+    instances = mappings.cell_instances(cell['database_connection'])
+    mapped = mappings.instance_mappings_map(cell['id'], instances)
+    request_specs.fill(cell['id'], instances)
+    return mapped
 
 
 def map_instances(args):

@@ -52,3 +52,17 @@ class InstanceMapping(API_BASE, models.TimestampMixin):
     project_id = Column(String(255), nullable=False)
     user_id = Column(String(255), nullable=True)
     queued_for_delete = Column(Boolean, default=False)
+
+
+class RequestSpec(API_BASE, models.TimestampMixin):
+    """What a server was asked with (Nova's request_specs: a JSON blob of
+    the flavor, image, zone and owner), kept where the API can read it
+    while the server's cell is down (the 2.69 partial show)."""
+    __tablename__ = 'request_specs'
+    __table_args__ = (
+        Index('request_spec_instance_uuid_idx', 'instance_uuid'),
+        UniqueConstraint('instance_uuid',
+                         name='uniq_request_specs0instance_uuid'))
+    id = Column(Integer, primary_key=True)
+    instance_uuid = Column(String(36), nullable=False)
+    spec = Column(Text, nullable=False)

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from nova_moves.db import api_models
 from nova_moves.db import api_session
 from nova_moves.db import models
+from nova_moves.db import request_specs
 from nova_moves.db import session
 from nova_moves import exception
 
@@ -87,6 +88,10 @@ def cell_delete(cell_uuid, with_mappings=False):
             raise exception.CellMappingNotFound(uuid=cell_uuid)
         if with_mappings:
             conn.execute(_HOSTS.delete().where(_HOSTS.c.cell_id == cell_id))
+            specs = api_models.RequestSpec.__table__
+            conn.execute(specs.delete().where(specs.c.instance_uuid.in_(
+                sa.select(_INSTANCES.c.instance_uuid).where(
+                    _INSTANCES.c.cell_id == cell_id))))
             conn.execute(_INSTANCES.delete().where(
                 _INSTANCES.c.cell_id == cell_id))
         conn.execute(_CELLS.delete().where(_CELLS.c.id == cell_id))
@@ -129,8 +134,10 @@ def host_mapping_list(cell_id=None):
 # Instances
 
 def instance_mapping_create(instance_uuid, cell_id, project_id, user_id,
-                            queued_for_delete=False):
-    """False when the server is mapped already (left as it is)."""
+                            queued_for_delete=False, spec=None):
+    """False when the server is mapped already (left as it is). With
+    ``spec`` (db/request_specs.build) its request spec too, in the same
+    transaction."""
     try:
         with api_session.tx() as conn:
             conn.execute(_INSTANCES.insert().values(
@@ -138,6 +145,8 @@ def instance_mapping_create(instance_uuid, cell_id, project_id, user_id,
                 project_id=project_id, user_id=user_id,
                 queued_for_delete=queued_for_delete,
                 created_at=session.utcnow()))
+            if spec is not None:
+                request_specs.insert(conn, instance_uuid, spec)
     except db_exc.DBDuplicateEntry:
         return False
     return True
@@ -165,14 +174,17 @@ def local_cell_id(conn, database_connection):
 
 
 def instance_mapping_for_boot(instance_uuid, project_id, user_id,
-                              database_connection):
-    """The new server's mapping, to the cell it was created in."""
+                              database_connection, spec=None):
+    """The new server's mapping, to the cell it was created in (and its
+    request spec, as instance_mapping_create)."""
     with api_session.tx() as conn:
         conn.execute(_INSTANCES.insert().values(
             instance_uuid=instance_uuid,
             cell_id=local_cell_id(conn, database_connection),
             project_id=project_id, user_id=user_id, queued_for_delete=False,
             created_at=session.utcnow()))
+        if spec is not None:
+            request_specs.insert(conn, instance_uuid, spec)
 
 
 def instance_mapping_get(instance_uuid):
@@ -189,17 +201,21 @@ def instance_mapping_get(instance_uuid):
 
 def instance_mapping_queue_for_delete(instance_uuid, queued=True):
     """Nova's queued_for_delete, set when the server is deleted (the
-    mapping itself goes when the deleted rows are archived)."""
+    mapping itself goes when the deleted rows are archived); its request
+    spec goes at once (nothing shows a deleted server's flavor from it)."""
     with api_session.tx() as conn:
         conn.execute(_INSTANCES.update().where(
             _INSTANCES.c.instance_uuid == instance_uuid).values(
                 queued_for_delete=queued, updated_at=session.utcnow()))
+        if queued:
+            request_specs.delete(conn, instance_uuid)
 
 
 def instance_mapping_delete(instance_uuid):
     """The mapping of a server that never existed for its owner (a boot
-    undone before it was answered)."""
+    undone before it was answered), and its request spec."""
     with api_session.tx() as conn:
+        request_specs.delete(conn, instance_uuid)
         conn.execute(_INSTANCES.delete().where(
             _INSTANCES.c.instance_uuid == instance_uuid))
 
@@ -312,12 +328,14 @@ def cell_compute_hosts(database_connection):
 
 
 def cell_instances(database_connection, include_deleted=True):
-    """[{uuid, project_id, user_id, deleted}] of that cell's servers,
-    oldest first."""
+    """[{uuid, project_id, user_id, deleted, and what a request spec
+    keeps: flavor (JSON text), image_ref, requested_az}] of that cell's
+    servers, oldest first."""
     table = models.Instance.__table__
     query = sa.select(table.c.uuid, table.c.project_id, table.c.user_id,
-                      table.c.deleted).order_by(table.c.created_at,
-                                                table.c.id)
+                      table.c.deleted, table.c.flavor, table.c.image_ref,
+                      table.c.requested_az).order_by(table.c.created_at,
+                                                     table.c.id)
     if not include_deleted:
         query = query.where(table.c.deleted == 0)
     with api_session.cell_connection(database_connection) as conn:

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from nova_moves.db.actions import _action_start_in
 from nova_moves.db import models
 from nova_moves.db import phases
+from nova_moves.db import request_specs
 from nova_moves.db.instances import _decode_json, _instance_row
 from nova_moves.db.session import _row_dict, _tx, utcnow
 from nova_moves import exception
@@ -141,8 +142,22 @@ def settle_start(step, instance_uuid=None, migration_uuid=None,
         if action:
             _action_start_in(session, **action)
         migration = _row_dict(row)
-        return migration, cold.FACTS[step](
-            migration, _decode_json(dict(instance._mapping)))
+        instance = _decode_json(dict(instance._mapping))
+    _keep_spec_flavor(step, server, instance)
+    return migration, cold.FACTS[step](migration, instance)
+
+
+def _keep_spec_flavor(step, server, instance):
+    """The request spec's flavor (API database) follows a resize once it
+    is settled: every confirm and revert starts here, whoever asks. The
+    new flavor at a confirm, the old one back at a revert (a confirm that
+    was given back may have written the new one). A cold migration keeps
+    its flavor: nothing written."""
+    old, new = instance.get('old_flavor'), instance.get('flavor')
+    if not old or not new or old.get('flavorid') == new.get('flavorid'):
+        return
+    request_specs.keep(server, flavor=new if step == 'confirm_resize'
+                       else old)
 
 
 def settle_abandon(step, migration):

@@ -107,8 +107,8 @@ class CellsManageTest(testtools.TestCase):
         # Schemas: the API database, and each cell's from its own config
         # ([api_database] set: db sync leaves the API tables alone).
         out = self.manage('api_db', 'sync')
-        self.assertIn('API database at revision api0001', out)
-        self.assertEqual('api0001\n', self.manage('api_db', 'version'))
+        self.assertIn('API database at revision api0002', out)
+        self.assertEqual('api0002\n', self.manage('api_db', 'version'))
         out = self.manage('db', 'sync')
         self.assertIn('Database at revision', out)
         self.assertNotIn('API database', out)
@@ -183,7 +183,7 @@ class CellsManageTest(testtools.TestCase):
                     '[database]\nconnection = %s\n' % (
                         self.tmp, TRANSPORT % 'one', url))
         out = self.manage('db', 'sync', config=config)
-        self.assertIn('API database at revision api0001', out)
+        self.assertIn('API database at revision api0002', out)
         self.manage('cell_v2', 'simple_cell_setup', config=config, expect=1)
         _add_computes(url, ['compute1'])
         server = _add_server(url)
@@ -200,4 +200,4 @@ class CellsManageTest(testtools.TestCase):
             server, cell), self.manage('cell_v2', 'verify_instance',
                                        '--uuid', server, config=config))
         out = self.manage('status', 'check', config=config, expect=2)
-        self.assertIn('API schema at head (api0001)', out)
+        self.assertIn('API schema at head (api0002)', out)

@@ -18,6 +18,7 @@ from nova_moves.db import api as db_api
 from nova_moves.db import api_migration
 from nova_moves.db import mappings
 from nova_moves.db import migration
+from nova_moves.db import request_specs
 from nova_moves import exception
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
@@ -449,6 +450,28 @@ class SimpleCellSetupTest(_Base):
         self.assertEqual((1, 'Cell with uuid x was not found.\n'),
                          self.run_cmd(manage_cell_v2.map_instances,
                                       cell_uuid='x'))
+
+    def test_map_instances_fills_missing_request_specs(self):
+        """Servers booted before the API database kept request specs get
+        theirs from their rows; deleted ones, and one already with a
+        spec, are left alone."""
+        live = self.server(image_ref='img-1', requested_az='az1')
+        gone = self.server()
+        db_api.instance_destroy(gone['uuid'])
+        kept = self.server()
+        cell = mappings.cell_create({'name': 'c', 'transport_url': RABBIT,
+                                     'database_connection': self.db.url})
+        mappings.instance_mapping_create(
+            kept['uuid'], cell['id'], 'p', 'u', spec=request_specs.build(
+                nm_fixtures.SMALL, 'img-kept', None, 'p', 'u'))
+        self.assertEqual((0, ''), self.run_cmd(
+            manage_cell_v2.map_instances, cell_uuid=cell['uuid']))
+        self.assertEqual(request_specs.build(
+            nm_fixtures.SMALL, 'img-1', 'az1', 'p', 'u'),
+            request_specs.get(live['uuid']))
+        self.assertIsNone(request_specs.get(gone['uuid']))
+        self.assertEqual('img-kept',
+                         request_specs.get(kept['uuid'])['image_id'])
 
 
 class ApiWritesMappingsTest(testtools.TestCase):
