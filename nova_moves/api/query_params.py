@@ -1,7 +1,8 @@
 """The query parameters each operation accepts: from 2.102 any other is
 a 400 naming it (Nova's 2.102 query schemas, additionalProperties false
-on every API). Below 2.102 unknown parameters are ignored (or refused
-from 2.75 where Nova's 2.75 did: keypairs, tenant usage).
+on every API). Below 2.102 unknown parameters are ignored, or refused
+from 2.75 where Nova's 2.75 did: the servers lists (``STRICT_SINCE``,
+Nova's index_query_v275), keypairs and tenant usage (their handlers).
 
 The declaration is the OpenAPI operation's parameter list
 (openapi_operations.OPERATIONS, the routing table's operation ids), so
@@ -16,6 +17,8 @@ from nova_moves.api import input_guard
 from nova_moves.api import openapi_operations
 
 STRICT_FROM = '2.102'
+# Operations Nova's query schemas closed earlier than 2.102.
+STRICT_SINCE = {'servers_index': '2.75', 'servers_detail': '2.75'}
 # Nova's GET /servers[/detail] query schema (2.75+): filters a client may
 # send that are not applied here, accepted and ignored (sort_key and
 # sort_dir are applied: api/server_sort).
@@ -29,6 +32,11 @@ _NOVA_SERVER_PARAMS = (
     'progress', 'soft_deleted', 'changes-before',
     'ip', 'ip6', 'created_at', 'tags', 'tags-any', 'not-tags',
     'not-tags-any', 'locked', 'pinned_availability_zone')
+# Nova's schema takes these too, for the list to refuse them by name
+# (api/server_index.refuse_invalid_filters).
+_NOVA_SERVER_PARAMS += ('block_device_mapping', 'services', 'metadata',
+                        'system_metadata', 'info_cache', 'security_groups',
+                        'pci_devices')
 UNDOCUMENTED = {
     'servers_index': _NOVA_SERVER_PARAMS,
     'servers_detail': _NOVA_SERVER_PARAMS,
@@ -59,10 +67,16 @@ def declared(operation_id):
 
 
 def check(operation_id):
-    """400 from 2.102 for a query parameter ``operation_id`` does not
-    accept; unversioned documents (no microversion) are never checked."""
+    """400 from 2.102 (or the operation's STRICT_SINCE) for a query
+    parameter ``operation_id`` does not accept; unversioned documents
+    (no microversion) are never checked."""
     version = flask.g.get('version')
-    if version is None or version < STRICT_FROM:
+    name = openapi_operations.ALIASES.get(operation_id, operation_id)
+    if version is None or version < STRICT_SINCE.get(name, STRICT_FROM):
         return
-    input_guard.refuse_unknown_query(flask.request.args,
-                                     accepted(operation_id))
+    args = flask.request.args
+    if name in STRICT_SINCE:
+        # Nova's servers schemas take '_'-prefixed names (patternProperties)
+        # for the list to refuse as "Invalid filter field".
+        args = [a for a in args if not a.startswith('_')]
+    input_guard.refuse_unknown_query(args, accepted(operation_id))

@@ -240,3 +240,57 @@ class TwoCellSortTest(SortChecks, test_cell_lists.CellListsBase):
                         '2.69').get_json()['servers']
         self.assertEqual(sorted(up), sorted(s['id'] for s in body))
         self.assertNotIn('UNKNOWN', [s.get('status') for s in body])
+
+
+class ServerListFiltersTest(testtools.TestCase):
+    """Nova's refusals of GET /servers[/detail]: a filter on a joined
+    table or a private field at every microversion, an unknown status
+    from 2.38 (nothing listed before), an unknown parameter from 2.75."""
+
+    def setUp(self):
+        super().setUp()
+        self.client = nm_fixtures.api_on_database(self)
+        for m, vm_state in ((1, states.ACTIVE), (2, states.STOPPED)):
+            db_api.instance_create(dict(
+                _values(m), user_id='alice', project_id='p1',
+                vm_state=vm_state, flavor=nm_fixtures.SMALL,
+                created_at=T0 + datetime.timedelta(minutes=m)))
+
+    def get(self, query, version):
+        return self.client.get('/v2.1/servers/detail?' + query,
+                               headers=at(version, ALICE))
+
+    def message(self, response):
+        self.assertEqual(400, response.status_code, response.get_data())
+        return response.get_json()['badRequest']['message']
+
+    def test_joined_table_and_private_fields(self):
+        for version in ('2.1', '2.75', '2.102'):
+            for name in ('metadata', 'pci_devices', '_hidden'):
+                self.assertEqual(
+                    'Invalid filter field: %s.' % name,
+                    self.message(self.get(name + '=x', version)))
+
+    def test_status(self):
+        def statuses(query, version):
+            response = self.get(query, version)
+            self.assertEqual(200, response.status_code, response.get_data())
+            return sorted(s['status']
+                          for s in response.get_json()['servers'])
+        self.assertEqual(['SHUTOFF'], statuses('status=shutoff', '2.1'))
+        self.assertEqual(['ACTIVE', 'SHUTOFF'],
+                         statuses('status=SHUTOFF&status=ACTIVE', '2.38'))
+        self.assertEqual(['SHUTOFF'], statuses('status=SHUTOFF&status=x',
+                                               '2.38'))
+        self.assertEqual([], statuses('status=NOPE', '2.37'))
+        self.assertEqual('Invalid status value',
+                         self.message(self.get('status=NOPE', '2.38')))
+
+    def test_unknown_parameter_from_2_75(self):
+        self.assertEqual(200, self.get('colour=red', '2.74').status_code)
+        self.assertIn("'colour' was unexpected",
+                      self.message(self.get('colour=red', '2.75')))
+        # What Nova's 2.75 schema takes is still taken.
+        self.assertEqual(200, self.get(
+            'sort_key=display_name&locked=false&changes-before='
+            '2030-01-01T00:00:00Z', '2.75').status_code)
