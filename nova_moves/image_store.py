@@ -48,12 +48,20 @@ _CHECK_OK = (0, 3)
 
 
 SHELVE_NAMESPACE = uuid.UUID('7c1e0b5a-3f2d-4b8e-9a61-2d5c8f0e4b17')
+MOVE_NAMESPACE = uuid.UUID('d3f1a6c2-58b4-4e07-b9a2-6c0e7f13a845')
 
 
 def shelve_snapshot_id(instance_uuid):
     """The id of the image a shelve offload made of a server's disk (one
     per server: unshelve and the server's deletion remove it)."""
     return str(uuid.uuid5(SHELVE_NAMESPACE, instance_uuid))
+
+
+def move_snapshot_id(migration_uuid):
+    """The id of the image a cross-cell move's source made of the
+    server's disk (named cross-cell-<migration uuid>; an id of the store
+    is a UUID): confirm, revert or the move's undo removes it."""
+    return str(uuid.uuid5(MOVE_NAMESPACE, migration_uuid))
 
 
 class ImageStore:

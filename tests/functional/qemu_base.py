@@ -31,6 +31,20 @@ def guest_files():
     return (kernel, initrd), None
 
 
+def import_image(stack, name, kernel, initrd, cmdline='', properties=None):
+    """An image imported into ``stack``'s store; its id."""
+    argv = [nm_stack._script('nova-moves-manage'), '--config-file',
+            stack.config_path, 'image', 'import', name,
+            '--kernel', kernel, '--initrd', initrd]
+    if cmdline:
+        argv += ['--cmdline', cmdline]
+    for key, value in sorted((properties or {}).items()):
+        argv += ['--property', '%s=%s' % (key, value)]
+    out = subprocess.run(argv, check=True, capture_output=True,
+                         text=True, timeout=120).stdout
+    return out.strip().split()[-1]
+
+
 class QemuStackTestCase(base.StackTestCase):
     HOSTS = ('qemu1', 'qemu2')
     SHUTDOWN_TIMEOUT = 10
@@ -65,16 +79,8 @@ class QemuStackTestCase(base.StackTestCase):
     @classmethod
     def import_image(cls, name, kernel, initrd, cmdline='',
                      properties=None):
-        argv = [nm_stack._script('nova-moves-manage'), '--config-file',
-                cls.stack.config_path, 'image', 'import', name,
-                '--kernel', kernel, '--initrd', initrd]
-        if cmdline:
-            argv += ['--cmdline', cmdline]
-        for key, value in sorted((properties or {}).items()):
-            argv += ['--property', '%s=%s' % (key, value)]
-        out = subprocess.run(argv, check=True, capture_output=True,
-                             text=True, timeout=120).stdout
-        return out.strip().split()[-1]
+        return import_image(cls.stack, name, kernel, initrd, cmdline,
+                            properties)
 
     @classmethod
     def tearDownClass(cls):

@@ -3,7 +3,8 @@ daemonized QEMU process on this host, driven over QMP. A restarted agent
 re-attaches to the processes it finds in <instances_path>; a killed one
 leaves them running. Moves: virt/qemu/migration.py (live) and
 virt/qemu/disks.py (a cold move's disk, pulled by the destination over
-NBD from the source)."""
+NBD from the source), virt/qemu/move_snapshot.py (a cross-cell move's,
+through the image store)."""
 import contextlib
 import os
 import shutil
@@ -20,6 +21,7 @@ from nova_moves.virt.qemu import accel
 from nova_moves.virt.qemu import disks
 from nova_moves.virt.qemu import guest as guest_mod
 from nova_moves.virt.qemu import migration
+from nova_moves.virt.qemu import move_snapshot
 from nova_moves.virt.qemu import rescue as rescue_mod
 
 CONF = conf.CONF
@@ -31,7 +33,7 @@ PAUSED = ('paused', 'postmigrate', 'inmigrate', 'prelaunch',
 
 
 class QemuDriver(migration.LiveMigration, rescue_mod.Rescue,
-                 driver.ComputeDriver):
+                 move_snapshot.MoveSnapshot, driver.ComputeDriver):
     moves_disks = True
     simulated = False
 
@@ -110,7 +112,11 @@ class QemuDriver(migration.LiveMigration, rescue_mod.Rescue,
                         self._has_image(shelved):
                     launch = self._disk_from_image(guest, shelved, copy=True)
                 elif new:
-                    launch = self._disk_from_image(guest, image_ref)
+                    # A cross-cell move's snapshot goes at confirm or
+                    # revert: a whole copy, as unshelve's.
+                    launch = self._disk_from_image(
+                        guest, image_ref, copy=operation ==
+                        'finish_snapshot_based_resize_at_dest')
                 else:
                     launch = record['launch']
                 disks.grow(guest, flavor)
@@ -137,7 +143,8 @@ class QemuDriver(migration.LiveMigration, rescue_mod.Rescue,
 
     def _disk_from_image(self, guest, image_ref, copy=False):
         """A new disk: qcow2 on the image's base (``copy``: a whole copy,
-        for a shelve snapshot that goes once unshelved), with its kernel
+        for a shelve or cross-cell move's snapshot, which goes once
+        unshelved, confirmed or reverted), with its kernel
         and initrd copied beside it (a server outlives its image)."""
         if not image_ref:
             raise exception.ImageNotFound(image_id=image_ref)
