@@ -176,11 +176,18 @@ def _after_marker(items, key, marker):
     raise exception.MarkerNotFound(marker=marker)
 
 
-def next_links(items, limit, path, key=lambda item: item['id'], query=''):
-    """Nova's ``*_links``: a full page links to the next one."""
+def next_links(items, limit, path, key=lambda item: item['id'], query=None):
+    """Nova's ``*_links``: a full page links to the next one. The link
+    keeps the request's other parameters (filters, sort), as Nova's
+    _get_next_link, unless ``query`` (encoded, each followed by '&')
+    names what it keeps."""
     if not limit or len(items) < limit:
         return None
     from urllib import parse
+    if query is None:
+        kept = [(k, v) for k, v in flask.request.args.items(multi=True)
+                if k not in ('limit', 'marker')]
+        query = parse.urlencode(kept) + '&' if kept else ''
     return [{'rel': 'next', 'href': '%s/v2.1/%s?%slimit=%d&marker=%s' % (
         base_url(), path, query, limit,
         parse.quote(str(key(items[-1])), safe=''))}]

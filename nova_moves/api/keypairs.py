@@ -10,7 +10,6 @@ pair counts against the ``key_pairs`` quota of the caller's project,
 per user as Nova counts it. A server keeps the public key it booted
 with (servers.py), so deleting the key pair changes no server.
 """
-from urllib import parse
 
 import flask
 
@@ -134,9 +133,7 @@ def index():
         keypairs, limit = db_api.key_pair_get_all(user_id), None
     body = {'keypairs': [{'keypair': view(k, version)} for k in keypairs]}
     links = paged and common.next_links(
-        keypairs, limit, 'os-keypairs', key=lambda k: k['name'],
-        query='user_id=%s&' % parse.quote(user_id, safe='')
-        if flask.request.args.get('user_id') else '')
+        keypairs, limit, 'os-keypairs', key=lambda k: k['name'])
     if links:
         body['keypairs_links'] = links
     return flask.jsonify(body)

@@ -10,8 +10,6 @@ a 400 at every microversion; the keys Nova's schema lists but ignores
 direction below 2.75 and a 400 from 2.75 (``locked`` is a key from 2.73).
 ``host`` and ``node`` are an admin's: 403 to anyone else. A direction
 other than asc/desc, or more directions than keys, is a 400."""
-from urllib import parse
-
 import flask
 
 from nova_moves.api import input_guard
@@ -93,10 +91,3 @@ def order():
                    'for %d sort_key.' % (len(dirs), len(keys)))
     dirs += [dirs[0] if dirs else 'desc'] * (len(keys) - len(dirs))
     return server_order.order(keys, dirs)
-
-
-def link_query():
-    """The sort parameters for a next link (Nova's keeps the request's
-    parameters), each followed by '&'."""
-    pairs = [(p, v) for p in PARAMS for v in flask.request.args.getlist(p)]
-    return parse.urlencode(pairs) + '&' if pairs else ''

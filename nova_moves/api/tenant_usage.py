@@ -177,11 +177,9 @@ def _across_cells(targets, fetch, paged):
 
 
 def _links(servers, limit, path):
-    keep = {k: v for k, v in flask.request.args.items()
-            if k not in ('limit', 'marker')}
-    query = parse.urlencode(keep) + '&' if keep else ''
+    # The link keeps start, end and detailed (common.next_links).
     return common.next_links(servers, limit, path,
-                             key=lambda s: s['instance_id'], query=query)
+                             key=lambda s: s['instance_id'])
 
 
 def index():

@@ -88,6 +88,11 @@ class FlavorTest(_Base):
         self.assertIn('limit=2&marker=b',
                       body['flavors_links'][0]['href'])
         self.assertEqual(['c'], ids('?limit=2&marker=b'))
+        # The link keeps the filters and sort (Nova's _get_next_link).
+        body = self.get('/v2.1/flavors/detail?minRam=1000&sort_dir=desc'
+                        '&limit=1')
+        href = body['flavors_links'][0]['href']
+        self.assertIn('minRam=1000&sort_dir=desc&limit=1&marker=b', href)
         self.assertEqual([], ids('?limit=0'))
         for query in ('?marker=nope', '?minRam=x', '?sort_key=bogus',
                       '?sort_dir=up', '?is_public=maybe', '?limit=-1'):

@@ -48,8 +48,8 @@ class SortChecks:
         return self.rows[uuid][column]
 
     def pages(self, query, limit, version='2.1', headers=ALICE, extra=''):
-        """Every page of ``query`` by following its next links (which
-        keep the sort, not the filters: ``extra`` is added to each)."""
+        """Every page of ``query`` (after the filters ``extra``) by
+        following its next links, which keep both."""
         seen = []
         path = 'servers?%s%slimit=%d' % (extra, query, limit)
         for _ in range(50):
@@ -61,11 +61,11 @@ class SortChecks:
             if not links:
                 return seen
             href = links[0]['href']
-            # The next link keeps the sort.
-            for part in query.rstrip('&').split('&'):
+            # The next link keeps the sort and the filters.
+            for part in (extra + query).rstrip('&').split('&'):
                 if part:
                     self.assertIn(part, href)
-            path = 'servers?' + extra + parse.urlsplit(href).query
+            path = 'servers?' + parse.urlsplit(href).query
         self.fail('no last page')
 
     def test_directions(self):
