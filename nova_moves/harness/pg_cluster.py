@@ -8,12 +8,13 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 
 import sqlalchemy as sa
+
+from nova_moves.harness import ports
 
 OS_USER = 'postgres'
 
@@ -30,10 +31,9 @@ def available():
     return _bindir() is not None
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+# Below the ephemeral range: a stopped cluster's port is still its own
+# when it starts again (harness/ports.py).
+_free_port = ports.free_port
 
 
 class PostgresCluster:

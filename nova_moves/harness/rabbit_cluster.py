@@ -16,25 +16,21 @@ import tempfile
 import time
 import uuid
 
+from nova_moves.harness import ports
 
 # The scripts themselves: the /usr/sbin wrappers su to the rabbitmq user
 # and cd into /var/lib/rabbitmq, i.e. toward the machine's node.
 SCRIPTS = os.environ.get('NOVA_MOVES_RABBITMQ_SCRIPTS',
                          '/usr/lib/rabbitmq/bin')
-MACHINE_PORTS = {5672, 25672, 15672, 4369}
 
 
 def available():
     return os.path.exists(os.path.join(SCRIPTS, 'rabbitmq-server'))
 
 
-def _port():
-    while True:
-        with socket.socket() as sock:
-            sock.bind(('127.0.0.1', 0))
-            port = sock.getsockname()[1]
-        if port not in MACHINE_PORTS:
-            return port
+# Below the ephemeral range: a killed node's port is still its own when
+# it starts again (harness/ports.py).
+_port = ports.free_port
 
 
 class Node:

@@ -7,7 +7,6 @@ import hashlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -15,14 +14,13 @@ import time
 import uuid
 
 from nova_moves import apiclient as api_client
+from nova_moves.harness import ports
 
 DEFAULT_BROKER = 'rabbit://guest:guest@127.0.0.1:5672/'
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+# Below the ephemeral range (harness/ports.py).
+free_port = ports.free_port
 
 
 def _sqlite_template():
