@@ -32,11 +32,12 @@ _NOVA_SERVER_PARAMS = (
     'progress', 'soft_deleted', 'changes-before',
     'ip', 'ip6', 'created_at', 'tags', 'tags-any', 'not-tags',
     'not-tags-any', 'locked', 'pinned_availability_zone')
-# Nova's schema takes these too, for the list to refuse them by name
-# (api/server_index.refuse_invalid_filters).
-_NOVA_SERVER_PARAMS += ('block_device_mapping', 'services', 'metadata',
+# Nova's JOINED_TABLE_QUERY_PARAMS_SERVERS: its schema takes them so that
+# the list refuses them by name (api/server_index.refuse_invalid_filters).
+JOINED_TABLE_FILTERS = ('block_device_mapping', 'services', 'metadata',
                         'system_metadata', 'info_cache', 'security_groups',
                         'pci_devices')
+_NOVA_SERVER_PARAMS += JOINED_TABLE_FILTERS
 UNDOCUMENTED = {
     'servers_index': _NOVA_SERVER_PARAMS,
     'servers_detail': _NOVA_SERVER_PARAMS,

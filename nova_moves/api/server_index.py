@@ -10,6 +10,7 @@ import flask
 from nova_moves.api import cell_lists
 from nova_moves.api import common
 from nova_moves.api import input_guard
+from nova_moves.api import query_params
 from nova_moves.api import request as api_req
 from nova_moves.api import server_lists
 from nova_moves.api import server_sort
@@ -33,11 +34,6 @@ def _all_tenants(args):
     return validation.to_bool(value)
 
 
-# Nova's JOINED_TABLE_QUERY_PARAMS_SERVERS: its schema takes them (and
-# any name starting with '_') so that the list can refuse them by name.
-INVALID_FILTERS = ('block_device_mapping', 'services', 'metadata',
-                   'system_metadata', 'info_cache', 'security_groups',
-                   'pci_devices')
 # The statuses of Nova's _STATE_MAP: a status filter names some of them.
 STATUSES = ('ACTIVE', 'BUILD', 'CONFIRMING_RESIZE', 'DELETED', 'ERROR',
             'HARD_REBOOT', 'MIGRATING', 'PASSWORD', 'PAUSED', 'REBOOT',
@@ -50,7 +46,8 @@ def refuse_invalid_filters(args):
     """Nova's 400 for a filter on a joined table or a private field, at
     every microversion."""
     for name in sorted(args):
-        if name in INVALID_FILTERS or name.startswith('_'):
+        if name in query_params.JOINED_TABLE_FILTERS or \
+                name.startswith('_'):
             raise exception.ValidationError(
                 detail='Invalid filter field: %s.' % input_guard.excerpt(name))
 
