@@ -193,6 +193,17 @@ def next_links(items, limit, path, key=lambda item: item['id'], query=None):
         parse.quote(str(key(items[-1])), safe=''))}]
 
 
+def list_body(name, shown, items, limit, path, key, links_name=None):
+    """A paged list's response: ``{name: shown}`` and, when ``items``
+    (the rows paged, in their order) fill the page, Nova's next link
+    keyed by ``key`` under ``links_name`` (default ``<name>_links``)."""
+    body = {name: shown}
+    links = next_links(items, limit, path, key=key)
+    if links:
+        body[links_name or name + '_links'] = links
+    return flask.jsonify(body)
+
+
 def visible_flavor(flavor_id):
     """The flavor, or FlavorNotFound: a private flavor is the admin's
     and its access list's projects', as Nova hides one from projects

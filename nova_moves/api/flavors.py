@@ -161,12 +161,8 @@ def _listed():
 
 
 def _list_body(flavors, limit, view, path):
-    body = {'flavors': [view(f) for f in flavors]}
-    links = common.next_links(flavors, limit, path,
-                              key=lambda f: f['flavorid'])
-    if links:
-        body['flavors_links'] = links
-    return flask.jsonify(body)
+    return common.list_body('flavors', [view(f) for f in flavors], flavors,
+                            limit, path, key=lambda f: f['flavorid'])
 
 
 def index():

@@ -135,13 +135,10 @@ def index():
         db_api.drain_get_all(status=args.get('status'),
                              host=args.get('host')),
         key=lambda drain: drain['uuid'])
-    body = {'host_drains': [view(db_api.drain_get(x['uuid']), detail=False)
-                            for x in drains]}
-    links = common.next_links(drains, limit, 'os-host-drains',
-                              key=lambda drain: drain['uuid'])
-    if links:
-        body['host_drains_links'] = links
-    return flask.jsonify(body)
+    return common.list_body(
+        'host_drains', [view(db_api.drain_get(x['uuid']), detail=False)
+                        for x in drains],
+        drains, limit, 'os-host-drains', key=lambda drain: drain['uuid'])
 
 
 def show(drain_id):

@@ -57,14 +57,11 @@ def index(server_id):
         actions, limit = common.page(fetch)
     else:
         actions, limit = fetch(), None
-    body = {'instanceActions': [_action_view(a, version) for a in actions]}
     # Nova (2.58+): a full page links to the next one by request id.
-    links = common.next_links(
+    return common.list_body(
+        'instanceActions', [_action_view(a, version) for a in actions],
         actions, limit, 'servers/%s/os-instance-actions' % instance['uuid'],
-        key=lambda action: action['request_id'])
-    if links:
-        body['links'] = links
-    return flask.jsonify(body)
+        key=lambda action: action['request_id'], links_name='links')
 
 
 def _instance(server_id, rule):

@@ -131,12 +131,10 @@ def index():
                 user_id, limit=limit, marker=marker))
     else:
         keypairs, limit = db_api.key_pair_get_all(user_id), None
-    body = {'keypairs': [{'keypair': view(k, version)} for k in keypairs]}
-    links = paged and common.next_links(
+    # Unpaged (before 2.35) limit is None: no link.
+    return common.list_body(
+        'keypairs', [{'keypair': view(k, version)} for k in keypairs],
         keypairs, limit, 'os-keypairs', key=lambda k: k['name'])
-    if links:
-        body['keypairs_links'] = links
-    return flask.jsonify(body)
 
 
 def show(keypair_name):

@@ -128,16 +128,13 @@ def index():
     else:
         migrations, limit = db_api.migration_get_all(**filters), None
     with_phases = extensions.requested(extensions.PHASES)
-    body = {'migrations': [view(m, version, with_phases)
-                           for m in migrations]}
+    shown = [view(m, version, with_phases) for m in migrations]
     if not with_hosts:
-        for migration in body['migrations']:
+        for migration in shown:
             views.hide_hosts(migration)
-    links = common.next_links(migrations, limit, 'os-migrations',
-                              key=lambda migration: migration['uuid'])
-    if links:
-        body['migrations_links'] = links
-    return flask.jsonify(body)
+    return common.list_body('migrations', shown, migrations, limit,
+                            'os-migrations',
+                            key=lambda migration: migration['uuid'])
 
 
 def _cell_rows(cell, filters, limit, after):

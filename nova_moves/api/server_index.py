@@ -139,13 +139,9 @@ def _list_instances():
 
 
 def _list_body(items, limit, servers, path):
-    body = {'servers': servers}
     # The next page keeps the filters and the sort, as Nova's link.
-    links = common.next_links(items, limit, path,
-                              key=lambda item: item['uuid'])
-    if links:
-        body['servers_links'] = links
-    return flask.jsonify(body)
+    return common.list_body('servers', servers, items, limit, path,
+                            key=lambda item: item['uuid'])
 
 
 def index():

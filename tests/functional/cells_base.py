@@ -1,8 +1,9 @@
 """What the two-cell functional tests share (test_cells_routing,
-test_cells_cross_cell): a CellsStack started (its work directory kept
-when the start fails), each process's log attached to a failed test,
-and reads of a server's rows, allocations and migrations in one cell's
-database (``cls.engines``: cell name -> SQLAlchemy engine)."""
+test_cells_cross_cell, test_cells_qemu): a CellsStack started (its work
+directory kept when the start fails), each process's log attached to a
+failed test, a server booted and deleted through the API, and reads
+of a server's rows, allocations and migrations in one cell's database
+(``cls.engines``: cell name -> SQLAlchemy engine)."""
 import sqlalchemy as sa
 import testtools
 import testtools.content
@@ -41,6 +42,23 @@ class CellReads:
                 continue
             self.addDetail('log-' + name,
                            testtools.content.text_content(tail))
+
+    # -- servers through the API (``self.admin``) ------------------------
+    BOOT_HOST = 'cell1-compute1'
+
+    def boot(self, name, **kwargs):
+        """An ACTIVE server on BOOT_HOST, deleted after the test."""
+        server = self.admin.boot(name, self.small['id'], host=self.BOOT_HOST,
+                                 **kwargs)
+        self.assertEqual('ACTIVE', server['status'], server)
+        self.addCleanup(self.delete_server, server['id'])
+        return server['id']
+
+    def delete_server(self, uuid):
+        self.admin.delete('/servers/%s' % uuid)
+        self.admin.wait_for(
+            lambda: self.admin.get('/servers/%s' % uuid).status_code == 404,
+            timeout=60, what='%s deleted' % uuid)
 
     def row(self, cell, uuid):
         with self.engines[cell].connect() as conn:

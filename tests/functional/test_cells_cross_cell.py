@@ -129,19 +129,6 @@ class CrossCellTest(cells_base.CellReads, testtools.TestCase):
                 self.assertEqual({}, self.allocations(c, m['uuid']))
 
     # -- API --------------------------------------------------------
-    def boot(self, name):
-        server = self.admin.boot(name, self.small['id'],
-                                 host='cell1-compute1')
-        self.assertEqual('ACTIVE', server['status'], server)
-        self.addCleanup(self._delete, server['id'])
-        return server['id']
-
-    def _delete(self, uuid):
-        self.admin.delete('/servers/%s' % uuid)
-        self.admin.wait_for(
-            lambda: self.admin.get('/servers/%s' % uuid).status_code == 404,
-            what='%s deleted' % uuid)
-
     def act(self, uuid, body, statuses, version=None):
         response = self.admin.action(uuid, body, version=version)
         self.assertIn(response.status_code, (202, 204), response.text)

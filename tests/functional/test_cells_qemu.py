@@ -89,18 +89,10 @@ class CrossCellQemuTest(cells_base.CellReads, testtools.TestCase):
         self.attach_logs_on_failure()
 
     # -- helpers ----------------------------------------------------------
-    def boot(self, name):
-        server = self.admin.boot(name, self.small['id'], host=SOURCE,
-                                 image_ref=self.image_id, timeout=120)
-        self.assertEqual('ACTIVE', server['status'], server)
-        self.addCleanup(self._delete, server['id'])
-        return server['id']
+    BOOT_HOST = SOURCE
 
-    def _delete(self, uuid):
-        self.admin.delete('/servers/%s' % uuid)
-        self.admin.wait_for(
-            lambda: self.admin.get('/servers/%s' % uuid).status_code == 404,
-            timeout=60, what='%s deleted' % uuid)
+    def boot(self, name):
+        return super().boot(name, image_ref=self.image_id, timeout=120)
 
     def console(self, uuid, host):
         return qemu_guests.console(self.instances_path, host, uuid)
