@@ -2,6 +2,9 @@
 straight from the stack's database (polling the API would count as move
 cost), and one reader thread for many clients that each wait on one
 server."""
+import collections
+import datetime
+import json
 import threading
 import time
 
@@ -35,6 +38,28 @@ class DB:
                 m.c.migration_type == migration_type).order_by(m.c.id))
             return {r.instance_uuid: r.status for r in rows
                     if r.instance_uuid in ids}
+
+    def phase_times(self, ids, migration_type):
+        """Where the moves' wall time went, from their migrations'
+        phase stamps (each status with the time it was written):
+        {(status, next status): [seconds, ...]} over the latest
+        migration of each server in ``ids``; a status entered twice
+        (queued, then admitted back to pre-migrating) counts each
+        time."""
+        m = self.migrations
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(
+                m.c.instance_uuid, m.c.phases).where(
+                m.c.migration_type == migration_type).order_by(m.c.id))
+            latest = {r.instance_uuid: r.phases for r in rows
+                      if r.instance_uuid in ids}
+        spans = collections.defaultdict(list)
+        for phases in latest.values():
+            stamps = [(name, datetime.datetime.fromisoformat(at))
+                      for name, at in json.loads(phases or '[]')]
+            for (a, ta), (b, tb) in zip(stamps, stamps[1:]):
+                spans[(a, b)].append((tb - ta).total_seconds())
+        return dict(spans)
 
     def wait(self, ids, vm_state, migration=None, timeout=600):
         """Until every server is ``vm_state`` with no task_state and its
