@@ -35,7 +35,7 @@ def cell_for_boot(flavor, host=None, group=None, zone=None):
     if host:
         return _host_cell(host)
     return boot_cell(flavor, home_only=group is not None,
-                     only=zone_cells(zone) if zone else None)
+                     only=zone_cells(zone, flavor) if zone else None)
 
 
 def _host_cell(host):
@@ -46,12 +46,14 @@ def _host_cell(host):
     return cell_routing._cell(mapping['cell_uuid']), mapping['cell_id']
 
 
-def room(resources):
-    """The most room a host of the targeted cell has left for
-    ``resources`` after taking them (the least free fraction over its
-    classes), or None when none fits."""
+def room(resources, hosts=None):
+    """The most room a host of the targeted cell (one of ``hosts``) has
+    left for ``resources`` after taking them (the least free fraction
+    over its classes), or None when none fits."""
     best = None
     for entry in candidates.provider_usages().values():
+        if hosts is not None and entry['root'] not in hosts:
+            continue
         inventories, usages = entry['inventories'], entry['usages']
         left = []
         for rc, amount in resources.items():
@@ -69,27 +71,30 @@ def room(resources):
     return best
 
 
-def zone_cells(zone):
-    """The uuids of the enabled cells with a compute service in ``zone``
-    (its aggregate's zone or the one it reports), each read in its own
-    database, which knows the zones of its hosts (their aggregates'
-    mirrors); None (no choice to make, nothing read) with one cell. A
-    cell whose database cannot be read is passed over. No cell has the
-    zone: the boot goes to cell0 in ERROR with "No valid host", as a
-    one-cell scheduler answers an unknown zone."""
+def zone_cells(zone, flavor):
+    """The uuids of the enabled cells with a compute host in ``zone``
+    (its aggregate's zone or the one it reports) that has room for
+    ``flavor``, each read in its own database, which knows the zones of
+    its hosts (their aggregates' mirrors); None (no choice to make,
+    nothing read) with one cell. A cell whose database cannot be read is
+    passed over. No cell fits: the boot goes to cell0 in ERROR with "No
+    valid host", as a one-cell scheduler answers an unknown zone."""
     wanted = [m for m in cell_routing.cell_mappings().values()
               if m['uuid'] != mappings.CELL0_UUID and not m.get('disabled')]
     if len(wanted) < 2:
         return None
+    resources = candidates.resources_from_flavor(flavor)
     found = set()
     for mapping in wanted:
         try:
             with cells.target(cells.Cell.from_mapping(mapping)):
-                services = db_api.service_get_all(
+                hosts = {s['host'] for s in db_api.service_get_all(
                     binary=service_names.COMPUTE_BINARY)
+                    if service_names.zone(s) == zone}
+                fits = bool(hosts) and room(resources, hosts) is not None
         except Exception:  # a cell that is down is not chosen
             continue
-        if any(service_names.zone(s) == zone for s in services):
+        if fits:
             found.add(mapping['uuid'])
     return found
 

@@ -188,6 +188,18 @@ class AggregateCellsTest(test_cell_routing._CellsBase):
         self.assertEqual('ERROR', body['status'])
         self.assertIn('No valid host was found.', body['fault']['message'])
 
+    def test_a_zone_whose_hosts_are_full_in_a_cell_is_not_there(self):
+        # cell2's host in the zone is too small for the flavor; its other
+        # host has the most room of all, but not in the zone.
+        with self.target(self.cell2):
+            nm_fixtures.compute('h2z', vcpus=1, memory_mb=4096)
+        mappings.host_mapping_create('h2z', self.cell2['id'])
+        agg = self.create('a1', 'z1')
+        self.action(agg['id'], {'add_host': {'host': 'h1'}})
+        self.action(agg['id'], {'add_host': {'host': 'h2z'}})
+        self.assertEqual(self.cell1['uuid'], self.mapped_cell(
+            self.boot_in('z1')))
+
     def boot_in(self, zone):
         response = self.client.post('/v2.1/servers', headers=OWNER, json={
             'server': {'name': 'vm', 'flavorRef': self.flavor['flavorid'],
