@@ -191,6 +191,14 @@ class ComputeNotResponding(NovaMovesException):
     code = 503
 
 
+class CellUnavailable(NovaMovesException):
+    """Another cell's database could not be written or read for a
+    request that must reach it (an aggregate's mirror)."""
+    msg_fmt = ('The database of cell %(cell)s cannot be reached; nothing '
+               'was changed, retry when it is back.')
+    code = 503
+
+
 class FeatureNotSupported(NovaMovesException):
     msg_fmt = '%(feature)s is not supported by the hypervisor of %(host)s.'
     code = 501

@@ -9,11 +9,16 @@ that would put a host in two zones is refused. An aggregate with hosts
 cannot be deleted. 2.41 adds ``uuid`` to the view; paths keep the
 integer id, as in Nova. These are not placement's aggregates of sharing
 providers (/os-nova-moves-placement).
+
+With several cells an aggregate may hold hosts of any cell (each found
+by its host mapping); the cells other than the API's own get a mirror
+of it (api/aggregate_cells.py).
 """
 import re
 
 import flask
 
+from nova_moves.api import aggregate_cells
 from nova_moves.api import request as api_req
 from nova_moves.api import validation
 from nova_moves.db import api as db_api
@@ -84,6 +89,18 @@ def _answer(aggregate, with_members=True):
     return flask.jsonify({'aggregate': view(aggregate, with_members)})
 
 
+def _change(fn, *args, **kwargs):
+    """``fn`` (a change of db/aggregates) with the other cells' mirrors
+    written before the home rows commit, and put back if they do not."""
+    hook = aggregate_cells.mirrors()
+    try:
+        return fn(*args, hook=hook, **kwargs)
+    except Exception:
+        if hook is not None:
+            hook.undo()
+        raise
+
+
 def index():
     api_req.authorize('os_compute_api:os-aggregates:index')
     return flask.jsonify({'aggregates': [
@@ -109,7 +126,8 @@ def show(aggregate_id):
 def update(aggregate_id):
     api_req.authorize('os_compute_api:os-aggregates:update')
     values = validation.body()['aggregate']
-    return _answer(db_api.aggregate_update(_id(aggregate_id), values))
+    return _answer(_change(db_api.aggregate_update, _id(aggregate_id),
+                           values))
 
 
 def delete(aggregate_id):
@@ -123,8 +141,10 @@ def _add_host(aggregate_id, name):
     api_req.authorize('os_compute_api:os-aggregates:add_host')
     agg_id = _id(aggregate_id)
     body = validation.body()[name]
+    cell = aggregate_cells.host_cell(body['host'])
     try:
-        return db_api.aggregate_host_add(agg_id, body['host'])
+        return _change(db_api.aggregate_host_add, agg_id, body['host'],
+                       service_checked=cell is not None)
     except db_api.InvalidAggregateAction as exc:
         # Nova answers a zone conflict on add_host with 409.
         raise exception.Conflict(exc.message)
@@ -134,14 +154,14 @@ def _remove_host(aggregate_id, name):
     api_req.authorize('os_compute_api:os-aggregates:remove_host')
     agg_id = _id(aggregate_id)
     body = validation.body()[name]
-    return db_api.aggregate_host_remove(agg_id, body['host'])
+    return _change(db_api.aggregate_host_remove, agg_id, body['host'])
 
 
 def _set_metadata(aggregate_id, name):
     api_req.authorize('os_compute_api:os-aggregates:set_metadata')
     agg_id = _id(aggregate_id)
     body = validation.body()[name]
-    return db_api.aggregate_metadata_set(agg_id, body['metadata'])
+    return _change(db_api.aggregate_metadata_set, agg_id, body['metadata'])
 
 
 _ACTIONS = {'add_host': _add_host, 'remove_host': _remove_host,

@@ -4,11 +4,13 @@ One cell (no separate API database): the API's own, exactly as before
 cells. Several: among the enabled cells other than cell0, the one whose
 hosts have the most room for the flavor, read from each cell's own
 placement tables (one read of its providers, inventories and usages);
-a boot naming a host (``zone:host``) goes to that host's cell. When no
+a boot naming a host (``zone:host``) goes to that host's cell, one
+naming only a zone to a cell with a host in that zone. When no
 cell can fit the flavor the server is created in cell0, in ERROR with
 Nova's "No valid host was found." fault, and nothing is claimed or
 cast: Nova's build that never got a host."""
 from nova_moves.api import cell_routing
+from nova_moves.api import service_names
 from nova_moves import cells
 from nova_moves import conf
 from nova_moves.db import candidates
@@ -19,7 +21,7 @@ from nova_moves import exception
 CONF = conf.CONF
 
 
-def cell_for_boot(flavor, host=None, group=None):
+def cell_for_boot(flavor, host=None, group=None, zone=None):
     """(Cell or None, cell mapping id or None) of the new server. A
     server of a server group goes to the API's own cell (with room),
     where groups and their members are: the scheduler of another cell
@@ -32,7 +34,8 @@ def cell_for_boot(flavor, host=None, group=None):
         return None, None
     if host:
         return _host_cell(host)
-    return boot_cell(flavor, home_only=group is not None)
+    return boot_cell(flavor, home_only=group is not None,
+                     only=zone_cells(zone, flavor) if zone else None)
 
 
 def _host_cell(host):
@@ -43,12 +46,14 @@ def _host_cell(host):
     return cell_routing._cell(mapping['cell_uuid']), mapping['cell_id']
 
 
-def room(resources):
-    """The most room a host of the targeted cell has left for
-    ``resources`` after taking them (the least free fraction over its
-    classes), or None when none fits."""
+def room(resources, hosts=None):
+    """The most room a host of the targeted cell (one of ``hosts``) has
+    left for ``resources`` after taking them (the least free fraction
+    over its classes), or None when none fits."""
     best = None
     for entry in candidates.provider_usages().values():
+        if hosts is not None and entry['root'] not in hosts:
+            continue
         inventories, usages = entry['inventories'], entry['usages']
         left = []
         for rc, amount in resources.items():
@@ -66,10 +71,39 @@ def room(resources):
     return best
 
 
-def boot_cell(flavor, home_only=False):
+def zone_cells(zone, flavor):
+    """The uuids of the enabled cells with a compute host in ``zone``
+    (its aggregate's zone or the one it reports) that has room for
+    ``flavor``, each read in its own database, which knows the zones of
+    its hosts (their aggregates' mirrors); None (no choice to make,
+    nothing read) with one cell. A cell whose database cannot be read is
+    passed over. No cell fits: the boot goes to cell0 in ERROR with "No
+    valid host", as a one-cell scheduler answers an unknown zone."""
+    wanted = [m for m in cell_routing.cell_mappings().values()
+              if m['uuid'] != mappings.CELL0_UUID and not m.get('disabled')]
+    if len(wanted) < 2:
+        return None
+    resources = candidates.resources_from_flavor(flavor)
+    found = set()
+    for mapping in wanted:
+        try:
+            with cells.target(cells.Cell.from_mapping(mapping)):
+                hosts = {s['host'] for s in db_api.service_get_all(
+                    binary=service_names.COMPUTE_BINARY)
+                    if service_names.zone(s) == zone}
+                fits = bool(hosts) and room(resources, hosts) is not None
+        except Exception:  # a cell that is down is not chosen
+            continue
+        if fits:
+            found.add(mapping['uuid'])
+    return found
+
+
+def boot_cell(flavor, home_only=False, only=None):
     """The enabled cell (not cell0) whose hosts have the most room for
-    ``flavor`` (``home_only``: the API's own cell only); cell0 when none
-    fits. A cell whose database cannot be read is passed over."""
+    ``flavor`` (``home_only``: the API's own cell only; ``only``: those
+    cells' uuids); cell0 when none fits. A cell whose database cannot be
+    read is passed over."""
     resources = candidates.resources_from_flavor(flavor)
     chosen, chosen_room, cell0 = None, None, None
     for mapping in cell_routing.cell_mappings().values():
@@ -77,7 +111,8 @@ def boot_cell(flavor, home_only=False):
             cell0 = mapping
             continue
         if mapping.get('disabled') or (home_only and mapping[
-                'database_connection'] != CONF.database.connection):
+                'database_connection'] != CONF.database.connection) or (
+                only is not None and mapping['uuid'] not in only):
             continue
         cell = cells.Cell.from_mapping(mapping)
         try:

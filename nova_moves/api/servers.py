@@ -151,7 +151,7 @@ def create():
     # Its cell: the API's own in a one-cell deployment (None), else
     # chosen by room (api/cell_routing.py); its row, action and build
     # cast go there.
-    cell, cell_id = boot_cells.cell_for_boot(flavor, host, group)
+    cell, cell_id = boot_cells.cell_for_boot(flavor, host, group, zone)
     with cells.target(cell):
         if host:
             try:

@@ -5,7 +5,10 @@ compute service reports). Placement's provider aggregates (sharing
 providers) are another thing: see providers.py.
 
 Every check and its change run in one transaction, so a refused request
-changes nothing.
+changes nothing. A change may take a ``hook(old, new, action)``, run
+inside that transaction after the change and before it commits (the
+API's mirrors in the other cells, api/aggregate_cells.py): what it
+raises undoes the change.
 """
 import uuid as uuidlib
 
@@ -21,7 +24,7 @@ __all__ = ['AggregateNotFound', 'AggregateNameExists',
            'InvalidAggregateAction', 'aggregate_create', 'aggregate_get',
            'aggregate_get_all', 'aggregate_update', 'aggregate_delete',
            'aggregate_host_add', 'aggregate_host_remove',
-           'aggregate_metadata_set', 'aggregate_host_zones']
+           'aggregate_metadata_set', 'aggregate_host_zones', 'HOLDS_SERVERS']
 
 AZ_KEY = 'availability_zone'
 _AGGS = models.Aggregate.__table__
@@ -33,6 +36,8 @@ _COMPUTE_BINARY = 'nova-moves-compute'
 # Zone of services that are not computes (service_names.zone): no
 # aggregate may take it, as in Nova.
 INTERNAL_ZONE = 'internal'
+# Nova's reason for refusing to change the zone of hosts with servers.
+HOLDS_SERVERS = 'one or more hosts contain instances in this zone'
 
 
 class AggregateNotFound(exception.NotFound):
@@ -129,7 +134,7 @@ def _check_no_servers(session, agg, zone, action):
     if held is not None:
         raise InvalidAggregateAction(
             action=action, aggregate_id=agg['id'],
-            reason='one or more hosts contain instances in this zone')
+            reason=HOLDS_SERVERS)
 
 
 def _set_meta(session, agg_id, key, value):
@@ -170,11 +175,21 @@ def aggregate_get_all():
         return [_view(session, row) for row in rows]
 
 
-def aggregate_update(aggregate_id, values):
+def _run_hook(hook, session, row, old, action):
+    if hook is None:
+        return _view(session, row)
+    session.flush()
+    new = _view(session, row)
+    hook(old, new, action)
+    return new
+
+
+def aggregate_update(aggregate_id, values, hook=None):
     """PUT: ``name`` and/or ``availability_zone`` (a zone is checked as
     set_metadata checks it)."""
     with _session() as session:
         row = _row(session, aggregate_id, lock=True)
+        old = _view(session, row) if hook is not None else None
         if AZ_KEY in values:
             agg = _view(session, row)
             _check_zone(session, row.id, values[AZ_KEY], agg['hosts'],
@@ -190,7 +205,7 @@ def aggregate_update(aggregate_id, values):
         except (db_exc.DBDuplicateEntry, sa.exc.IntegrityError):
             # A concurrent create, or a name equal under MySQL's collation.
             raise AggregateNameExists(aggregate_name=values['name'])
-        return _view(session, row)
+        return _run_hook(hook, session, row, old, 'update')
 
 
 def aggregate_delete(aggregate_id):
@@ -205,14 +220,17 @@ def aggregate_delete(aggregate_id):
         session.delete(row)
 
 
-def aggregate_host_add(aggregate_id, host):
+def aggregate_host_add(aggregate_id, host, service_checked=False, hook=None):
+    """``service_checked``: the host's compute service was found in its
+    own cell (another cell's host; the API checked it there)."""
     with _session() as session:
         row = _row(session, aggregate_id, lock=True)
-        if session.execute(sa.select(_SERVICES.c.id).where(
-                _SERVICES.c.host == host,
-                _SERVICES.c.binary == _COMPUTE_BINARY)).first() is None:
+        if not service_checked and session.execute(
+                sa.select(_SERVICES.c.id).where(
+                    _SERVICES.c.host == host,
+                    _SERVICES.c.binary == _COMPUTE_BINARY)).first() is None:
             raise exception.ComputeHostNotFound(host=host)
-        agg = _view(session, row)
+        agg = old = _view(session, row)
         if host in agg['hosts']:
             raise AggregateHostExists(aggregate_id=aggregate_id, host=host)
         if agg['availability_zone'] is not None:
@@ -225,24 +243,26 @@ def aggregate_host_add(aggregate_id, host):
                     created_at=models.utcnow()))
         except (db_exc.DBDuplicateEntry, sa.exc.IntegrityError):
             raise AggregateHostExists(aggregate_id=aggregate_id, host=host)
-        return _view(session, row)
+        return _run_hook(hook, session, row, old, 'add host to')
 
 
-def aggregate_host_remove(aggregate_id, host):
+def aggregate_host_remove(aggregate_id, host, hook=None):
     with _session() as session:
         row = _row(session, aggregate_id, lock=True)
+        old = _view(session, row) if hook is not None else None
         gone = session.execute(_HOSTS.delete().where(
             _HOSTS.c.aggregate_id == row.id, _HOSTS.c.host == host))
         if gone.rowcount == 0:
             raise AggregateHostNotFound(aggregate_id=aggregate_id,
                                         host=host)
-        return _view(session, row)
+        return _run_hook(hook, session, row, old, 'remove host from')
 
 
-def aggregate_metadata_set(aggregate_id, metadata):
+def aggregate_metadata_set(aggregate_id, metadata, hook=None):
     """set_metadata: each key set, or deleted when its value is None."""
     with _session() as session:
         row = _row(session, aggregate_id, lock=True)
+        old = _view(session, row) if hook is not None else None
         if AZ_KEY in metadata:
             agg = _view(session, row)
             _check_zone(session, row.id, metadata[AZ_KEY], agg['hosts'],
@@ -253,7 +273,7 @@ def aggregate_metadata_set(aggregate_id, metadata):
             _set_meta(session, row.id, key, value)
         row.updated_at = models.utcnow()
         session.flush()
-        return _view(session, row)
+        return _run_hook(hook, session, row, old, 'update metadata of')
 
 
 def aggregate_host_zones(hosts=None):

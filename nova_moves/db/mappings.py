@@ -114,6 +114,13 @@ def host_mapping_get(host):
     return None if row is None else dict(row._mapping)
 
 
+def host_mappings_of(hosts):
+    """{host: its mapping} of those of ``hosts`` that are mapped."""
+    with api_session.tx(writer=False) as conn:
+        return {row.host: dict(row._mapping) for row in conn.execute(
+            _host_select().where(_HOSTS.c.host.in_(list(hosts))))}
+
+
 def host_mapping_create(host, cell_id):
     try:
         with api_session.tx() as conn:
