@@ -4,11 +4,13 @@ One cell (no separate API database): the API's own, exactly as before
 cells. Several: among the enabled cells other than cell0, the one whose
 hosts have the most room for the flavor, read from each cell's own
 placement tables (one read of its providers, inventories and usages);
-a boot naming a host (``zone:host``) goes to that host's cell. When no
+a boot naming a host (``zone:host``) goes to that host's cell; a hard
+affinity group's member to its members' cell (group_cell). When no
 cell can fit the flavor the server is created in cell0, in ERROR with
 Nova's "No valid host was found." fault, and nothing is claimed or
 cast: Nova's build that never got a host."""
 from nova_moves.api import cell_routing
+from nova_moves.api import group_cells
 from nova_moves import cells
 from nova_moves import conf
 from nova_moves.db import candidates
@@ -20,10 +22,8 @@ CONF = conf.CONF
 
 
 def cell_for_boot(flavor, host=None, group=None):
-    """(Cell or None, cell mapping id or None) of the new server. A
-    server of a server group goes to the API's own cell (with room),
-    where groups and their members are: the scheduler of another cell
-    would not see them (doc/cells.md)."""
+    """(Cell or None, cell mapping id or None) of the new server; a
+    server group member's: group_cell."""
     if not cell_routing.enabled() or not any(
             uuid != mappings.CELL0_UUID
             for uuid in cell_routing.cell_mappings()):
@@ -32,7 +32,20 @@ def cell_for_boot(flavor, host=None, group=None):
         return None, None
     if host:
         return _host_cell(host)
-    return boot_cell(flavor, home_only=group is not None)
+    if group is not None:
+        return group_cell(flavor, group)
+    return boot_cell(flavor)
+
+
+def group_cell(flavor, group):
+    """A member of a hard-affinity group with members goes to their cell
+    (with room, else cell0: no host is where they are); any other
+    member by room, as any boot: hosts of two cells are two hosts, so
+    anti-affinity holds across cells, and the chosen cell's scheduler
+    sees the members there (api/group_cells.py)."""
+    cell_uuid = group_cells.affinity_cell(group)
+    return boot_cell(flavor) if cell_uuid is None else \
+        boot_cell(flavor, only=cell_uuid)
 
 
 def _host_cell(host):
@@ -66,18 +79,17 @@ def room(resources):
     return best
 
 
-def boot_cell(flavor, home_only=False):
+def boot_cell(flavor, only=None):
     """The enabled cell (not cell0) whose hosts have the most room for
-    ``flavor`` (``home_only``: the API's own cell only); cell0 when none
-    fits. A cell whose database cannot be read is passed over."""
+    ``flavor`` (``only``: that cell's uuid alone); cell0 when none fits.
+    A cell whose database cannot be read is passed over."""
     resources = candidates.resources_from_flavor(flavor)
     chosen, chosen_room, cell0 = None, None, None
     for mapping in cell_routing.cell_mappings().values():
         if mapping['uuid'] == mappings.CELL0_UUID:
             cell0 = mapping
             continue
-        if mapping.get('disabled') or (home_only and mapping[
-                'database_connection'] != CONF.database.connection):
+        if mapping.get('disabled') or only not in (None, mapping['uuid']):
             continue
         cell = cells.Cell.from_mapping(mapping)
         try:
