@@ -5,8 +5,14 @@ home cell, has one compute and cell2 two, each host room for one
 hosts, so two are in cell2 (the home cell full), each cell's scheduler
 seeing that cell's members; the group shows all three; deleting a cell2
 member and the group leaves no group or member row in any cell. An
-affinity group's members land on one host of one cell."""
+affinity group's members land on one host of one cell. A cross-cell
+migration of an anti-affinity member (the policy file allows it) is
+placed by cell2's scheduler away from the member there, and takes its
+membership along."""
+import json
 import os
+import shutil
+import tempfile
 
 import sqlalchemy as sa
 import testtools
@@ -28,15 +34,22 @@ class CellsGroupsTest(cells_base.CellReads, testtools.TestCase):
         computes = [[{'name': 'cell1-compute1', 'compute': host}],
                     [{'name': 'cell2-compute%d' % i, 'compute': host}
                      for i in (1, 2)]]
+        cls.policy_dir = tempfile.mkdtemp(prefix='nm-cellgroups-policy-')
+        policy_file = os.path.join(cls.policy_dir, 'policy.json')
+        with open(policy_file, 'w') as f:
+            json.dump({'compute:servers:resize:cross_cell':
+                       'rule:context_is_admin'}, f)
         cls.stack = cell_stack.CellsStack(
             cells=2, computes=computes,
             keep_workdir=bool(os.environ.get('NOVA_MOVES_KEEP_LOGS')),
             extra_conf={'quota': {'instances': -1, 'cores': -1,
-                                  'ram': -1}})
+                                  'ram': -1},
+                        'oslo_policy': {'policy_file': policy_file}})
         cells_base.start(cls.stack)
         cls.admin = cls.stack.client()
         cls.full = cls.admin.create_flavor('full', 2, 1024, 1)
         cls.small = cls.admin.create_flavor('small', 1, 512, 1)
+        cls.filler = cls.admin.create_flavor('filler', 1, 1536, 1)
         cls.engines = {cell: sa.create_engine(url) for cell, url in dict(
             cls.stack.cell_database_urls,
             cell0=cls.stack.cell0_database_url).items()}
@@ -46,6 +59,7 @@ class CellsGroupsTest(cells_base.CellReads, testtools.TestCase):
         for engine in cls.engines.values():
             engine.dispose()
         cls.stack.stop()
+        shutil.rmtree(cls.policy_dir, ignore_errors=True)
         super().tearDownClass()
 
     def setUp(self):
@@ -57,11 +71,15 @@ class CellsGroupsTest(cells_base.CellReads, testtools.TestCase):
             'name': policy, 'policy': policy}}, version='2.64',
             expect=200).json()['server_group']['id']
 
-    def boot(self, name, flavor, group_id):
-        body = self.admin.post('/servers', {
-            'server': {'name': name, 'flavorRef': flavor['id'],
-                       'imageRef': 'fake', 'networks': 'none'},
-            'os:scheduler_hints': {'group': group_id}}, expect=202).json()
+    def boot(self, name, flavor, group_id=None, host=None):
+        server = {'name': name, 'flavorRef': flavor['id'],
+                  'imageRef': 'fake', 'networks': 'none'}
+        if host:
+            server['availability_zone'] = 'nova:' + host
+        body = {'server': server}
+        if group_id:
+            body['os:scheduler_hints'] = {'group': group_id}
+        body = self.admin.post('/servers', body, expect=202).json()
         server = self.admin.wait_for_status(body['server']['id'],
                                             ('ACTIVE', 'ERROR'))
         self.assertEqual('ACTIVE', server['status'], server)
@@ -127,3 +145,34 @@ class CellsGroupsTest(cells_base.CellReads, testtools.TestCase):
             self.delete_server(uuid)
         self.admin.delete('/os-server-groups/%s' % affinity, expect=204)
         self.assertEqual({}, self.group_rows(affinity, uuids))
+
+    def test_cross_cell_migration_of_an_anti_affinity_member(self):
+        anti = self.group('anti-affinity')
+        there, _host, _cell = self.boot('there', self.small, anti,
+                                        host='cell2-compute1')
+        # cell2-compute2 has room for one small server only, and less
+        # free RAM than cell2-compute1: only the group's filter, seeing
+        # the member on cell2-compute1, sends the move there.
+        filler, _host, _cell = self.boot('filler', self.filler,
+                                         host='cell2-compute2')
+        moving, _host, cell = self.boot('moving', self.small, anti,
+                                        host='cell1-compute1')
+        self.assertEqual('cell1', cell)
+        response = self.admin.action(moving, {'migrate': None})
+        self.assertEqual(202, response.status_code, response.text)
+        moved = self.admin.wait_for_status(moving, ('VERIFY_RESIZE',
+                                                    'ERROR', 'ACTIVE'))
+        self.assertEqual(('VERIFY_RESIZE', 'cell2-compute2'), (
+            moved['status'], moved['OS-EXT-SRV-ATTR:host']), moved)
+        response = self.admin.action(moving, {'confirmResize': None})
+        self.assertIn(response.status_code, (202, 204), response.text)
+        self.admin.wait_for_status(moving, 'ACTIVE')
+        # The membership moved with it: cell1 keeps the group (no
+        # member), cell2's mirror has both.
+        self.assertEqual({'cell1': (1, 0), 'cell2': (1, 2)},
+                         self.group_rows(anti, [there, moving]))
+        self.assertEqual(sorted([there, moving]), sorted(self.members(anti)))
+        for uuid in (there, moving, filler):
+            self.delete_server(uuid)
+        self.admin.delete('/os-server-groups/%s' % anti, expect=204)
+        self.assertEqual({}, self.group_rows(anti, [there, moving]))
