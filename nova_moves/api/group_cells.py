@@ -108,20 +108,20 @@ def _home_uuid():
 
 
 def join(ctxt, group, instance_uuid):
-    """Inside the new server's cell: it joins ``group`` there (its
-    mirror written first outside the home cell), within the project's
-    server_group_members quota counted in every cell."""
+    """Inside the new server's cell: it joins ``group`` (the home cell's,
+    with its members, as the boot read it) there, its mirror written
+    first outside the home cell (cell0 too: a member with no room),
+    within the project's server_group_members quota counted in every
+    cell."""
     cell = cells.current()
     elsewhere = 0
     if spans():
         elsewhere = sum(
             len(by_group.get(group['uuid'], ()))
             for by_group in _elsewhere([group['uuid']], skip=cell).values())
-        if not is_home(cell):
-            with cells.target(None):
-                home = db_api.server_group_get(group['uuid'])
-            elsewhere += len(home['members'])
-            db_api.server_group_mirror(home)
+    if not is_home(cell):
+        elsewhere += len(group['members'])
+        db_api.server_group_mirror(group)
     return db_api.server_group_member_add(
         group['uuid'], instance_uuid, ctxt.project_id,
         quota_rules.limits(ctxt.project_id)['server_group_members'],

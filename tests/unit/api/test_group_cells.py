@@ -99,6 +99,29 @@ class GroupCellsTest(test_cell_routing._CellsBase):
         self.assertEqual(self.cell0['uuid'], self.mapped_cell(second))
         self.assertEqual({first, second}, set(self.members(group_id)))
 
+    def test_a_member_with_no_room_is_in_cell0s_mirror(self):
+        group_id = self.group('anti-affinity')
+        huge = nm_fixtures.flavor(vcpus=8, memory_mb=1024)
+        # Also with one cell besides cell0 (no other cell is read).
+        with mock.patch.object(group_cells, 'spans', return_value=False):
+            response = self.client.post('/v2.1/servers', headers=OWNER,
+                                        json={'server': {
+                                            'name': 'big',
+                                            'flavorRef': huge['flavorid']},
+                                            'os:scheduler_hints': {
+                                                'group': group_id}})
+        self.assertEqual(202, response.status_code, response.get_json())
+        uuid = response.get_json()['server']['id']
+        self.assertEqual(self.cell0['uuid'], self.mapped_cell(uuid))
+        with self.target(self.cell0):
+            self.assertEqual([uuid], db_api.server_group_of_instance(uuid)[
+                'members'])
+        self.assertEqual([uuid], self.members(group_id))
+        self.client.delete('/v2.1/servers/' + uuid, headers=OWNER)
+        with self.target(self.cell0):
+            self.assertEqual({}, db_api.server_group_members_here(
+                [group_id]))
+
     def test_member_quota_counts_every_cell(self):
         quotas.quota_set('p1', 'server_group_members', 1)
         group_id = self.group('soft-anti-affinity')
