@@ -12,13 +12,10 @@ cast: Nova's build that never got a host."""
 from nova_moves.api import cell_routing
 from nova_moves.api import group_cells
 from nova_moves import cells
-from nova_moves import conf
 from nova_moves.db import candidates
 from nova_moves.db import api as db_api
 from nova_moves.db import mappings
 from nova_moves import exception
-
-CONF = conf.CONF
 
 
 def cell_for_boot(flavor, host=None, group=None):
