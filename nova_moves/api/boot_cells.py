@@ -5,27 +5,24 @@ cells. Several: among the enabled cells other than cell0, the one whose
 hosts have the most room for the flavor, read from each cell's own
 placement tables (one read of its providers, inventories and usages);
 a boot naming a host (``zone:host``) goes to that host's cell, one
-naming only a zone to a cell with a host in that zone. When no
+naming only a zone to a cell with a host in that zone, a hard affinity
+group's member to its members' cell (group_cell). When no
 cell can fit the flavor the server is created in cell0, in ERROR with
 Nova's "No valid host was found." fault, and nothing is claimed or
 cast: Nova's build that never got a host."""
 from nova_moves.api import cell_routing
+from nova_moves.api import group_cells
 from nova_moves.api import service_names
 from nova_moves import cells
-from nova_moves import conf
 from nova_moves.db import candidates
 from nova_moves.db import api as db_api
 from nova_moves.db import mappings
 from nova_moves import exception
 
-CONF = conf.CONF
-
 
 def cell_for_boot(flavor, host=None, group=None, zone=None):
-    """(Cell or None, cell mapping id or None) of the new server. A
-    server of a server group goes to the API's own cell (with room),
-    where groups and their members are: the scheduler of another cell
-    would not see them (doc/cells.md)."""
+    """(Cell or None, cell mapping id or None) of the new server; a
+    server group member's: group_cell, within the cells of ``zone``."""
     if not cell_routing.enabled() or not any(
             uuid != mappings.CELL0_UUID
             for uuid in cell_routing.cell_mappings()):
@@ -34,8 +31,23 @@ def cell_for_boot(flavor, host=None, group=None, zone=None):
         return None, None
     if host:
         return _host_cell(host)
-    return boot_cell(flavor, home_only=group is not None,
-                     only=zone_cells(zone, flavor) if zone else None)
+    only = zone_cells(zone, flavor) if zone else None
+    if group is not None:
+        return group_cell(flavor, group, only)
+    return boot_cell(flavor, only=only)
+
+
+def group_cell(flavor, group, only=None):
+    """A member of a hard-affinity group with members goes to their cell
+    (with room, else cell0: no host is where they are); any other
+    member by room, as any boot: hosts of two cells are two hosts, so
+    anti-affinity holds across cells, and the chosen cell's scheduler
+    sees the members there (api/group_cells.py). ``only``: the cells
+    the boot may take (its zone's), or None."""
+    cell_uuid = group_cells.affinity_cell(group)
+    if cell_uuid is not None:
+        only = {cell_uuid} if only is None else set(only) & {cell_uuid}
+    return boot_cell(flavor, only=only)
 
 
 def _host_cell(host):
@@ -99,19 +111,17 @@ def zone_cells(zone, flavor):
     return found
 
 
-def boot_cell(flavor, home_only=False, only=None):
+def boot_cell(flavor, only=None):
     """The enabled cell (not cell0) whose hosts have the most room for
-    ``flavor`` (``home_only``: the API's own cell only; ``only``: those
-    cells' uuids); cell0 when none fits. A cell whose database cannot be
-    read is passed over."""
+    ``flavor`` (``only``: among those cells' uuids); cell0 when none
+    fits. A cell whose database cannot be read is passed over."""
     resources = candidates.resources_from_flavor(flavor)
     chosen, chosen_room, cell0 = None, None, None
     for mapping in cell_routing.cell_mappings().values():
         if mapping['uuid'] == mappings.CELL0_UUID:
             cell0 = mapping
             continue
-        if mapping.get('disabled') or (home_only and mapping[
-                'database_connection'] != CONF.database.connection) or (
+        if mapping.get('disabled') or (
                 only is not None and mapping['uuid'] not in only):
             continue
         cell = cells.Cell.from_mapping(mapping)

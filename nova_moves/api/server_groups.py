@@ -5,12 +5,14 @@ soft ones from 2.15) and ``metadata``; from 2.64 one ``policy`` and
 ``rules`` ({"max_server_per_host": N}, anti-affinity only). A server
 joins a group at boot (``os:scheduler_hints: {"group": UUID}``); the
 scheduler honours the policy at boot and on every move
-(scheduler/filters.py), and host drains move servers through it.
+(scheduler/filters.py), and host drains move servers through it. With
+several cells the members of every cell are shown (api/group_cells.py).
 """
 import flask
 
 from nova_moves.api import request as api_req
 from nova_moves.api import common
+from nova_moves.api import group_cells
 from nova_moves.api import microversion
 from nova_moves.api import query
 from nova_moves.api import quota_rules
@@ -115,8 +117,8 @@ def index():
                             'all_projects'):
         project = None
     limit, offset = _paging()
-    groups = db_api.server_group_get_all(project_id=project, limit=limit,
-                                         offset=offset)
+    groups = group_cells.with_all_members(db_api.server_group_get_all(
+        project_id=project, limit=limit, offset=offset))
     version = api_req.version()
     return flask.jsonify({'server_groups': [view(g, version)
                                             for g in groups]})
@@ -132,8 +134,8 @@ def _visible(group_id):
 
 
 def show(group_id):
-    return flask.jsonify({'server_group': view(_visible(group_id),
-                                               api_req.version())})
+    group = group_cells.with_all_members([_visible(group_id)])[0]
+    return flask.jsonify({'server_group': view(group, api_req.version())})
 
 
 def delete(group_id):
@@ -141,4 +143,5 @@ def delete(group_id):
     api_req.authorize('os_compute_api:os-server-groups:delete',
                       {'project_id': group['project_id']})
     db_api.server_group_delete(group['uuid'])
+    group_cells.delete_mirrors(group['uuid'])
     return common.no_content()

@@ -71,14 +71,6 @@ def group_hint(ctxt, body):
             reason='Invalid server group %s.' % group_id[:64])
 
 
-def join_group(ctxt, group, instance_uuid):
-    """The new server becomes a member before it is scheduled; 403 when
-    the group is full (quota server_group_members)."""
-    return db_api.server_group_member_add(
-        group['uuid'], instance_uuid, ctxt.project_id,
-        quota_rules.limits(ctxt.project_id)['server_group_members'])
-
-
 def key_pair(key_name):
     """(key_name, key_data) of the caller's key pair ``key_name`` for a
     boot or rebuild (None unsets); an unknown name is Nova's 400."""

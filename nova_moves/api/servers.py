@@ -14,6 +14,7 @@ from nova_moves.api import cell_routing
 from nova_moves.api import common
 from nova_moves.api import cross_cell_delete
 from nova_moves.api import input_guard
+from nova_moves.api import group_cells
 from nova_moves.api import guards
 from nova_moves.api import microversion
 from nova_moves.api import quota_rules
@@ -188,6 +189,7 @@ def _create_in_cell(ctxt, body, kept, flavor, zone, host, group, deltas,
         # connections, would wait in BUILD for a build never sent).
         for instance in made:
             db_api.instance_destroy(instance['uuid'])
+            group_cells.leave(instance['uuid'])
             cell_mapping.unmap(instance['uuid'])
         raise
     for instance in made if not in_cell0 else ():
@@ -234,12 +236,13 @@ def _create_one(ctxt, body, deltas, group, values, cell_id=None):
         raise
     try:
         if group is not None:
-            server_rules.join_group(ctxt, group, instance['uuid'])
+            group_cells.join(ctxt, group, instance['uuid'])
         if body.get('metadata'):
             db_api.instance_metadata_update(instance['uuid'],
                                             body['metadata'])
     except Exception:
         db_api.instance_destroy(instance['uuid'])
+        group_cells.leave(instance['uuid'])
         cell_mapping.unmap(instance['uuid'])
         raise
     return instance
@@ -411,6 +414,8 @@ def delete(server_id):
             image_store.shelve_snapshot_id(server_id))
     cell_mapping.queue_for_delete(server_id)
     db_api.instance_destroy(server_id)
+    # Outside the home cell it leaves its group's mirror (api/group_cells).
+    group_cells.leave(server_id)
     return common.no_content()
 
 

@@ -4,8 +4,10 @@ when it runs (cells.target), or on the API database (the mapping).
 
 A server's copy is its instances row and the rows that hang on it and
 that the API shows (metadata, system metadata, tags, faults, actions
-and their events); the migration is copied by itself. Nova copies the
-same (nova/conductor/tasks/cross_cell_migrate.py TargetDBSetupTask).
+and their events) and its server group membership (the group mirrored
+there, doc/cells.md "Server groups"); the migration is copied by itself.
+Nova copies the same (nova/conductor/tasks/cross_cell_migrate.py
+TargetDBSetupTask); its groups are API-level, here per cell.
 """
 import sqlalchemy as sa
 
@@ -13,6 +15,7 @@ from nova_moves.db import api_models
 from nova_moves.db import api_session
 from nova_moves.db import models
 from nova_moves.db.instances import _encode_instance_values
+from nova_moves.db import server_groups
 from nova_moves.db.session import _tx, utcnow
 
 _INSTANCES = models.Instance.__table__
@@ -51,6 +54,8 @@ def server_rows(instance_uuid):
             _EVENTS.c.action_id.in_(ids)))] if ids else []
         rows['actions'] = actions
         rows['events'] = events
+        # Its server group goes with it (a mirror in the target cell).
+        rows['group'] = server_groups.group_row_of(conn, instance_uuid)
     return rows
 
 
@@ -79,6 +84,8 @@ def server_copy(rows, hidden=True, values=None):
             event = {k: v for k, v in event.items() if k != 'id'}
             event['action_id'] = new_ids[event['action_id']]
             conn.execute(_EVENTS.insert().values(**event))
+        if rows.get('group'):
+            server_groups.join_in(conn, rows['group'], instance_uuid)
 
 
 def _purge_in(conn, instance_uuid, migrations=True):
@@ -95,6 +102,9 @@ def _purge_in(conn, instance_uuid, migrations=True):
             _MIGRATIONS.c.instance_uuid == instance_uuid))
     conn.execute(_INSTANCES.delete().where(
         _INSTANCES.c.uuid == instance_uuid))
+    # Its membership here (an emptied mirror stays until the group's
+    # delete: a conductor cannot tell a mirror from the home cell's row).
+    server_groups.leave_in(conn, instance_uuid)
 
 
 def server_purge(instance_uuid):

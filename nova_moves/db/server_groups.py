@@ -20,7 +20,9 @@ from nova_moves.db.session import _row_dict, _session, _to_dict
 __all__ = ['ServerGroupNotFound', 'ServerGroupFull', 'server_group_create',
            'server_group_get', 'server_group_get_all', 'server_group_delete',
            'server_group_member_add', 'server_group_of_instance',
-           'server_group_count', 'server_group_member_hosts']
+           'server_group_count', 'server_group_member_hosts',
+           'server_group_mirror', 'server_group_join', 'server_group_leave',
+           'server_group_drop_if_empty', 'server_group_members_here']
 
 _GROUPS = models.InstanceGroup.__table__
 _MEMBERS = models.InstanceGroupMember.__table__
@@ -121,14 +123,15 @@ def server_group_delete(group_uuid, project_id=None):
 
 
 def server_group_member_add(group_uuid, instance_uuid, project_id,
-                            max_members):
+                            max_members, elsewhere=0):
     """Add a new server to a group of its project; ServerGroupFull (403)
     when the group already has ``max_members`` live members (-1: no
-    limit). One transaction: the member count and the insert."""
+    limit), ``elsewhere`` of them in other cells. One transaction: the
+    member count here and the insert."""
     with _session() as session:
         row = _group_row(session, group_uuid, project_id)
         members = _live_members(session, [row.id])[row.id]
-        if max_members >= 0 and len(members) >= max_members:
+        if max_members >= 0 and len(members) + elsewhere >= max_members:
             raise ServerGroupFull(group_uuid=group_uuid, allowed=max_members)
         session.execute(_MEMBERS.insert().values(
             group_id=row.id, instance_uuid=instance_uuid,
@@ -195,3 +198,104 @@ def server_group_member_hosts(group, exclude_instance=None):
     for hosts in on.values():
         counts.update(hosts)
     return dict(counts)
+
+
+# -- Mirrors (doc/cells.md "Server groups"): a group with members in a
+# cell other than the API's home cell has a copy there (same uuid,
+# policy and rules) holding that cell's members, so the cell's scheduler
+# and views read it as before. The home cell's row stays authoritative.
+
+_MIRRORED = ('uuid', 'name', 'user_id', 'project_id', 'policy', 'rules')
+
+
+def mirror_in(conn, group):
+    """The id of the group's row here, written from ``group`` (a group
+    of another cell) when this cell has none."""
+    found = conn.scalar(sa.select(_GROUPS.c.id).where(
+        _GROUPS.c.uuid == group['uuid']))
+    if found is not None:
+        return found
+    values = {k: group.get(k) for k in _MIRRORED}
+    if isinstance(values['rules'], dict):
+        values['rules'] = json.dumps(values['rules']) \
+            if values['rules'] else None
+    return conn.execute(_GROUPS.insert().values(
+        created_at=models.utcnow(), **values)).inserted_primary_key[0]
+
+
+def join_in(conn, group, instance_uuid):
+    """``instance_uuid`` a member of ``group`` here (the mirror written
+    if needed); nothing when it is one already."""
+    group_id = mirror_in(conn, group)
+    if conn.scalar(sa.select(_MEMBERS.c.id).where(
+            _MEMBERS.c.instance_uuid == instance_uuid)) is None:
+        conn.execute(_MEMBERS.insert().values(
+            group_id=group_id, instance_uuid=instance_uuid,
+            created_at=models.utcnow()))
+
+
+def leave_in(conn, instance_uuid):
+    """The server's member row here goes; its group's uuid, or None."""
+    group_uuid = conn.scalar(
+        sa.select(_GROUPS.c.uuid)
+        .join(_MEMBERS, _MEMBERS.c.group_id == _GROUPS.c.id)
+        .where(_MEMBERS.c.instance_uuid == instance_uuid))
+    if group_uuid is not None:
+        conn.execute(_MEMBERS.delete().where(
+            _MEMBERS.c.instance_uuid == instance_uuid))
+    return group_uuid
+
+
+def group_row_of(conn, instance_uuid):
+    """The plain row of the group ``instance_uuid`` is a member of here
+    (for a copy in another cell), or None."""
+    row = conn.execute(_GROUP_OF, {'b_uuid': instance_uuid}).first()
+    return None if row is None else {k: row._mapping[k] for k in _MIRRORED}
+
+
+def server_group_mirror(group):
+    """Write ``group``'s mirror in the targeted cell if it has none."""
+    with _session() as session:
+        mirror_in(session.connection(), group)
+
+
+def server_group_join(group, instance_uuid):
+    """``instance_uuid`` a member of ``group`` in the targeted cell (no
+    quota: a member moving there, counted already)."""
+    with _session() as session:
+        join_in(session.connection(), group, instance_uuid)
+
+
+def server_group_leave(instance_uuid):
+    """The server leaves its group in the targeted cell; the group's
+    uuid, or None."""
+    with _session() as session:
+        return leave_in(session.connection(), instance_uuid)
+
+
+def server_group_drop_if_empty(group_uuid):
+    """A mirror with no member row left goes (never called on the home
+    cell, whose row is the group); whether it went."""
+    with _session() as session:
+        conn = session.connection()
+        group_id = conn.scalar(sa.select(_GROUPS.c.id).where(
+            _GROUPS.c.uuid == group_uuid))
+        if group_id is None or conn.scalar(
+                sa.select(_MEMBERS.c.id).where(
+                    _MEMBERS.c.group_id == group_id).limit(1)) is not None:
+            return False
+        conn.execute(_GROUPS.delete().where(_GROUPS.c.id == group_id))
+        return True
+
+
+def server_group_members_here(group_uuids):
+    """{group uuid: [live member]} of those of ``group_uuids`` that the
+    targeted cell has a row of (its mirrors)."""
+    if not group_uuids:
+        return {}
+    with _session(writer=False) as session:
+        ids = dict(session.execute(sa.select(_GROUPS.c.id, _GROUPS.c.uuid)
+                                   .where(_GROUPS.c.uuid.in_(group_uuids)))
+                   .all())
+        members = _live_members(session, list(ids))
+        return {ids[i]: members[i] for i in ids}

@@ -20,6 +20,7 @@ from nova_moves import cells
 from nova_moves.conductor import cell_clients
 from nova_moves.conductor import db_proxy
 from nova_moves.conductor.tasks import base
+from nova_moves.conductor.tasks import cross_cell_group
 from nova_moves.conductor.tasks import cross_cell_settle
 from nova_moves import conf
 from nova_moves.db import api as db_api
@@ -81,10 +82,14 @@ class CrossCellMigrationTask(base.TaskBase):
     def _schedule(self):
         """The first enabled other cell whose scheduler claims a host
         (its own placement); the server's copy there, hidden, and the
-        migration in both cells."""
+        migration in both cells. A server group member joins the group
+        in each cell asked, so that its scheduler sees the group."""
+        group = cross_cell_group.group_of(self.instance_uuid)
+        cross_cell_group.check_may_leave(group, self.instance_uuid)
         for target in cell_clients.other_cells():
             try:
                 with cells.target(target):
+                    cross_cell_group.join_target(group, self.instance_uuid)
                     self.selection = self.clients.scheduler(
                         target).select_destinations(
                         self.ctxt, self.spec, [self.instance_uuid],
@@ -92,12 +97,16 @@ class CrossCellMigrationTask(base.TaskBase):
             except exception.NoValidHost as exc:
                 LOG.info('Cell %s has no host for %s: %s', target.name,
                          self.instance_uuid, exc)
+                cross_cell_group.leave_target(target, group,
+                                              self.instance_uuid)
                 continue
             except Exception:
                 # A cell that cannot be asked (its broker or scheduler
                 # down) is passed over, as a boot passes it over.
                 LOG.exception('Cell %s could not schedule %s', target.name,
                               self.instance_uuid)
+                cross_cell_group.leave_target(target, group,
+                                              self.instance_uuid)
                 continue
             self.target_cell = target
             break

@@ -203,20 +203,6 @@ class OneCellTest(testtools.TestCase):
 
 class CellRoutingMoreTest(_CellsBase):
 
-    def test_a_group_member_goes_to_the_home_cell(self):
-        group = self.client.post('/v2.1/os-server-groups', headers=OWNER,
-                                 json={'server_group': {
-                                     'name': 'g',
-                                     'policies': ['anti-affinity']}})
-        self.assertEqual(200, group.status_code, group.get_json())
-        response = self.client.post('/v2.1/servers', headers=OWNER, json={
-            'server': {'name': 'g1', 'flavorRef': self.flavor['flavorid']},
-            'os:scheduler_hints': {
-                'group': group.get_json()['server_group']['id']}})
-        self.assertEqual(202, response.status_code, response.get_json())
-        uuid = response.get_json()['server']['id']
-        self.assertEqual(self.cell1['uuid'], self.mapped_cell(uuid))
-
     def test_the_keeper_touches_the_move_in_its_cell(self):
         from nova_moves.api import move_sending
         seen = []
