@@ -7,6 +7,7 @@ and servers time their handlers (nova_moves.rpcstats)."""
 import inspect
 import time
 
+import kombu.exceptions
 from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_messaging import opts as messaging_opts
@@ -125,6 +126,35 @@ def _cell_transports(url):
             allowed_remote_exmods=ALLOWED_EXMODS)
         pair = _Transports.cells.setdefault(url, (casts, calls))
     return pair
+
+
+# The broker could not be reached within the transport's retries:
+# oslo.messaging's MessageDeliveryFailure, or kombu's connection error
+# raised as it is while a pooled connection is re-established. Worth
+# sending again; a message no queue takes (MessageUndeliverable) is not.
+UNREACHABLE = (messaging.MessageDeliveryFailure,
+               kombu.exceptions.OperationalError)
+CAST_RESEND_INTERVAL = 1.0
+
+
+def cast_waiting(prepared, ctxt, method, **kwargs):
+    """Cast a move's message from a client prepared with ``retry`` (the
+    transport's own retries give up within seconds), sending it again
+    while the broker is unreachable for up to [DEFAULT]
+    move_step_cast_wait; then the failure is raised to the sender, which
+    undoes the move. oslo.messaging's default (retry forever) would hold
+    the sender as long as the broker is away: the API's request thread,
+    for a whole cell's broker outage."""
+    deadline = time.monotonic() + CONF.move_step_cast_wait
+    while True:
+        try:
+            return prepared.cast(ctxt, method, **kwargs)
+        except UNREACHABLE as exc:
+            if time.monotonic() >= deadline:
+                raise
+            LOG.warning('%s not sent (the broker is unreachable: %s); '
+                        'trying again', method, exc)
+            time.sleep(CAST_RESEND_INTERVAL)
 
 
 def get_transport():

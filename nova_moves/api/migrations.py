@@ -138,7 +138,9 @@ def index():
 
 
 def _cell_rows(cell, filters, limit, after):
-    return db_api.migration_get_all(limit=limit, after=after, **filters)
+    # A cross-cell move's migration is in both cells: listed once.
+    return db_api.migration_get_all(limit=limit, after=after,
+                                    skip_hidden_copies=True, **filters)
 
 
 def _across_cells(targets, filters, paged):

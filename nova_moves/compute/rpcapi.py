@@ -1,24 +1,13 @@
 """Client of the compute agents, addressed by host. Casts unless the
 caller must know the outcome before going on (the live migration checks
 and the two live migration steps on the destination)."""
-import time
-
-import kombu.exceptions
-from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nova_moves import conf
 from nova_moves import exception
 from nova_moves import rpc
 
-LOG = logging.getLogger(__name__)
 TOPIC = 'compute'
-# The broker could not be reached within the transport's retries:
-# oslo.messaging's MessageDeliveryFailure, or kombu's connection error
-# raised as it is while a pooled connection is re-established.
-UNREACHABLE = (messaging.MessageDeliveryFailure,
-               kombu.exceptions.OperationalError)
-STEP_RESEND_INTERVAL = 1.0
 # Seconds the API waits for a host to show a server's console or
 # diagnostics: a user is waiting on the answer, and a host that does not
 # answer in this long is down or stuck, not slow.
@@ -104,17 +93,7 @@ class ComputeAPI:
         options = {'version': version} if version else {}
         client = self.step_client.prepare(
             server=host, retry=conf.CONF.move_step_cast_retries, **options)
-        deadline = time.monotonic() + conf.CONF.move_step_cast_wait
-        while True:
-            try:
-                return client.cast(ctxt, method, **kwargs)
-            except UNREACHABLE as exc:
-                if time.monotonic() >= deadline:
-                    raise
-                LOG.warning('%s for %s not sent (the broker is '
-                            'unreachable: %s); trying again', method, host,
-                            exc)
-                time.sleep(STEP_RESEND_INTERVAL)
+        return rpc.cast_waiting(client, ctxt, method, **kwargs)
 
     def can_chain_steps(self):
         """1.5: may the cold move's steps carry the previous step's end

@@ -41,6 +41,16 @@ class ComputeTaskAPI:
                              version='1.0'),
             version_cap=conf.CONF.upgrade_levels.conductor)
 
+    def _start_client(self, version=None):
+        """For the API's cast of a move's start: it waits for an
+        unreachable broker as a move step's cast does (rpc.cast_waiting),
+        not forever, and the API undoes the move when it gives up; else
+        each request sent while a cell's broker is away holds an API
+        thread until it returns."""
+        options = {'version': version} if version else {}
+        return self.client.prepare(
+            retry=conf.CONF.move_step_cast_retries, **options)
+
     def build_instances(self, ctxt, instance_uuids, request_spec):
         self.client.prepare().cast(ctxt, 'build_instances',
                                    instance_uuids=instance_uuids,
@@ -65,8 +75,8 @@ class ComputeTaskAPI:
             kwargs['cross_cell'] = True
             version = '1.3'
         if do_cast:
-            self.client.prepare(version=version).cast(
-                ctxt, 'migrate_server', **kwargs)
+            rpc.cast_waiting(self._start_client(version), ctxt,
+                             'migrate_server', **kwargs)
             return None
         return self.client.prepare(timeout=timeout, version=version).call(
             ctxt, 'migrate_server', **kwargs)
@@ -94,7 +104,8 @@ class ComputeTaskAPI:
     def live_migrate_instance(self, ctxt, instance_uuid, migration_uuid,
                               host=None, force=False, block_migration=None):
         """2.34+: the checks run in the background, reported as events."""
-        self.client.prepare().cast(
+        rpc.cast_waiting(
+            self._start_client(),
             ctxt, 'live_migrate_instance', instance_uuid=instance_uuid,
             migration_uuid=migration_uuid, host=host, force=force,
             block_migration=block_migration)
@@ -102,7 +113,8 @@ class ComputeTaskAPI:
     def rebuild_instance(self, ctxt, instance_uuid, migration_uuid,
                          host=None, force=False, stop_after=False):
         """Evacuate: schedule away from the failed source and rebuild."""
-        self.client.prepare().cast(
+        rpc.cast_waiting(
+            self._start_client(),
             ctxt, 'rebuild_instance', instance_uuid=instance_uuid,
             migration_uuid=migration_uuid, host=host, force=force,
             stop_after=stop_after)

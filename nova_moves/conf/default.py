@@ -87,7 +87,8 @@ default_opts = [
                     'step). Such casts are published with the mandatory '
                     'flag, so one no queue takes is an error too.'),
     cfg.IntOpt('move_step_cast_wait', default=60, min=0,
-               help='Seconds a cast carrying a move step keeps trying '
+               help='Seconds a cast carrying a move step (or the API\'s '
+                    'start of a move) keeps trying '
                     'while the broker is unreachable (a broker restart) '
                     'before the sender gives up and the move is rolled '
                     'back or left to the stuck-move sweep. The thread '

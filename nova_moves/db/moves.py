@@ -120,9 +120,12 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
                       migration_type=None, source_compute=None,
                       user_id=None, project_id=None, changes_since=None,
                       changes_before=None, limit=None, marker=None,
-                      newest_first=True, uuids=None, after=None):
+                      newest_first=True, uuids=None, after=None,
+                      skip_hidden_copies=False):
     """``after``: the sort values (created_at, id, uuid) of a migration
-    of any cell, in place of ``marker`` (db/keyset; newest first)."""
+    of any cell, in place of ``marker`` (db/keyset; newest first).
+    ``skip_hidden_copies``: leave out a cross-cell move's migration
+    where its server's copy is hidden (a list merging every cell)."""
     with _tx(writer=False) as session:
         if after is not None:
             order = keyset.order_by(_MIGRATIONS)
@@ -162,6 +165,8 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
                                 _parse_time(changes_before))
         if after is not None:
             query = query.where(keyset.after(_MIGRATIONS, after))
+        if skip_hidden_copies:
+            query = query.where(_not_beside_hidden_copy())
         if marker:
             mrow = session.execute(sa.select(_MIGRATIONS.c.id).where(
                 _MIGRATIONS.c.uuid == marker)).first()
@@ -171,6 +176,19 @@ def migration_get_all(instance_uuid=None, host=None, status=None,
         if limit:
             query = query.limit(limit)
         return [_row_dict(r) for r in session.execute(query)]
+
+
+def _not_beside_hidden_copy():
+    """A cross-cell move writes its migration in both cells
+    (db/cross_cell.py); the copy in the cell where the server's row is
+    hidden is the other cell's shadow, so a list merging the cells shows
+    the move once, from the cell the server is in (Nova's API leaves
+    hidden migrations out too)."""
+    hidden_server = sa.exists().where(
+        _INSTANCES.c.uuid == _MIGRATIONS.c.instance_uuid,
+        _INSTANCES.c.hidden == sa.true())
+    return sa.not_(sa.and_(_MIGRATIONS.c.cross_cell_move == sa.true(),
+                           hidden_server))
 
 
 def migrations_unsettled():

@@ -119,6 +119,17 @@ class CellsManageTest(testtools.TestCase):
         self.assertEqual('', self.manage(
             'cell_v2', 'map_cell0', '--database_connection',
             self.urls['cell0']))
+        # cell0's schema as doc/cells.md gives it: db sync with an overlay
+        # naming only cell0's database (the servers lists read cell0).
+        cell0_conf = os.path.join(self.tmp, 'cell0.conf')
+        with open(cell0_conf, 'w') as f:
+            f.write('[database]\nconnection = %s\n' % self.urls['cell0'])
+        self.manage('--config-file', cell0_conf, 'db', 'sync')
+        engine = sa.create_engine(self.urls['cell0'])
+        try:
+            self.assertIn('instances', sa.inspect(engine).get_table_names())
+        finally:
+            engine.dispose()
         cell1 = self.manage(
             'cell_v2', 'create_cell', '--name', 'cell1', '--transport-url',
             TRANSPORT % 'cell1', '--database_connection', self.urls['cell1'],

@@ -381,6 +381,33 @@ class OtherListsTest(CellListsBase):
         self.assertEqual([made[3], made[1]],
                          [m['uuid'] for m in body['migrations']])
 
+    def test_cross_cell_migration_listed_once(self):
+        # A cross-cell resize in VERIFY_RESIZE: the server shown in cell2,
+        # its hidden copy left in cell1, the migration in both cells.
+        server = self.server(self.cell2, 5)
+        with cells.target(cells.Cell.from_mapping(self.cell1)):
+            db_api.instance_create({
+                'uuid': server, 'display_name': 'vm5', 'user_id': 'alice',
+                'project_id': 'p1', 'vm_state': states.RESIZED,
+                'host': 'h1', 'node': 'h1', 'flavor': nm_fixtures.SMALL,
+                'created_at': T0, 'hidden': True})
+        copy = {'uuid': '6b1f9a43-0b7c-4f5e-9d0a-3f6c1e2d4a57',
+                'instance_uuid': server, 'source_compute': 'h1',
+                'dest_compute': 'h2', 'migration_type': 'resize',
+                'status': 'finished', 'cross_cell_move': True,
+                'project_id': 'p1', 'user_id': 'alice', 'created_at': T0}
+        for cell in (self.cell1, self.cell2):
+            with cells.target(cells.Cell.from_mapping(cell)):
+                db_api.migration_create(copy)
+        # `openstack server migration list` on a two-cell deployment
+        # showed the move twice (once per cell).
+        for version in ('2.1', '2.59', '2.80'):
+            body = self.get('os-migrations?instance_uuid=%s' % server,
+                            version, ADMIN).get_json()
+            self.assertEqual([('h1', 'h2')], [
+                (m['source_compute'], m['dest_compute'])
+                for m in body['migrations']], version)
+
     def test_placement_and_audit_log_of_every_cell(self):
         body = self.get('os-nova-moves-placement', headers=ADMIN).get_json()
         self.assertTrue({'h1', 'h2'} <= set(body['resource_providers']),

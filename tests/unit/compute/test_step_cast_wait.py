@@ -8,7 +8,9 @@ import oslo_messaging as messaging
 import testtools
 
 from nova_moves.compute import rpcapi as compute_rpcapi
+from nova_moves.conductor import rpcapi as conductor_rpcapi
 from nova_moves import conf
+from nova_moves import rpc
 
 CONF = conf.CONF
 
@@ -37,7 +39,7 @@ class StepCastWaitTest(testtools.TestCase):
     def setUp(self):
         super().setUp()
         CONF([], project='nova_moves', default_config_files=[])
-        self.patch(compute_rpcapi, 'STEP_RESEND_INTERVAL', 0.01)
+        self.patch(rpc, 'CAST_RESEND_INTERVAL', 0.01)
 
     def _api(self, failures):
         api = compute_rpcapi.ComputeAPI.__new__(compute_rpcapi.ComputeAPI)
@@ -69,3 +71,46 @@ class StepCastWaitTest(testtools.TestCase):
         self.assertRaises(messaging.MessageUndeliverable, api._step,
                           'ctxt', 'h2', 'prep_resize')
         self.assertEqual([], api.step_client.sent)
+
+
+class StartCastWaitTest(testtools.TestCase):
+    """The API's cast of a cold move's start (conductor migrate_server)
+    waits as a step's does, then gives up: with oslo.messaging's default
+    (retry forever) a migrate of a server whose cell's broker was killed
+    held its API request thread until the broker returned (590 s in a
+    two-cell walk of doc/cells.md)."""
+
+    def setUp(self):
+        super().setUp()
+        CONF([], project='nova_moves', default_config_files=[])
+        self.patch(rpc, 'CAST_RESEND_INTERVAL', 0.01)
+
+    def _api(self, failures):
+        api = conductor_rpcapi.ComputeTaskAPI.__new__(
+            conductor_rpcapi.ComputeTaskAPI)
+        api.client = _Client(failures)
+        return api
+
+    def test_waits_for_the_broker_to_return(self):
+        api = self._api([messaging.MessageDeliveryFailure('down')])
+        api.migrate_server('ctxt', 'i')
+        self.assertEqual(['migrate_server'], api.client.sent)
+        self.assertEqual(CONF.move_step_cast_retries,
+                         api.client.prepared[0]['retry'])
+
+    def test_gives_up_after_move_step_cast_wait(self):
+        CONF.set_override('move_step_cast_wait', 0)
+        self.addCleanup(CONF.clear_override, 'move_step_cast_wait')
+        api = self._api([kombu.exceptions.OperationalError('refused')])
+        self.assertRaises(kombu.exceptions.OperationalError,
+                          api.migrate_server, 'ctxt', 'i')
+        self.assertEqual([], api.client.sent)
+
+    def test_live_migration_and_evacuation_starts(self):
+        api = self._api([messaging.MessageDeliveryFailure('down')] * 2)
+        api.live_migrate_instance('ctxt', 'i', 'm')
+        api.rebuild_instance('ctxt', 'i', 'm')
+        self.assertEqual(['live_migrate_instance', 'rebuild_instance'],
+                         api.client.sent)
+        self.assertEqual([CONF.move_step_cast_retries] * 2,
+                         [p['retry'] for p in api.client.prepared])
