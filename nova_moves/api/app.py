@@ -29,6 +29,7 @@ from nova_moves.compute import rpcapi as compute_rpcapi
 from nova_moves.conductor import rpcapi as conductor_rpcapi
 from nova_moves.db import retry as db_retry
 from nova_moves import exception
+from nova_moves import rpc
 from nova_moves.scheduler import rpcapi as scheduler_rpcapi
 
 CONF = conf.CONF
@@ -186,6 +187,13 @@ def _on_error(exc):
         response.headers['Retry-After'] = str(
             max(1, CONF.database.db_max_retry_interval))
         return response
+    if isinstance(exc, rpc.UNREACHABLE):
+        # A cast given up on after [DEFAULT] move_step_cast_wait (a
+        # cell's broker away): its sender undid the request's claim.
+        LOG.warning('Message queue unreachable: %s', exc)
+        return faults.fault_response(
+            503, 'The message queue cannot be reached; the request was '
+                 'not carried out. Retry later.')
     LOG.exception('Unexpected error')
     return faults.fault_response(
         500, 'Unexpected API Error. %s' % type(exc).__name__)

@@ -84,6 +84,18 @@ class ComputeAPI:
     def _cast(self, ctxt, host, method, **kwargs):
         self.client.prepare(server=host).cast(ctxt, method, **kwargs)
 
+    def _action(self, ctxt, host, method, version=None, **kwargs):
+        """Cast a server action whose sender undoes its claim when the
+        cast fails (the API's lifecycle, power and rescue actions, a live
+        migration's abort and force-complete): an unreachable broker is
+        waited for as a move step's cast waits (rpc.cast_waiting), not
+        forever, so a cell's broker outage does not hold the API's
+        request threads; the API then answers 503."""
+        options = {'version': version} if version else {}
+        rpc.cast_waiting(self.client.prepare(
+            server=host, retry=conf.CONF.move_step_cast_retries,
+            **options), ctxt, method, **kwargs)
+
     def _step(self, ctxt, host, method, version=None, **kwargs):
         """Cast a move step. An unreachable broker (killed, restarting)
         is waited for up to [DEFAULT] move_step_cast_wait: a step given
@@ -266,12 +278,12 @@ class ComputeAPI:
                    instance_uuid=instance_uuid, migration_uuid=migration_uuid)
 
     def live_migration_abort(self, ctxt, host, instance_uuid, migration_id):
-        self._cast(ctxt, host, 'live_migration_abort',
+        self._action(ctxt, host, 'live_migration_abort',
                    instance_uuid=instance_uuid, migration_id=migration_id)
 
     def live_migration_force_complete(self, ctxt, host, instance_uuid,
                                       migration_id):
-        self._cast(ctxt, host, 'live_migration_force_complete',
+        self._action(ctxt, host, 'live_migration_force_complete',
                    instance_uuid=instance_uuid, migration_id=migration_id)
 
     # -- evacuate -----------------------------------------------------------
@@ -298,12 +310,12 @@ class ComputeAPI:
         return self.client.can_send_version('1.2')
 
     def start_instance(self, ctxt, host, instance_uuid):
-        self.client.prepare(server=host, version='1.2').cast(
-            ctxt, 'start_instance', instance_uuid=instance_uuid)
+        self._action(ctxt, host, 'start_instance', version='1.2',
+                     instance_uuid=instance_uuid)
 
     def stop_instance(self, ctxt, host, instance_uuid):
-        self.client.prepare(server=host, version='1.2').cast(
-            ctxt, 'stop_instance', instance_uuid=instance_uuid)
+        self._action(ctxt, host, 'stop_instance', version='1.2',
+                     instance_uuid=instance_uuid)
 
     # -- 1.1, 1.3: asked by the stuck-move sweep ------------------------------
     def _ask(self, ctxt, host, version, method, timeout, **kwargs):
@@ -338,8 +350,7 @@ class ComputeAPI:
         return self.client.can_send_version('1.4')
 
     def _cast_14(self, ctxt, host, method, **kwargs):
-        self.client.prepare(server=host, version='1.4').cast(
-            ctxt, method, **kwargs)
+        self._action(ctxt, host, method, version='1.4', **kwargs)
 
     def pause_instance(self, ctxt, host, instance_uuid):
         self._cast_14(ctxt, host, 'pause_instance',
@@ -410,10 +421,10 @@ class ComputeAPI:
 
     def rescue_instance(self, ctxt, host, instance_uuid,
                         rescue_image_ref=None):
-        self.client.prepare(server=host, version='1.10').cast(
-            ctxt, 'rescue_instance', instance_uuid=instance_uuid,
-            rescue_image_ref=rescue_image_ref)
+        self._action(ctxt, host, 'rescue_instance', version='1.10',
+                     instance_uuid=instance_uuid,
+                     rescue_image_ref=rescue_image_ref)
 
     def unrescue_instance(self, ctxt, host, instance_uuid):
-        self.client.prepare(server=host, version='1.10').cast(
-            ctxt, 'unrescue_instance', instance_uuid=instance_uuid)
+        self._action(ctxt, host, 'unrescue_instance', version='1.10',
+                     instance_uuid=instance_uuid)

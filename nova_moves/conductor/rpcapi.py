@@ -83,8 +83,13 @@ class ComputeTaskAPI:
 
     def _settle_cross_cell(self, ctxt, method, instance_uuid,
                            migration_uuid, do_cast=True):
-        prepared = self.client.prepare(version='1.3')
-        return (prepared.cast if do_cast else prepared.call)(
+        if do_cast:
+            # Its sender puts the migration back when the cast fails
+            # (db settle_abandon): waited for as a start's, not forever.
+            return rpc.cast_waiting(
+                self._start_client('1.3'), ctxt, method,
+                instance_uuid=instance_uuid, migration_uuid=migration_uuid)
+        return self.client.prepare(version='1.3').call(
             ctxt, method, instance_uuid=instance_uuid,
             migration_uuid=migration_uuid)
 
@@ -127,9 +132,9 @@ class ComputeTaskAPI:
     def unshelve_instance(self, ctxt, instance_uuid, host=None):
         """Place a SHELVED_OFFLOADED server (scheduler, claim) and cast
         its new compute; ``host`` is the one asked at 2.91."""
-        self.client.prepare(version='1.2').cast(
-            ctxt, 'unshelve_instance', instance_uuid=instance_uuid,
-            host=host)
+        rpc.cast_waiting(self._start_client('1.2'), ctxt,
+                         'unshelve_instance', instance_uuid=instance_uuid,
+                         host=host)
 
 
 class ConductorDBAPI:

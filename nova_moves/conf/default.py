@@ -88,10 +88,12 @@ default_opts = [
                     'flag, so one no queue takes is an error too.'),
     cfg.IntOpt('move_step_cast_wait', default=60, min=0,
                help='Seconds a cast carrying a move step (or the API\'s '
-                    'start of a move) keeps trying '
+                    'start of a move, cross-cell confirm or revert, '
+                    'unshelve or server action) keeps trying '
                     'while the broker is unreachable (a broker restart) '
                     'before the sender gives up and the move is rolled '
-                    'back or left to the stuck-move sweep. The thread '
+                    'back or left to the stuck-move sweep (the API undoes '
+                    'the request and answers 503). The thread '
                     'sending it waits meanwhile. 0: give up after '
                     'move_step_cast_retries.'),
     cfg.BoolOpt('instance_usage_audit', default=False,

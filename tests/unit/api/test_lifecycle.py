@@ -3,10 +3,14 @@ WSGI app on a real (SQLite) database; the compute casts go to the fake
 transport and are not answered, so what is checked is what the API
 claimed (task_state) or refused (409) and that a refusal wrote
 nothing. The computes' side runs in tests/functional/test_lifecycle.py."""
+import oslo_messaging as messaging
+from oslo_messaging.rpc import client as messaging_client
 import testtools
 
 from nova_moves.api import views
+from nova_moves import conf
 from nova_moves.db import api as db_api
+from nova_moves import rpc
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
 
@@ -326,3 +330,41 @@ class StatusTest(testtools.TestCase):
             self.assertEqual(status, views.server_status(
                 {'vm_state': vm, 'task_state': task}), (vm, task))
         self.assertIn(states.PAUSED, states.ALLOW_HARD_REBOOT)
+
+
+class BrokerAwayTest(_Base):
+    """A server action's cast given up on ([DEFAULT] move_step_cast_wait,
+    a cell's broker away): 503 naming the message queue, and the claim
+    undone, where the cast used to hold the request until the broker
+    returned."""
+
+    def setUp(self):
+        super().setUp()
+        conf.CONF.set_override('move_step_cast_wait', 0)
+        self.addCleanup(conf.CONF.clear_override, 'move_step_cast_wait')
+        self.patch(rpc, 'CAST_RESEND_INTERVAL', 0.01)
+        self.sent = []
+
+        def unreachable(context, ctxt, method, **kwargs):
+            self.sent.append(method)
+            raise messaging.MessageDeliveryFailure('Unable to connect to '
+                                                   'AMQP server')
+        self.patch(messaging_client._BaseCallContext, 'cast', unreachable)
+
+    def test_503_and_nothing_claimed(self):
+        for body, vm_state in (({'pause': None}, 'active'),
+                               ({'os-stop': None}, 'active'),
+                               ({'reboot': {'type': 'HARD'}}, 'active'),
+                               ({'unshelve': None}, 'shelved_offloaded')):
+            server = self.server(vm_state, host=None if vm_state ==
+                                 'shelved_offloaded' else 'h1')
+            response = self.act(server, body)
+            self.assertEqual(503, response.status_code, body)
+            self.assertIn('message queue cannot be reached',
+                          response.get_json()['serviceUnavailable']
+                          ['message'])
+            after = db_api.instance_get(server['uuid'])
+            self.assertEqual((vm_state, None),
+                             (after['vm_state'], after['task_state']), body)
+        self.assertEqual(['pause_instance', 'stop_instance',
+                          'reboot_instance', 'unshelve_instance'], self.sent)

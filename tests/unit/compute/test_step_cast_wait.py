@@ -114,3 +114,12 @@ class StartCastWaitTest(testtools.TestCase):
                          api.client.sent)
         self.assertEqual([CONF.move_step_cast_retries] * 2,
                          [p['retry'] for p in api.client.prepared])
+
+    def test_cross_cell_confirm_and_unshelve(self):
+        api = self._api([messaging.MessageDeliveryFailure('down')] * 2)
+        api.confirm_snapshot_based_resize('ctxt', 'i', 'm')
+        api.unshelve_instance('ctxt', 'i')
+        self.assertEqual(['confirm_snapshot_based_resize',
+                          'unshelve_instance'], api.client.sent)
+        self.assertEqual([CONF.move_step_cast_retries] * 2,
+                         [p['retry'] for p in api.client.prepared])
