@@ -50,17 +50,18 @@ def spans():
     return _others() is not None
 
 
-def _elsewhere(group_uuids, skip=None):
+def _elsewhere(group_uuids, skip=None, shown=False):
     """{cell uuid: {group uuid: [live member]}} of the mirrors in the
-    other cells (``skip``: a cell not to read). A cell that does not
-    answer is left out (logged), as the lists leave it out."""
+    other cells (``skip``: a cell not to read; ``shown``: a member moving
+    across cells only where it is shown). A cell that does not answer is
+    left out (logged), as the lists leave it out."""
     others = [c for c in _others() or () if skip is None
               or c.uuid != skip.uuid]
     if not others or not group_uuids:
         return {}
     found, _down = cell_lists.scatter(
         others, lambda _cell: db_api.server_group_members_here(
-            list(group_uuids)))
+            list(group_uuids), shown=shown))
     return found
 
 
@@ -89,8 +90,12 @@ def affinity_cell(group):
     counts = collections.Counter()
     home = _home_uuid()
     if group['members'] and home is not None:
-        counts[home] = len(group['members'])
-    for cell_uuid, by_group in _elsewhere([group['uuid']]).items():
+        # A member moving across cells counts in the cell it is shown
+        # from (its mapping's), once.
+        counts[home] = len(db_api.server_group_members_here(
+            [group['uuid']], shown=True).get(group['uuid'], ()))
+    for cell_uuid, by_group in _elsewhere([group['uuid']],
+                                          shown=True).items():
         if cell_uuid != mappings.CELL0_UUID:
             counts[cell_uuid] += len(by_group.get(group['uuid'], ()))
     counts = +counts
@@ -114,18 +119,24 @@ def join(ctxt, group, instance_uuid):
     within the project's server_group_members quota counted in every
     cell."""
     cell = cells.current()
-    elsewhere = 0
+    elsewhere = set()
     if spans():
-        elsewhere = sum(
-            len(by_group.get(group['uuid'], ()))
-            for by_group in _elsewhere([group['uuid']], skip=cell).values())
-    if not is_home(cell):
-        elsewhere += len(group['members'])
-        db_api.server_group_mirror(group)
-    return db_api.server_group_member_add(
-        group['uuid'], instance_uuid, ctxt.project_id,
-        quota_rules.limits(ctxt.project_id)['server_group_members'],
-        elsewhere=elsewhere)
+        # Uuids, not counts: a member moving across cells is in two.
+        for by_group in _elsewhere([group['uuid']], skip=cell).values():
+            elsewhere.update(by_group.get(group['uuid'], ()))
+    home = is_home(cell)
+    if not home:
+        elsewhere.update(group['members'])
+    try:
+        return db_api.server_group_member_add(
+            group['uuid'], instance_uuid, ctxt.project_id,
+            quota_rules.limits(ctxt.project_id)['server_group_members'],
+            elsewhere=elsewhere, mirror=None if home else group)
+    except db_api.ServerGroupFull:
+        if not home:
+            # The mirror written for this member only (none other here).
+            db_api.server_group_drop_if_empty(group['uuid'])
+        raise
 
 
 def leave(instance_uuid):

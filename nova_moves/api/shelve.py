@@ -172,6 +172,7 @@ def unshelve(server_id, value):
     compute = _start('unshelve', instance)
     unshelving = lc_table.row('unshelve').task
     ctxt = api_req.context()
+    zone_before = None
     try:
         # Read again under the claim: vm_state cannot change now, and a
         # shelveOffload may have finished between the first read and it.
@@ -184,6 +185,8 @@ def unshelve(server_id, value):
                                       instance['uuid'])
         else:
             if zone_given:
+                zone_before = {key: instance.get(key) for key in (
+                    'requested_az', 'availability_zone')}
                 db_api.instance_update(
                     instance['uuid'], {'requested_az': zone,
                                        'availability_zone': zone},
@@ -192,6 +195,13 @@ def unshelve(server_id, value):
                 request_specs.keep(instance['uuid'], availability_zone=zone)
             conductor.unshelve_instance(ctxt, instance['uuid'], host=host)
     except Exception:
+        if zone_before is not None:
+            # The cast failed (the broker away): the zone it asked for
+            # goes with the claim, the server as it was.
+            db_api.instance_update(instance['uuid'], zone_before,
+                                   expected_task_state=[unshelving])
+            request_specs.keep(instance['uuid'],
+                               availability_zone=zone_before['requested_az'])
         common.release_task_state(instance['uuid'], unshelving)
         raise
     return common.accepted()

@@ -21,7 +21,7 @@ __all__ = ['ServerGroupNotFound', 'ServerGroupFull', 'server_group_create',
            'server_group_get', 'server_group_get_all', 'server_group_delete',
            'server_group_member_add', 'server_group_of_instance',
            'server_group_count', 'server_group_member_hosts',
-           'server_group_mirror', 'server_group_join', 'server_group_leave',
+           'server_group_join', 'server_group_leave',
            'server_group_drop_if_empty', 'server_group_members_here']
 
 _GROUPS = models.InstanceGroup.__table__
@@ -46,18 +46,25 @@ def _group_dict(row, members):
     return group
 
 
-def _live_members(session, group_ids):
+def _live_members(session, group_ids, shown=False):
     """{group id: [instance uuid]}: members whose server is not deleted
-    (a deleted server leaves its group, as in Nova)."""
+    (a deleted server leaves its group, as in Nova); ``shown``: only
+    those whose row here is the one shown, not the hidden copy of a
+    cross-cell move (which is a member in both cells until it settles:
+    the scheduler here must still see its host, a count of members must
+    not see it twice)."""
     result = collections.defaultdict(list)
     if not group_ids:
         return result
-    rows = session.execute(
+    query = (
         sa.select(_MEMBERS.c.group_id, _MEMBERS.c.instance_uuid)
         .join(_INSTANCES, _INSTANCES.c.uuid == _MEMBERS.c.instance_uuid)
         .where(_MEMBERS.c.group_id.in_(group_ids),
                _INSTANCES.c.deleted == 0)
         .order_by(_MEMBERS.c.id))
+    if shown:
+        query = query.where(_INSTANCES.c.hidden == sa.false())
+    rows = session.execute(query)
     for group_id, instance_uuid in rows:
         result[group_id].append(instance_uuid)
     return result
@@ -123,15 +130,21 @@ def server_group_delete(group_uuid, project_id=None):
 
 
 def server_group_member_add(group_uuid, instance_uuid, project_id,
-                            max_members, elsewhere=0):
+                            max_members, elsewhere=(), mirror=None):
     """Add a new server to a group of its project; ServerGroupFull (403)
     when the group already has ``max_members`` live members (-1: no
-    limit), ``elsewhere`` of them in other cells. One transaction: the
-    member count here and the insert."""
+    limit), counting ``elsewhere`` (the members' uuids in other cells)
+    with those here, each once. ``mirror``: the home cell's group, whose
+    mirror is written here first when this cell has none. One
+    transaction: the mirror, the member count here and the insert (a
+    concurrent drop of an emptied mirror cannot come in between)."""
     with _session() as session:
+        if mirror is not None:
+            mirror_in(session.connection(), mirror)
         row = _group_row(session, group_uuid, project_id)
         members = _live_members(session, [row.id])[row.id]
-        if max_members >= 0 and len(members) + elsewhere >= max_members:
+        if max_members >= 0 and len(
+                set(members) | set(elsewhere)) >= max_members:
             raise ServerGroupFull(group_uuid=group_uuid, allowed=max_members)
         session.execute(_MEMBERS.insert().values(
             group_id=row.id, instance_uuid=instance_uuid,
@@ -253,12 +266,6 @@ def group_row_of(conn, instance_uuid):
     return None if row is None else {k: row._mapping[k] for k in _MIRRORED}
 
 
-def server_group_mirror(group):
-    """Write ``group``'s mirror in the targeted cell if it has none."""
-    with _session() as session:
-        mirror_in(session.connection(), group)
-
-
 def server_group_join(group, instance_uuid):
     """``instance_uuid`` a member of ``group`` in the targeted cell (no
     quota: a member moving there, counted already)."""
@@ -278,8 +285,10 @@ def server_group_drop_if_empty(group_uuid):
     cell, whose row is the group); whether it went."""
     with _session() as session:
         conn = session.connection()
+        # Locked: a member joining it (server_group_member_add) waits,
+        # or is waited for and keeps it.
         group_id = conn.scalar(sa.select(_GROUPS.c.id).where(
-            _GROUPS.c.uuid == group_uuid))
+            _GROUPS.c.uuid == group_uuid).with_for_update())
         if group_id is None or conn.scalar(
                 sa.select(_MEMBERS.c.id).where(
                     _MEMBERS.c.group_id == group_id).limit(1)) is not None:
@@ -288,14 +297,15 @@ def server_group_drop_if_empty(group_uuid):
         return True
 
 
-def server_group_members_here(group_uuids):
+def server_group_members_here(group_uuids, shown=False):
     """{group uuid: [live member]} of those of ``group_uuids`` that the
-    targeted cell has a row of (its mirrors)."""
+    targeted cell has a row of (its mirrors); ``shown``: see
+    _live_members."""
     if not group_uuids:
         return {}
     with _session(writer=False) as session:
         ids = dict(session.execute(sa.select(_GROUPS.c.id, _GROUPS.c.uuid)
                                    .where(_GROUPS.c.uuid.in_(group_uuids)))
                    .all())
-        members = _live_members(session, list(ids))
+        members = _live_members(session, list(ids), shown=shown)
         return {ids[i]: members[i] for i in ids}

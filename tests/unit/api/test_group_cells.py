@@ -75,6 +75,11 @@ class GroupCellsTest(test_cell_routing._CellsBase):
 
     def test_affinity_in_several_cells_takes_the_most_members(self):
         group = {'uuid': 'g', 'policy': 'affinity', 'members': ['m1']}
+        # The home cell's member, read where it is shown.
+        home = mock.patch.object(db_api, 'server_group_members_here',
+                                 return_value={'g': ['m1']})
+        home.start()
+        self.addCleanup(home.stop)
         with mock.patch.object(group_cells, '_elsewhere', return_value={
                 self.cell2['uuid']: {'g': ['m2', 'm3']},
                 self.cell0['uuid']: {'g': ['m4', 'm5', 'm6']}}):
@@ -129,6 +134,32 @@ class GroupCellsTest(test_cell_routing._CellsBase):
         nm_fixtures.compute('h3', vcpus=64, memory_mb=65536)
         self.boot_in(group_id, 'm2', expect=403)
         self.assertEqual(1, len(self.members(group_id)))
+
+    def test_a_member_moving_across_cells_counts_once(self):
+        """Its hidden copy in the other cell is a member there too until
+        the move settles: the quota counts it once, and a hard-affinity
+        boot follows the cell it is shown from."""
+        quotas.quota_set('p1', 'server_group_members', 2)
+        group_id = self.group('affinity')
+        first = self.boot_in(group_id, 'a1')
+        self.assertEqual(self.cell2['uuid'], self.mapped_cell(first))
+        group = db_api.server_group_get(group_id)
+        with self.target(self.cell2):
+            row = db_api.instance_get(first)
+        # The copy a cross-cell resize writes in the home cell.
+        db_api.instance_create(dict(
+            {k: row[k] for k in ('uuid', 'display_name', 'user_id',
+                                 'project_id', 'vm_state', 'flavor')},
+            host='h1', node='h1', hidden=True))
+        db_api.server_group_join(group, first)
+        self.assertEqual(self.cell2['uuid'],
+                         group_cells.affinity_cell(
+                             db_api.server_group_get(group_id)))
+        nm_fixtures.compute('h3', vcpus=64, memory_mb=65536)
+        second = self.boot_in(group_id, 'a2')
+        self.assertEqual(self.cell2['uuid'], self.mapped_cell(second))
+        self.assertEqual({first, second}, set(self.members(group_id)))
+        self.boot_in(group_id, 'a3', expect=403)
 
     def test_deletes_leave_nothing_behind(self):
         group_id = self.group('anti-affinity')

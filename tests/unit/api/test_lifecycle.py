@@ -368,3 +368,17 @@ class BrokerAwayTest(_Base):
                              (after['vm_state'], after['task_state']), body)
         self.assertEqual(['pause_instance', 'stop_instance',
                           'reboot_instance', 'unshelve_instance'], self.sent)
+
+    def test_unshelve_into_a_zone_keeps_the_old_zone(self):
+        agg = db_api.aggregate_create('z2-hosts', 'z2')
+        db_api.aggregate_host_add(agg['id'], 'h2')
+        server = self.server('shelved_offloaded', host=None,
+                             availability_zone='nova')
+        response = self.act(server, {'unshelve': {'availability_zone':
+                                                  'z2'}}, version='2.77')
+        self.assertEqual(503, response.status_code, response.get_json())
+        after = db_api.instance_get(server['uuid'])
+        self.assertEqual((None, 'nova', None), (
+            after['task_state'], after['availability_zone'],
+            after['requested_az']))
+        self.assertEqual(['unshelve_instance'], self.sent)
