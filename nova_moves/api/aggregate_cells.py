@@ -22,23 +22,17 @@ from nova_moves.api import cell_lists
 from nova_moves.api import cell_routing
 from nova_moves.api import service_names
 from nova_moves import cells
-from nova_moves import conf
 from nova_moves.db import aggregate_mirrors
 from nova_moves.db import api as db_api
 from nova_moves.db import mappings
 from nova_moves import exception
 
-CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 
 
 def spans():
     """Whether an aggregate can hold hosts of several cells."""
     return cell_lists.targets() is not None
-
-
-def _is_home(cell):
-    return cell.database_connection == CONF.database.connection
 
 
 def _name(cell):
@@ -69,7 +63,7 @@ def host_cell(host):
     if mapping is None:
         return None
     cell = cell_routing._cell(mapping['cell_uuid'])
-    if _is_home(cell):
+    if cell_routing.is_home(cell):
         return None
     if not _in_cell(cell, db_api.service_get_all,
                     service_names.COMPUTE_BINARY, host):
@@ -124,7 +118,7 @@ class Mirrors:
         found = {}
         for host, mapping in mappings.host_mappings_of(hosts).items():
             cell = cell_routing._cell(mapping['cell_uuid'])
-            if not _is_home(cell):
+            if not cell_routing.is_home(cell):
                 found.setdefault(cell.uuid, (cell, set()))[1].add(host)
         return found
 

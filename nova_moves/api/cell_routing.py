@@ -116,6 +116,22 @@ def server_target(server_id, method, action_of=lambda: None):
         yield cell
 
 
+def is_home(cell):
+    """Whether ``cell`` (a Cell, or None: this process's own) is the
+    API's home cell: the one whose database is the API's own, where the
+    API-level tables are."""
+    return cell is None or \
+        cell.database_connection == CONF.database.connection
+
+
+def home_uuid():
+    """The uuid of the API's home cell's mapping, or None."""
+    for mapping in cell_mappings().values():
+        if mapping['database_connection'] == CONF.database.connection:
+            return mapping['uuid']
+    return None
+
+
 @contextlib.contextmanager
 def home():
     """The API's own database (its API-level tables: flavors, key

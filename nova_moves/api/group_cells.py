@@ -21,20 +21,11 @@ from nova_moves.api import cell_lists
 from nova_moves.api import cell_routing
 from nova_moves.api import quota_rules
 from nova_moves import cells
-from nova_moves import conf
 from nova_moves.db import api as db_api
 from nova_moves.db import mappings
 
-CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 HARD_AFFINITY = 'affinity'
-
-
-def is_home(cell):
-    """Whether ``cell`` (a Cell, or None: this process's own) is the
-    API's home cell, where the groups are."""
-    return cell is None or \
-        cell.database_connection == CONF.database.connection
 
 
 def _others():
@@ -43,7 +34,7 @@ def _others():
     targets = cell_lists.targets(include_cell0=True)
     if targets is None:
         return None
-    return [cell for cell in targets if not is_home(cell)]
+    return [cell for cell in targets if not cell_routing.is_home(cell)]
 
 
 def spans():
@@ -88,7 +79,7 @@ def affinity_cell(group):
     if group['policy'] != HARD_AFFINITY or not spans():
         return None
     counts = collections.Counter()
-    home = _home_uuid()
+    home = cell_routing.home_uuid()
     if group['members'] and home is not None:
         # A member moving across cells counts in the cell it is shown
         # from (its mapping's), once.
@@ -105,13 +96,6 @@ def affinity_cell(group):
     return max(sorted(counts), key=lambda uuid: counts[uuid])
 
 
-def _home_uuid():
-    for mapping in cell_routing.cell_mappings().values():
-        if mapping['database_connection'] == CONF.database.connection:
-            return mapping['uuid']
-    return None
-
-
 def join(ctxt, group, instance_uuid):
     """Inside the new server's cell: it joins ``group`` (the home cell's,
     with its members, as the boot read it) there, its mirror written
@@ -124,7 +108,7 @@ def join(ctxt, group, instance_uuid):
         # Uuids, not counts: a member moving across cells is in two.
         for by_group in _elsewhere([group['uuid']], skip=cell).values():
             elsewhere.update(by_group.get(group['uuid'], ()))
-    home = is_home(cell)
+    home = cell_routing.is_home(cell)
     if not home:
         elsewhere.update(group['members'])
     try:
@@ -144,7 +128,7 @@ def leave(instance_uuid):
     its group's mirror, and the mirror with no member left goes. In the
     home cell nothing changes (a deleted server is not a member; its row
     stays, as Nova's until archived)."""
-    if is_home(cells.current()):
+    if cell_routing.is_home(cells.current()):
         return
     group_uuid = db_api.server_group_leave(instance_uuid)
     if group_uuid is not None:

@@ -191,7 +191,7 @@ def aggregate_update(aggregate_id, values, hook=None):
         row = _row(session, aggregate_id, lock=True)
         old = _view(session, row) if hook is not None else None
         if AZ_KEY in values:
-            agg = _view(session, row)
+            agg = old or _view(session, row)
             _check_zone(session, row.id, values[AZ_KEY], agg['hosts'],
                         'update')
             _check_no_servers(session, agg, values[AZ_KEY], 'update')
@@ -264,7 +264,7 @@ def aggregate_metadata_set(aggregate_id, metadata, hook=None):
         row = _row(session, aggregate_id, lock=True)
         old = _view(session, row) if hook is not None else None
         if AZ_KEY in metadata:
-            agg = _view(session, row)
+            agg = old or _view(session, row)
             _check_zone(session, row.id, metadata[AZ_KEY], agg['hosts'],
                         'update metadata of')
             _check_no_servers(session, agg, metadata[AZ_KEY],
