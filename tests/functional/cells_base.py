@@ -31,6 +31,24 @@ class CellReads:
     class."""
     LOG_TAIL = 6000
 
+    def setUp(self):
+        super().setUp()
+        self.attach_logs_on_failure()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stop_cells()
+        super().tearDownClass()
+
+    @classmethod
+    def stop_cells(cls):
+        """The class's engines disposed and its stack stopped (also when
+        its setUpClass failed part way); a class adds its own clean-up."""
+        for engine in cls.__dict__.get('engines', {}).values():
+            engine.dispose()
+        if 'stack' in cls.__dict__:
+            cls.stack.stop()
+
     def attach_logs_on_failure(self):
         self.addOnException(self._attach_logs)
 

@@ -46,17 +46,6 @@ class CellsAggregatesTest(cells_base.CellReads, testtools.TestCase):
                        for cell, url in
                        cls.stack.cell_database_urls.items()}
 
-    @classmethod
-    def tearDownClass(cls):
-        for engine in cls.engines.values():
-            engine.dispose()
-        cls.stack.stop()
-        super().tearDownClass()
-
-    def setUp(self):
-        super().setUp()
-        self.attach_logs_on_failure()
-
     def zones(self):
         return {s['host']: s['zone'] for s in self.admin.services()
                 if s['binary'] == 'nova-compute'}

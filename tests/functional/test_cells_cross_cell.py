@@ -87,17 +87,16 @@ class CrossCellTest(cells_base.CellReads, testtools.TestCase):
             json.dump({RULE: rule} if rule else {}, f)
 
     @classmethod
-    def tearDownClass(cls):
-        for engine in list(cls.engines.values()) + [cls.api_engine]:
-            engine.dispose()
-        cls.stack.stop()
-        shutil.rmtree(cls.policy_dir, ignore_errors=True)
-        super().tearDownClass()
+    def stop_cells(cls):
+        try:
+            cls.api_engine.dispose()
+            super().stop_cells()
+        finally:
+            shutil.rmtree(cls.policy_dir, ignore_errors=True)
 
     def setUp(self):
         super().setUp()
         self.set_policy('rule:context_is_admin')
-        self.attach_logs_on_failure()
 
     # -- the databases ----------------------------------------------
     def mapped_cell(self, uuid):

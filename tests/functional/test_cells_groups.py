@@ -55,16 +55,11 @@ class CellsGroupsTest(cells_base.CellReads, testtools.TestCase):
             cell0=cls.stack.cell0_database_url).items()}
 
     @classmethod
-    def tearDownClass(cls):
-        for engine in cls.engines.values():
-            engine.dispose()
-        cls.stack.stop()
-        shutil.rmtree(cls.policy_dir, ignore_errors=True)
-        super().tearDownClass()
-
-    def setUp(self):
-        super().setUp()
-        self.attach_logs_on_failure()
+    def stop_cells(cls):
+        try:
+            super().stop_cells()
+        finally:
+            shutil.rmtree(cls.policy_dir, ignore_errors=True)
 
     def group(self, policy):
         return self.admin.post('/os-server-groups', {'server_group': {

@@ -56,7 +56,7 @@ class CrossCellQemuTest(cells_base.CellReads, testtools.TestCase):
             cls.image_id = qemu_base.import_image(cls.stack, 'test-guest',
                                                   *files)
         except BaseException:
-            cls._cleanup()
+            cls.stop_cells()
             raise
         cls.admin = cls.stack.client()
         cls.small = cls.admin.create_flavor('small', 1, 256, 1)
@@ -68,25 +68,13 @@ class CrossCellQemuTest(cells_base.CellReads, testtools.TestCase):
             os.path.join(cls.stack.workdir, 'state', 'images'))
 
     @classmethod
-    def tearDownClass(cls):
-        cls._cleanup()
-        super().tearDownClass()
-
-    @classmethod
-    def _cleanup(cls):
-        for engine in getattr(cls, 'engines', {}).values():
-            engine.dispose()
+    def stop_cells(cls):
         try:
-            if 'stack' in cls.__dict__:
-                cls.stack.stop()
+            super().stop_cells()
         finally:
             qemu_guests.stop_all(cls.instances_path, HOSTS)
             shutil.rmtree(cls.instances_root, ignore_errors=True)
             shutil.rmtree(cls.policy_dir, ignore_errors=True)
-
-    def setUp(self):
-        super().setUp()
-        self.attach_logs_on_failure()
 
     # -- helpers ----------------------------------------------------------
     BOOT_HOST = SOURCE

@@ -50,17 +50,6 @@ class CellsRoutingTest(cells_base.CellReads, testtools.TestCase):
         """cell1's database URL (None: a SQLite file)."""
         return None
 
-    @classmethod
-    def tearDownClass(cls):
-        for engine in cls.engines.values():
-            engine.dispose()
-        cls.stack.stop()
-        super().tearDownClass()
-
-    def setUp(self):
-        super().setUp()
-        self.attach_logs_on_failure()
-
     # -- the cells' databases ---------------------------------------
     def cells_with_row(self, uuid):
         return sorted(c for c in self.engines if self.row(c, uuid))
