@@ -178,10 +178,12 @@ def consumer_generations_all():
 
 
 def _replace_in(session, consumer_id, allocations, from_consumer=None,
-                consumer_generation=None):
-    """allocations_replace inside the caller's transaction."""
-    old = session.execute(_HELD, {'b_consumers': [consumer_id] + (
-        [from_consumer] if from_consumer else [])}).all()
+                consumer_generation=None, old=None):
+    """allocations_replace inside the caller's transaction (``old``: what
+    the consumers hold, when the caller read it)."""
+    if old is None:
+        old = session.execute(_HELD, {'b_consumers': [consumer_id] + (
+            [from_consumer] if from_consumer else [])}).all()
     # Only the providers this claim touches: the ones asked for and
     # the ones the consumers hold now.
     wanted = set(session.scalars(_PROVIDER_IDS,
@@ -229,16 +231,61 @@ def _replace_in(session, consumer_id, allocations, from_consumer=None,
         raise _GenerationConflict()
 
 
-@_with_cas_retry
 def allocations_replace(consumer_id, allocations, from_consumer=None,
-                        consumer_generation=None):
+                        consumer_generation=None, checked=None):
     """Set what ``consumer_id`` holds to ``allocations`` (placement's PUT
     /allocations), checking capacity for every increase. With
     ``from_consumer``, that consumer's allocations are dropped in the same
     transaction (an atomic hand-over). With ``consumer_generation``, the
     consumer must still be at that generation (a claim for a move that
     was rolled back meanwhile fails with ConsumerGenerationConflict).
-    Raises AllocationFailed when a provider cannot fit the request."""
+    Raises AllocationFailed when a provider cannot fit the request.
+
+    ``checked``: {provider uuid: (id, generation)} of root providers
+    whose capacity the caller checked at those generations (the
+    scheduler's view): when the consumer holds nothing, the claim writes
+    without reading placement again, as placement's allocation
+    candidates do, and a provider moved since is a lost CAS, after which
+    the claim is checked against the database as without ``checked``."""
+    if checked and from_consumer is None:
+        try:
+            with _tx() as session:
+                if _claim_checked(session, consumer_id, allocations,
+                                  consumer_generation, checked):
+                    return True
+        except (_GenerationConflict, db_exc.DBDeadlock,
+                db_exc.DBDuplicateEntry):
+            pass
+    return _replace(consumer_id, allocations, from_consumer,
+                    consumer_generation)
+
+
+def _claim_checked(session, consumer_id, allocations, consumer_generation,
+                   checked):
+    """allocations_replace's claim at the generations its caller checked
+    the capacity at; the full check instead (same transaction) when the
+    consumer holds something or ``checked`` misses a provider."""
+    old = session.execute(_HELD, {'b_consumers': [consumer_id]}).all()
+    if old or not allocations or not set(allocations) <= set(checked):
+        _replace_in(session, consumer_id, allocations,
+                    consumer_generation=consumer_generation, old=old)
+        return True
+    _bump_consumers(session, [consumer_id],
+                    {consumer_id: consumer_generation})
+    session.execute(_NEW_ALLOCATION, [
+        {'v_rp': checked[rp_uuid][0], 'v_consumer': consumer_id,
+         'v_rc': rc, 'v_used': amount}
+        for rp_uuid, resources in allocations.items()
+        for rc, amount in resources.items()])
+    if not _bump_generations(session, {checked[rp_uuid][0]:
+                                       checked[rp_uuid][1]
+                                       for rp_uuid in allocations}):
+        raise _GenerationConflict()
+    return True
+
+
+@_with_cas_retry
+def _replace(consumer_id, allocations, from_consumer, consumer_generation):
     with _tx() as session:
         _replace_in(session, consumer_id, allocations, from_consumer,
                     consumer_generation)

@@ -136,7 +136,7 @@ def _candidate_for_root(root, resources, rps, invs, usage, aggs, index=None):
                 break
         else:
             return None
-    return {'host': root.name, 'root_uuid': root.uuid,
+    return {'host': root.name, 'root_uuid': root.uuid, 'root_id': root.id,
             'allocations': allocation, 'free': free}
 
 
@@ -284,6 +284,27 @@ class PlacementView:
             if inv is not None else 0
         self.ram_key[rp_id] = (-free, rp_id)
         bisect.insort(self.by_ram, self.ram_key[rp_id])
+
+    def checked(self, root_id, allocations):
+        """{root uuid: (id, generation)} when ``allocations`` are on
+        root ``root_id`` alone, a host with no child or sharing
+        provider, and fit it as the view stands now: the generation
+        its claim can state instead of reading placement again
+        (allocations_replace's ``checked``). None otherwise. Under the
+        lock, so the generation and the usage are of one refresh."""
+        with self._lock:
+            rp = self.rps.get(root_id)
+            if rp is None or rp.shares_via_aggregate or \
+                    set(allocations) != {rp.uuid} or \
+                    len(self.index[0].get(rp.id, ())) != 1:
+                return None
+            invs = self.invs.get(rp.id, {})
+            for rc, amount in allocations[rp.uuid].items():
+                inv = invs.get(rc)
+                if inv is None or amount > inv.max_unit or amount > \
+                        _capacity(inv) - self.usage.get((rp.id, rc), 0):
+                    return None
+            return {rp.uuid: (rp.id, self.generations[rp.id])}
 
     def most_free_ram_first(self, resources):
         """Candidates, lazily, in the order of the RAM weigher with a

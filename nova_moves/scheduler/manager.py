@@ -256,7 +256,9 @@ class SchedulerManager:
                 db_api.allocations_replace(
                     instance_uuid, state['allocations'],
                     consumer_generation=request_spec.get(
-                        'consumer_generation'))
+                        'consumer_generation'),
+                    checked=self.placement.checked(state['root_id'],
+                                                   state['allocations']))
             except exception.ConsumerGenerationConflict:
                 LOG.warning('Not claiming for %s: its move was rolled '
                             'back meanwhile', instance_uuid)

@@ -11,6 +11,7 @@ from nova_moves.db import api as db_api
 from nova_moves.db import candidates
 from nova_moves.db import models
 from nova_moves.db import session as db_session
+from nova_moves import exception
 from tests.unit import fixtures as nm_fixtures
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10}
@@ -96,3 +97,102 @@ class PlacementViewTest(testtools.TestCase):
         self.assertEqual(['h2', 'h3'], sorted(
             c['host'] for c in self.view.candidates(SMALL)))
         self.assertSame()
+
+
+class CheckedClaimTest(testtools.TestCase):
+    """The scheduler's claim at the generation its view checked the
+    capacity at (placement's allocation candidates): no read of
+    placement when the view is current, and a lost CAS checked against
+    the database when it is not, never an overcommit."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(nm_fixtures.Database())
+        self.view = db_api.PlacementView()
+        self.statements = []
+
+    def _count(self):
+        def before(conn, cursor, statement, *args):
+            self.statements.append(statement.split()[0])
+        engine = db_session.get_engine()
+        sa.event.listen(engine, 'before_cursor_execute', before)
+        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
+                        before)
+
+    def claim(self, consumer, resources=SMALL, host='h1'):
+        [state] = self.view.candidates(resources, [host])
+        return db_api.allocations_replace(
+            consumer, state['allocations'],
+            checked=self.view.checked(state['root_id'],
+                                      state['allocations']))
+
+    def test_current_view_claims_without_reading_placement(self):
+        nm_fixtures.node('h1')
+        self.view.refresh()
+        self._count()
+        self.claim('a')
+        # The consumer's holdings, its generation, the rows and the CAS:
+        # no provider, inventory or usage read.
+        self.assertEqual(1, self.statements.count('SELECT'),
+                         self.statements)
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10},
+                         db_api.provider_usages()['h1']['usages'])
+
+    def test_stale_view_never_overcommits(self):
+        nm_fixtures.node('h1', vcpus=1)
+        self.view.refresh()
+        [state] = self.view.candidates(SMALL, ['h1'])
+        checked = self.view.checked(state['root_id'], state['allocations'])
+        # Another scheduler takes the only VCPU after this view's refresh.
+        db_api.allocations_replace('other', state['allocations'])
+        self.assertRaises(exception.AllocationFailed,
+                          db_api.allocations_replace, 'mine',
+                          state['allocations'], checked=checked)
+        self.assertEqual({}, db_api.allocations_get('mine'))
+        self.assertEqual(1, db_api.provider_usages()['h1']['usages']['VCPU'])
+
+    def test_stale_view_with_room_still_claims(self):
+        nm_fixtures.node('h1', vcpus=4)
+        self.view.refresh()
+        [state] = self.view.candidates(SMALL, ['h1'])
+        checked = self.view.checked(state['root_id'], state['allocations'])
+        db_api.allocations_replace('other', state['allocations'])
+        db_api.allocations_replace('mine', state['allocations'],
+                                   checked=checked)
+        self.assertEqual(2, db_api.provider_usages()['h1']['usages']['VCPU'])
+
+    def test_only_a_lone_root_that_still_fits(self):
+        nm_fixtures.node('h1', vcpus=1)
+        nm_fixtures.node('h2', disk_provider='nested')
+        self.view.refresh()
+        [nested] = self.view.candidates(SMALL, ['h2'])
+        self.assertIsNone(self.view.checked(nested['root_id'],
+                                            nested['allocations']))
+        [state] = self.view.candidates(SMALL, ['h1'])
+        self.assertIsNotNone(self.view.checked(state['root_id'],
+                                               state['allocations']))
+        db_api.allocations_replace('other', state['allocations'])
+        self.view.refresh()
+        self.assertIsNone(self.view.checked(state['root_id'],
+                                            state['allocations']))
+
+    def test_a_holding_consumer_is_checked_in_the_database(self):
+        nm_fixtures.node('h1', vcpus=3)
+        self.view.refresh()
+        self.claim('a')
+        self.view.refresh()
+        # 'a' already holds one VCPU: replacing it frees that one first.
+        self.claim('a', dict(SMALL, VCPU=2))
+        self.assertEqual(2, db_api.provider_usages()['h1']['usages']['VCPU'])
+
+    def test_consumer_generation_still_guards(self):
+        nm_fixtures.node('h1')
+        self.view.refresh()
+        [state] = self.view.candidates(SMALL, ['h1'])
+        self.assertRaises(
+            exception.ConsumerGenerationConflict,
+            db_api.allocations_replace, 'a', state['allocations'],
+            consumer_generation=7,
+            checked=self.view.checked(state['root_id'],
+                                      state['allocations']))
+        self.assertEqual({}, db_api.allocations_get('a'))
