@@ -16,16 +16,18 @@ read around --messages calls, issued one after the other (and by each
 of --threads K threads), then as many casts, waited for until the server
 has handled every one. Both queue kinds run in the same session,
 interleaved over --rounds rounds: 'quorum' (as shipped) and 'classic'
-(rabbit_quorum_queue = false); a pair of fresh processes, on a topic of
-their own, per kind and round. Calls travel on the calls queues, which
-are classic (transient) in both: only the casts change queue kind.
+(rabbit_quorum_queue = false), each in a vhost of its own; a pair of
+fresh processes, on a topic of their own, per kind and round. Calls
+travel on the calls queues, which are classic (transient) in both: only
+the casts change queue kind.
 
     .venv/bin/python tools/bench_floor.py [--rounds 3] [--messages 500]
         [--threads 1,4] [--vhost] [--json FILE]
 
 By default on a private RabbitMQ node (its CPU is the broker column);
---vhost: a fresh vhost on the machine's broker instead (no broker column:
-that node carries other work). Results go in doc/performance.md.
+--vhost: fresh vhosts on the machine's broker instead (no broker column:
+that node carries other work). Every round is printed, then each
+column's median. Results go in doc/performance.md.
 """
 import argparse
 import configparser
@@ -267,8 +269,8 @@ def run(args, urls, broker_cpu, broker):
     medians = {kind: {threads: {key: statistics.median(
         r[kind][threads][key] for r in rounds) for key in rounds[0][kind][
         threads]} for threads in args.threads} for kind, _ in KINDS}
-    print('\nmedians over %d rounds, %d messages each:' % (args.rounds,
-                                                           args.messages))
+    print('\nmedians over %d rounds (each column its own), %d messages:'
+          % (args.rounds, args.messages))
     for kind, _ in KINDS:
         for threads in args.threads:
             print(line('%s x%d' % (kind, threads), medians[kind][threads],
