@@ -2,6 +2,8 @@
 cluster and per-host limits, queued moves started in order when a slot
 frees up, a move from a free host not held up by a full one, and the
 waiting migration's status."""
+import json
+import threading
 from unittest import mock
 import uuid
 
@@ -120,3 +122,65 @@ class GateHintTest(testtools.TestCase):
             self.assertTrue(admit.call_args.kwargs['waiting'])
             gate.tick()
             self.assertFalse(admit.call_args.kwargs['waiting'])
+
+
+class _Pool:
+    """An executor that keeps what it is given until run_all()."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, fn, *args):
+        self.submitted.append((fn, args))
+
+    def run_all(self):
+        while self.submitted:
+            fn, args = self.submitted.pop(0)
+            fn(*args)
+
+    def shutdown(self, wait=True):
+        pass
+
+
+class GateWakeTest(testtools.TestCase):
+    """A settled move's wake asks the pool for one pass, which runs the
+    first move it admits itself: one thread hand-off per admitted move."""
+
+    def setUp(self):
+        super().setUp()
+        self.ran = []
+        self.gate = admission.Gate(run=lambda *args: self.ran.append(
+            (args[3], threading.current_thread())))
+        self.addCleanup(self.gate.stop)
+        self.gate._pool = self.pool = _Pool()
+        request = json.dumps({'context': {'request_id': 'req-1'},
+                              'kwargs': {}})
+        self.rows = [{'kind': 'cold', 'migration_uuid': 'm%d' % i,
+                      'instance_uuid': 'i%d' % i, 'request': request}
+                     for i in range(2)]
+
+    def test_the_pass_runs_its_first_move_itself(self):
+        with mock.patch.object(admission.db_api, 'move_queue_admit',
+                               return_value=self.rows) as admit:
+            self.gate.wake()
+            self.assertEqual(1, len(self.pool.submitted))
+            fn, args = self.pool.submitted.pop(0)
+            fn(*args)
+        admit.assert_called_once()
+        # m0 ran in the pass's thread, at once; m1 waits for a worker.
+        self.assertEqual([('m0', threading.current_thread())], self.ran)
+        self.pool.run_all()
+        self.assertEqual(['m0', 'm1'], [m for m, _ in self.ran])
+
+    def test_wakes_before_the_pass_starts_share_it(self):
+        with mock.patch.object(admission.db_api, 'move_queue_admit',
+                               return_value=[]) as admit:
+            self.gate.wake()
+            self.gate.wake()
+            self.assertEqual(1, len(self.pool.submitted))
+            self.pool.run_all()
+            self.assertEqual(1, admit.call_count)
+            # Once it started, a wake may have freed a slot it missed.
+            self.gate.wake()
+            self.pool.run_all()
+        self.assertEqual(2, admit.call_count)
