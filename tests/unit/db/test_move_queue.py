@@ -7,10 +7,12 @@ import threading
 from unittest import mock
 import uuid
 
+import sqlalchemy as sa
 import testtools
 
 from nova_moves.conductor import admission
 from nova_moves.db import api as db_api
+from nova_moves.db import session as db_session
 from nova_moves import exception
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
@@ -103,6 +105,49 @@ class MoveQueueTest(testtools.TestCase):
                 3, 2, 'c2', waiting=True)])
         self.assertEqual([], db_api.move_queue_admit(3, 2, 'c2',
                                                      waiting=True))
+
+    def _selects(self):
+        """The parameters of every SELECT run from now on."""
+        seen = []
+
+        def record(conn, cursor, statement, parameters, context, many):
+            if statement.lstrip().upper().startswith('SELECT'):
+                seen.append(parameters)
+        engine = db_session.get_engine()
+        sa.event.listen(engine, 'before_cursor_execute', record)
+        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
+                        record)
+        return seen
+
+    def test_a_full_cluster_decides_without_reading_the_queue(self):
+        # The decision reads the slots held, not the moves waiting: its
+        # cost does not grow with the queue.
+        for _ in range(6):
+            self._enter(self._migration('h1'), cluster=2, host=2)
+        selects = self._selects()
+        self.assertFalse(self._enter(self._migration('h2'), cluster=2,
+                                     host=2)['admitted'])
+        self.assertEqual([], db_api.move_queue_admit(2, 2, 'c1',
+                                                     waiting=True))
+        self.assertNotIn('queued', [v for params in selects
+                                    for v in params])
+
+    def test_a_free_host_is_found_past_a_page_of_full_ones(self):
+        first, other = self._migration('h1'), self._migration('h2')
+        self._enter(first, cluster=2, host=1)
+        self._enter(other, cluster=2, host=1)
+        waiting = [self._migration('h1') for _ in range(20)]
+        for migration in waiting:
+            self._enter(migration, cluster=2, host=1)
+        last = self._migration('h2')
+        self.assertFalse(self._enter(last, cluster=2, host=1)['admitted'])
+        db_api.migration_update(other['uuid'],
+                                {'status': states.M_COMPLETED})
+        self.assertEqual([last['uuid']], [
+            r['migration_uuid'] for r in db_api.move_queue_admit(2, 1,
+                                                                 'c1')])
+        self.assertEqual({m['uuid'] for m in waiting},
+                         db_api.move_queue_waiting())
 
 
 class GateHintTest(testtools.TestCase):
