@@ -184,9 +184,13 @@ def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
 
 
 def enter_in(session, migration_uuid, instance_uuid, source_host, kind,
-             request, from_status, cluster_limit, host_limit, me):
+             request, from_status, cluster_limit, host_limit, me,
+             unwritten=False):
     """move_queue_enter in the caller's transaction (a cold move's start
-    passes the gate in the transaction that creates its migration)."""
+    passes the gate in the transaction that creates its migration).
+    ``unwritten``: the caller writes the migration after this, in
+    ``from_status`` when admitted, else queued: there is no row to
+    compare-and-swap yet."""
     _lock(session)
     # One read for both questions: is this move already at the gate,
     # and who holds the slots.
@@ -211,8 +215,8 @@ def enter_in(session, migration_uuid, instance_uuid, source_host, kind,
     admitted = _admit_pass(session, cluster_limit, host_limit, me,
                            fresh=fresh, held=held)
     mine = [r for r in admitted if r['migration_uuid'] == migration_uuid]
-    if not mine and not _flip(session, migration_uuid, from_status,
-                              states.M_QUEUED):
+    if not (mine or unwritten) and not _flip(
+            session, migration_uuid, from_status, states.M_QUEUED):
         raise exception.MoveConflict(
             migration=migration_uuid, instance_uuid=instance_uuid,
             reason='migration is no longer %s' % from_status)
