@@ -13,9 +13,12 @@ import testtools
 from nova_moves.conductor import admission
 from nova_moves.db import api as db_api
 from nova_moves.db import session as db_session
+from nova_moves import conf
 from nova_moves import exception
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
+
+CONF = conf.CONF
 
 
 class MoveQueueTest(testtools.TestCase):
@@ -229,3 +232,15 @@ class GateWakeTest(testtools.TestCase):
             self.gate.wake()
             self.pool.run_all()
         self.assertEqual(2, admit.call_count)
+
+    def test_the_poll_waits_a_full_interval_after_any_pass(self):
+        # Other conductors' moves settle too: the gate thread polls, but
+        # not on top of woken passes.
+        self.gate._last_pass -= 10 * CONF.conductor.queue_poll_interval
+        self.assertEqual(0.0, self.gate._due())
+        with mock.patch.object(admission.db_api, 'move_queue_admit',
+                               return_value=[]):
+            self.gate.wake()
+            self.pool.run_all()
+        self.assertGreater(self.gate._due(),
+                           0.5 * CONF.conductor.queue_poll_interval)
