@@ -7,12 +7,10 @@ import threading
 from unittest import mock
 import uuid
 
-import sqlalchemy as sa
 import testtools
 
 from nova_moves.conductor import admission
 from nova_moves.db import api as db_api
-from nova_moves.db import session as db_session
 from nova_moves import conf
 from nova_moves import exception
 from nova_moves import states
@@ -109,31 +107,19 @@ class MoveQueueTest(testtools.TestCase):
         self.assertEqual([], db_api.move_queue_admit(3, 2, 'c2',
                                                      waiting=True))
 
-    def _selects(self):
-        """The parameters of every SELECT run from now on."""
-        seen = []
-
-        def record(conn, cursor, statement, parameters, context, many):
-            if statement.lstrip().upper().startswith('SELECT'):
-                seen.append(parameters)
-        engine = db_session.get_engine()
-        sa.event.listen(engine, 'before_cursor_execute', record)
-        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
-                        record)
-        return seen
-
     def test_a_full_cluster_decides_without_reading_the_queue(self):
         # The decision reads the slots held, not the moves waiting: its
         # cost does not grow with the queue.
         for _ in range(6):
             self._enter(self._migration('h1'), cluster=2, host=2)
-        selects = self._selects()
+        statements = self.useFixture(nm_fixtures.Statements())
         self.assertFalse(self._enter(self._migration('h2'), cluster=2,
                                      host=2)['admitted'])
         self.assertEqual([], db_api.move_queue_admit(2, 2, 'c1',
                                                      waiting=True))
-        self.assertNotIn('queued', [v for params in selects
-                                    for v in params])
+        self.assertNotIn('queued', [
+            v for _, params in statements.starting('SELECT')
+            for v in params])
 
     def test_a_free_host_is_found_past_a_page_of_full_ones(self):
         first, other = self._migration('h1'), self._migration('h2')

@@ -1,11 +1,9 @@
 """move_start / move_advance / move_failed and consumer generations on a
 real (SQLite) database: each one transaction, stale steps refused."""
-import sqlalchemy as sa
 import testtools
 
 from nova_moves.db import api as db_api
 from nova_moves.db.phases import view as _phases_view
-from nova_moves.db import session as db_session
 from nova_moves import exception
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
@@ -94,15 +92,7 @@ class TransitionsTest(testtools.TestCase):
             {'kwargs': {}}, states.M_ACCEPTED, 1, 1, 'c1')['admitted'])
         db_api.move_start(self.uuid, states.RESIZE_PREP, [states.ACTIVE],
                           'migrate', 'req-1', 'u', 'p')
-        updates = []
-
-        def record(conn, cursor, statement, parameters, context, many):
-            if statement.lstrip().upper().startswith('UPDATE MIGRATIONS'):
-                updates.append(statement)
-        engine = db_session.get_engine()
-        sa.event.listen(engine, 'before_cursor_execute', record)
-        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
-                        record)
+        statements = self.useFixture(nm_fixtures.Statements())
         migration, _server, _generation, entered = db_api.cold_move_start(
             self.uuid, lambda server: ({
                 'instance_uuid': self.uuid,
@@ -112,7 +102,7 @@ class TransitionsTest(testtools.TestCase):
             gate={'kind': 'cold', 'limits': (1, 1), 'me': 'c1',
                   'request': {'kwargs': {}}})
         self.assertFalse(entered['admitted'])
-        self.assertEqual([], updates)
+        self.assertEqual([], statements.starting('UPDATE migrations'))
         stored = db_api.migration_get(migration['uuid'])
         self.assertEqual(states.M_QUEUED, stored['status'])
         self.assertEqual(states.M_QUEUED, migration['status'])
