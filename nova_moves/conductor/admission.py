@@ -7,14 +7,17 @@ Admitted at once, the flow runs as before in the thread that delivered
 it. Otherwise its migration waits in ``queued`` with the request stored
 next to it, and whichever conductor's pass finds a free slot runs it in a
 small thread pool: the request survives the conductor that received it.
-A pass runs every queue_poll_interval and at once when a move handled by
-this conductor settles (wake()), so a freed slot is not left idle for a
-poll interval: with the default limits that idle time was most of a
-queued move's wait.
+A pass runs at least every queue_poll_interval and at once when a move
+handled by this conductor settles (wake()), so a freed slot is not left
+idle for a poll interval: with the default limits that idle time was
+most of a queued move's wait. The woken pass runs in a pool thread,
+which then runs the first move it admitted itself: one thread hand-off
+per admitted move, not two (a gate thread woken, then a pool worker).
 """
 import concurrent.futures
 import json
 import threading
+import time
 
 from oslo_log import log as logging
 
@@ -43,7 +46,12 @@ class Gate:
         self._run = run
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=16, thread_name_prefix='queued-move')
-        self._wake = threading.Event()
+        # A woken pass is asked for and not started yet: wakes meanwhile
+        # are served by it (as an Event coalesced them for the gate
+        # thread before).
+        self._pass_lock = threading.Lock()
+        self._pass_asked = False
+        self._last_pass = time.monotonic()
         # Moves are known to wait (this conductor queued one, or its last
         # pass admitted one): the next pass goes straight to the locked
         # admission. Only a hint: a pass without it reads first.
@@ -57,14 +65,40 @@ class Gate:
 
     def wake(self):
         """A move settled here: its slot may admit a queued one now."""
-        self._wake.set()
+        with self._pass_lock:
+            if self._pass_asked:
+                return
+            self._pass_asked = True
+        try:
+            self._pool.submit(self._woken_pass)
+        except RuntimeError:
+            pass  # stopped: the conductor's successor's passes admit
+
+    def _woken_pass(self):
+        with self._pass_lock:
+            # A wake from now on may have freed a slot this pass does not
+            # see: it asks for a pass of its own.
+            self._pass_asked = False
+        try:
+            rows = self._admit()
+        except Exception:
+            LOG.exception('Move queue pass failed')
+            return
+        if rows:
+            self._spawn(rows[1:])
+            self._safe(self._run, *self._start(rows[0]))
+
+    def _due(self):
+        """Seconds until the next poll is due (0: now)."""
+        return max(0.0, self._last_pass + CONF.conductor.queue_poll_interval
+                   - time.monotonic())
 
     def _loop(self):
-        while not self._stopped.is_set():
-            self._wake.wait(CONF.conductor.queue_poll_interval)
-            self._wake.clear()
-            if self._stopped.is_set():
-                return
+        # The poll: other conductors' moves settle too. A woken pass
+        # counts, so a busy gate is not polled on top of its passes.
+        while not self._stopped.wait(self._due()):
+            if self._due():
+                continue  # a woken pass ran meanwhile
             try:
                 self.tick()
             except Exception:
@@ -101,20 +135,29 @@ class Gate:
         return self._pool.submit(self._safe, fn, *args)
 
     def tick(self):
-        """Admit what fits and run it here."""
+        """Admit what fits and run it in the pool."""
+        self._spawn(self._admit())
+
+    def _admit(self):
+        self._last_pass = time.monotonic()
         rows = db_api.move_queue_admit(*_limits(), CONF.host,
                                        waiting=self._waiting)
         self._waiting = bool(rows)
-        self._spawn(rows)
+        return rows
 
     def _spawn(self, rows):
         for row in rows:
-            request = json.loads(row['request'])
-            ctxt = nm_context.RequestContext.from_dict(request['context'])
-            LOG.info('Starting queued move %s of %s', row['migration_uuid'],
-                     row['instance_uuid'])
-            self.submit(self._run, row['kind'], ctxt, row['instance_uuid'],
-                        row['migration_uuid'], request['kwargs'])
+            self.submit(self._run, *self._start(row))
+
+    @staticmethod
+    def _start(row):
+        """An admitted row's run() arguments."""
+        request = json.loads(row['request'])
+        ctxt = nm_context.RequestContext.from_dict(request['context'])
+        LOG.info('Starting queued move %s of %s', row['migration_uuid'],
+                 row['instance_uuid'])
+        return (row['kind'], ctxt, row['instance_uuid'],
+                row['migration_uuid'], request['kwargs'])
 
     @staticmethod
     def _safe(fn, *args):
@@ -125,5 +168,4 @@ class Gate:
 
     def stop(self):
         self._stopped.set()
-        self._wake.set()
         self._pool.shutdown(wait=False)

@@ -39,22 +39,27 @@ _ENTER = _QUEUE.insert().values(
     migration_uuid=_bp('v_migration'), instance_uuid=_bp('v_instance'),
     source_host=_bp('v_host'), kind=_bp('v_kind'), state=QUEUED,
     request=_bp('v_request'), created_at=_bp('v_now'))
-# The gate's open rows (admitted and queued, in order) with their
-# migration's status (NULL: deleted); _OPEN_OR_MINE also any row of
-# ``b_migration`` (a repeated delivery).
+# The slots held: admitted rows with their migration's status (NULL:
+# deleted); _HELD_OR_MINE also any row of ``b_migration`` (a repeated
+# delivery). The queue itself is read only when a slot is free, and only
+# as far as the pass admits (_queued): a decision costs the limits' rows,
+# not the queue's length.
 _QUEUE_KEYS = dict.fromkeys(_QUEUE.c.keys())
-_OPEN_COLUMNS = (_QUEUE.c.id, _QUEUE.c.migration_uuid, _QUEUE.c.instance_uuid,
-                 _QUEUE.c.source_host, _QUEUE.c.kind, _QUEUE.c.state,
-                 _QUEUE.c.request, _QUEUE.c.created_at, _MIGRATIONS.c.status)
-_OPEN_FROM = _QUEUE.outerjoin(
+_ROW_COLUMNS = (_QUEUE.c.id, _QUEUE.c.migration_uuid, _QUEUE.c.instance_uuid,
+                _QUEUE.c.source_host, _QUEUE.c.kind, _QUEUE.c.state,
+                _QUEUE.c.request, _QUEUE.c.created_at)
+_HELD_FROM = _QUEUE.outerjoin(
     _MIGRATIONS, _MIGRATIONS.c.uuid == _QUEUE.c.migration_uuid)
-_OPEN = (sa.select(*_OPEN_COLUMNS).select_from(_OPEN_FROM)
-         .where(_QUEUE.c.state.in_((ADMITTED, QUEUED)))
-         .order_by(_QUEUE.c.id))
-_OPEN_OR_MINE = (sa.select(*_OPEN_COLUMNS).select_from(_OPEN_FROM)
-                 .where(sa.or_(_QUEUE.c.state.in_((ADMITTED, QUEUED)),
-                               _QUEUE.c.migration_uuid == _bp('b_migration')))
-                 .order_by(_QUEUE.c.id))
+_HELD = (sa.select(*_ROW_COLUMNS, _MIGRATIONS.c.status)
+         .select_from(_HELD_FROM).where(_QUEUE.c.state == ADMITTED))
+_HELD_OR_MINE = (sa.select(*_ROW_COLUMNS, _MIGRATIONS.c.status)
+                 .select_from(_HELD_FROM)
+                 .where(sa.or_(_QUEUE.c.state == ADMITTED,
+                               _QUEUE.c.migration_uuid == _bp('b_migration'))))
+_QUEUED_PAGE = 16
+_QUEUED = (sa.select(*_ROW_COLUMNS)
+           .where(_QUEUE.c.state == QUEUED, _QUEUE.c.id > _bp('b_after'))
+           .order_by(_QUEUE.c.id).limit(_QUEUED_PAGE))
 _RELEASE = _QUEUE.update().where(
     _QUEUE.c.id.in_(_bp('b_ids', expanding=True))).values(
     state=RELEASED, released_at=_bp('v_now'))
@@ -90,32 +95,46 @@ def _flip(session, migration_uuid, expected, new):
     ).rowcount == 1
 
 
+def _queued(session, fresh):
+    """The queued rows in order, a page at a time, then ``fresh`` (the
+    row the caller just queued, a dict with its id, or None)."""
+    after = 0
+    while True:
+        page = session.execute(_QUEUED, {'b_after': after}).all()
+        for row in page:
+            if fresh is not None and row.id >= fresh.id:
+                break
+            yield row
+        else:
+            if len(page) == _QUEUED_PAGE:
+                after = page[-1].id
+                continue
+        break
+    if fresh is not None:
+        yield fresh
+
+
 def _admit_pass(session, cluster_limit, host_limit, me, fresh=None,
-                rows=None):
+                held=None):
     """Release the slots of settled moves, then admit queued moves in
     order while there is room. Returns the rows admitted (dicts).
-    ``rows``: the gate's rows (_OPEN), when the caller has read them;
+    ``held``: the admitted rows (_HELD), when the caller has read them;
     ``fresh``: the row the caller just queued (a dict with its id)."""
     now = utcnow()
     per_host = collections.Counter()
     total = 0
     released = []
-    if rows is None:
-        rows = session.execute(_OPEN).all()
-    queued = []
-    for row in rows:
-        if row.state == QUEUED:
-            queued.append(row)
-        elif row.status in (None,) + states.MIGRATION_SETTLED_STATUSES:
+    if held is None:
+        held = session.execute(_HELD).all()
+    for row in held:
+        if row.status in (None,) + states.MIGRATION_SETTLED_STATUSES:
             released.append(row.id)
         else:
             total += 1
             per_host[row.source_host] += 1
-    if fresh is not None:
-        queued.append(fresh)
     admitted = []
     if total < cluster_limit:
-        for row in queued:
+        for row in _queued(session, fresh):
             if total >= cluster_limit:
                 break
             if row.source_host and per_host[row.source_host] >= host_limit:
@@ -165,15 +184,19 @@ def move_queue_enter(migration_uuid, instance_uuid, source_host, kind,
 
 
 def enter_in(session, migration_uuid, instance_uuid, source_host, kind,
-             request, from_status, cluster_limit, host_limit, me):
+             request, from_status, cluster_limit, host_limit, me,
+             unwritten=False):
     """move_queue_enter in the caller's transaction (a cold move's start
-    passes the gate in the transaction that creates its migration)."""
+    passes the gate in the transaction that creates its migration).
+    ``unwritten``: the caller writes the migration after this, in
+    ``from_status`` when admitted, else queued: there is no row to
+    compare-and-swap yet."""
     _lock(session)
     # One read for both questions: is this move already at the gate,
-    # and who holds and waits for the slots.
-    rows = session.execute(_OPEN_OR_MINE,
+    # and who holds the slots.
+    held = session.execute(_HELD_OR_MINE,
                            {'b_migration': migration_uuid}).all()
-    for row in rows:
+    for row in held:
         if row.migration_uuid == migration_uuid:
             return {'admitted': row.state == ADMITTED, 'others': []}
     now = utcnow()
@@ -190,10 +213,10 @@ def enter_in(session, migration_uuid, instance_uuid, source_host, kind,
     }).inserted_primary_key[0]
     fresh = _Row(values, id=fresh_id, created_at=now.isoformat())
     admitted = _admit_pass(session, cluster_limit, host_limit, me,
-                           fresh=fresh, rows=rows)
+                           fresh=fresh, held=held)
     mine = [r for r in admitted if r['migration_uuid'] == migration_uuid]
-    if not mine and not _flip(session, migration_uuid, from_status,
-                              states.M_QUEUED):
+    if not (mine or unwritten) and not _flip(
+            session, migration_uuid, from_status, states.M_QUEUED):
         raise exception.MoveConflict(
             migration=migration_uuid, instance_uuid=instance_uuid,
             reason='migration is no longer %s' % from_status)

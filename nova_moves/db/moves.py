@@ -245,11 +245,23 @@ def cold_move_start(instance_uuid, describe,
                 b_uuid=instance_uuid, b_task=expected_task_state,
                 **_COLD_TYPES)).rowcount != 1:
             _explain_start(session, instance_uuid, expected_task_state)
-        values['id'] = session.execute(
-            _MIGRATIONS.insert().values(**values)).inserted_primary_key[0]
         generations = {}
         _move_in(session, instance_uuid, values['uuid'], to_is_new=True,
                  read_back=False, generations=generations)
+        admitted = None
+        if gate is not None:
+            # Before the migration's row: a move that must wait is
+            # written queued, not written and then compare-and-swapped.
+            admitted = move_queue.enter_in(
+                session, values['uuid'], instance_uuid, server['host'],
+                gate['kind'], gate['request'], values['status'],
+                *gate['limits'], gate['me'], unwritten=True)
+            if not admitted['admitted']:
+                values['status'] = states.M_QUEUED
+                values['phases'] = phases.stamp(values['phases'],
+                                                states.M_QUEUED, now)
+        values['id'] = session.execute(
+            _MIGRATIONS.insert().values(**values)).inserted_primary_key[0]
         # The row as written, without reading it back.
         migration = dict(dict.fromkeys(_MIGRATIONS.c.keys()), **{
             k: v.isoformat() if hasattr(v, 'isoformat') else v
@@ -258,12 +270,6 @@ def cold_move_start(instance_uuid, describe,
         if generation is None:  # MySQL: no UPDATE ... RETURNING
             generation = session.execute(
                 _CONSUMER_GENERATION, {'b_uuid': instance_uuid}).scalar()
-        admitted = None
-        if gate is not None:
-            admitted = move_queue.enter_in(
-                session, values['uuid'], instance_uuid, server['host'],
-                gate['kind'], gate['request'], values['status'],
-                *gate['limits'], gate['me'])
         return (migration, dict(server, old_flavor=old_flavor,
                                 new_flavor=new_flavor), generation, admitted)
 

@@ -6,12 +6,14 @@ import shutil
 import tempfile
 
 import fixtures
+import sqlalchemy as sa
 import testtools
 
 from nova_moves import conf
 from nova_moves import context as nm_context
 from nova_moves.db import api as db_api
 from nova_moves.db import migration
+from nova_moves.db import session as db_session
 from nova_moves import states
 from tests.fixtures import rpc as fake_rpc
 
@@ -57,6 +59,26 @@ def _migrated_template():
             CONF.clear_override('connection', group='database')
         _TEMPLATE['path'] = path
     return path
+
+
+class Statements(fixtures.Fixture):
+    """Every statement the (writer) engine runs from now on, as
+    (SQL, parameters): what a change of a step's SQL is tested by."""
+
+    def _setUp(self):
+        self.seen = []
+        engine = db_session.get_engine()
+        sa.event.listen(engine, 'before_cursor_execute', self._record)
+        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
+                        self._record)
+
+    def _record(self, conn, cursor, statement, parameters, context, many):
+        self.seen.append((statement, parameters))
+
+    def starting(self, prefix):
+        """Those whose SQL starts with ``prefix`` (case ignored)."""
+        return [(statement, parameters) for statement, parameters in self.seen
+                if statement.lstrip().upper().startswith(prefix.upper())]
 
 
 class Override(fixtures.Fixture):

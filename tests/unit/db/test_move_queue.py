@@ -2,6 +2,8 @@
 cluster and per-host limits, queued moves started in order when a slot
 frees up, a move from a free host not held up by a full one, and the
 waiting migration's status."""
+import json
+import threading
 from unittest import mock
 import uuid
 
@@ -9,9 +11,12 @@ import testtools
 
 from nova_moves.conductor import admission
 from nova_moves.db import api as db_api
+from nova_moves import conf
 from nova_moves import exception
 from nova_moves import states
 from tests.unit import fixtures as nm_fixtures
+
+CONF = conf.CONF
 
 
 class MoveQueueTest(testtools.TestCase):
@@ -102,6 +107,37 @@ class MoveQueueTest(testtools.TestCase):
         self.assertEqual([], db_api.move_queue_admit(3, 2, 'c2',
                                                      waiting=True))
 
+    def test_a_full_cluster_decides_without_reading_the_queue(self):
+        # The decision reads the slots held, not the moves waiting: its
+        # cost does not grow with the queue.
+        for _ in range(6):
+            self._enter(self._migration('h1'), cluster=2, host=2)
+        statements = self.useFixture(nm_fixtures.Statements())
+        self.assertFalse(self._enter(self._migration('h2'), cluster=2,
+                                     host=2)['admitted'])
+        self.assertEqual([], db_api.move_queue_admit(2, 2, 'c1',
+                                                     waiting=True))
+        self.assertNotIn('queued', [
+            v for _, params in statements.starting('SELECT')
+            for v in params])
+
+    def test_a_free_host_is_found_past_a_page_of_full_ones(self):
+        first, other = self._migration('h1'), self._migration('h2')
+        self._enter(first, cluster=2, host=1)
+        self._enter(other, cluster=2, host=1)
+        waiting = [self._migration('h1') for _ in range(20)]
+        for migration in waiting:
+            self._enter(migration, cluster=2, host=1)
+        last = self._migration('h2')
+        self.assertFalse(self._enter(last, cluster=2, host=1)['admitted'])
+        db_api.migration_update(other['uuid'],
+                                {'status': states.M_COMPLETED})
+        self.assertEqual([last['uuid']], [
+            r['migration_uuid'] for r in db_api.move_queue_admit(2, 1,
+                                                                 'c1')])
+        self.assertEqual({m['uuid'] for m in waiting},
+                         db_api.move_queue_waiting())
+
 
 class GateHintTest(testtools.TestCase):
     """The gate tells its next pass that moves wait once it queued one or
@@ -120,3 +156,77 @@ class GateHintTest(testtools.TestCase):
             self.assertTrue(admit.call_args.kwargs['waiting'])
             gate.tick()
             self.assertFalse(admit.call_args.kwargs['waiting'])
+
+
+class _Pool:
+    """An executor that keeps what it is given until run_all()."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, fn, *args):
+        self.submitted.append((fn, args))
+
+    def run_all(self):
+        while self.submitted:
+            fn, args = self.submitted.pop(0)
+            fn(*args)
+
+    def shutdown(self, wait=True):
+        pass
+
+
+class GateWakeTest(testtools.TestCase):
+    """A settled move's wake asks the pool for one pass, which runs the
+    first move it admits itself: one thread hand-off per admitted move."""
+
+    def setUp(self):
+        super().setUp()
+        self.ran = []
+        self.gate = admission.Gate(run=lambda *args: self.ran.append(
+            (args[3], threading.current_thread())))
+        self.addCleanup(self.gate.stop)
+        self.gate._pool = self.pool = _Pool()
+        request = json.dumps({'context': {'request_id': 'req-1'},
+                              'kwargs': {}})
+        self.rows = [{'kind': 'cold', 'migration_uuid': 'm%d' % i,
+                      'instance_uuid': 'i%d' % i, 'request': request}
+                     for i in range(2)]
+
+    def test_the_pass_runs_its_first_move_itself(self):
+        with mock.patch.object(admission.db_api, 'move_queue_admit',
+                               return_value=self.rows) as admit:
+            self.gate.wake()
+            self.assertEqual(1, len(self.pool.submitted))
+            fn, args = self.pool.submitted.pop(0)
+            fn(*args)
+        admit.assert_called_once()
+        # m0 ran in the pass's thread, at once; m1 waits for a worker.
+        self.assertEqual([('m0', threading.current_thread())], self.ran)
+        self.pool.run_all()
+        self.assertEqual(['m0', 'm1'], [m for m, _ in self.ran])
+
+    def test_wakes_before_the_pass_starts_share_it(self):
+        with mock.patch.object(admission.db_api, 'move_queue_admit',
+                               return_value=[]) as admit:
+            self.gate.wake()
+            self.gate.wake()
+            self.assertEqual(1, len(self.pool.submitted))
+            self.pool.run_all()
+            self.assertEqual(1, admit.call_count)
+            # Once it started, a wake may have freed a slot it missed.
+            self.gate.wake()
+            self.pool.run_all()
+        self.assertEqual(2, admit.call_count)
+
+    def test_the_poll_waits_a_full_interval_after_any_pass(self):
+        # Other conductors' moves settle too: the gate thread polls, but
+        # not on top of woken passes.
+        self.gate._last_pass -= 10 * CONF.conductor.queue_poll_interval
+        self.assertEqual(0.0, self.gate._due())
+        with mock.patch.object(admission.db_api, 'move_queue_admit',
+                               return_value=[]):
+            self.gate.wake()
+            self.pool.run_all()
+        self.assertGreater(self.gate._due(),
+                           0.5 * CONF.conductor.queue_poll_interval)

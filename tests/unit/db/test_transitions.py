@@ -78,6 +78,45 @@ class TransitionsTest(testtools.TestCase):
                                   db_api.allocations_get(first['uuid']),
                                   db_api.instance_get(self.uuid)))
 
+    def test_a_cold_start_that_must_wait_is_written_queued(self):
+        # The gate decides before the migration's row is written: a move
+        # that must wait is inserted queued, both phases stamped, not
+        # inserted pre-migrating and then compare-and-swapped.
+        other = db_api.migration_create({
+            'uuid': 'a0000000-0000-0000-0000-000000000000',
+            'instance_uuid': 'b0000000-0000-0000-0000-000000000000',
+            'migration_type': states.LIVE_MIGRATION,
+            'status': states.M_ACCEPTED, 'source_compute': 'h2'})
+        self.assertTrue(db_api.move_queue_enter(
+            other['uuid'], other['instance_uuid'], 'h2', 'live',
+            {'kwargs': {}}, states.M_ACCEPTED, 1, 1, 'c1')['admitted'])
+        db_api.move_start(self.uuid, states.RESIZE_PREP, [states.ACTIVE],
+                          'migrate', 'req-1', 'u', 'p')
+        statements = self.useFixture(nm_fixtures.Statements())
+        migration, _server, _generation, entered = db_api.cold_move_start(
+            self.uuid, lambda server: ({
+                'instance_uuid': self.uuid,
+                'migration_type': states.MIGRATION,
+                'status': states.M_PRE_MIGRATING, 'source_compute': 'h1'},
+                SMALL, SMALL),
+            gate={'kind': 'cold', 'limits': (1, 1), 'me': 'c1',
+                  'request': {'kwargs': {}}})
+        self.assertFalse(entered['admitted'])
+        self.assertEqual([], statements.starting('UPDATE migrations'))
+        stored = db_api.migration_get(migration['uuid'])
+        self.assertEqual(states.M_QUEUED, stored['status'])
+        self.assertEqual(states.M_QUEUED, migration['status'])
+        self.assertEqual([states.M_PRE_MIGRATING, states.M_QUEUED],
+                         [p['phase'] for p in phases_of(stored)])
+        # Admitted later, it resumes where it would have started.
+        db_api.migration_update(other['uuid'],
+                                {'status': states.M_COMPLETED})
+        self.assertEqual([migration['uuid']], [
+            r['migration_uuid'] for r in db_api.move_queue_admit(1, 1,
+                                                                 'c1')])
+        self.assertEqual(states.M_PRE_MIGRATING,
+                         db_api.migration_get(migration['uuid'])['status'])
+
     def test_advance_compares_both_rows_and_refuses_stale_steps(self):
         migration = self._start_resize()
         rows = db_api.move_advance(
