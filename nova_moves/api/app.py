@@ -125,13 +125,11 @@ def _before():
     if _UNVERSIONED.match(path) or _PUBLIC.match(path):
         return None
     flask.g.version = microversion.from_headers(flask.request.headers)
-    ctxt = auth.context_from_request(flask.request.headers, CONF)
     # One id per request, the one oslo.middleware's request_id returns in
     # x-openstack-request-id (and logs carry): not a second one.
-    request_id = flask.request.environ.get('openstack.request_id')
-    if request_id:
-        ctxt.request_id = request_id
-    flask.g.context = ctxt
+    flask.g.context = auth.context_from_request(
+        flask.request.headers, CONF,
+        flask.request.environ.get('openstack.request_id'))
     return None
 
 

@@ -294,14 +294,15 @@ def _keystone(headers):
                 auth_token=headers.get('X-Auth-Token'))
 
 
-def context_from_request(headers, conf):
-    """A RequestContext for the request, or Unauthorized (401)."""
+def context_from_request(headers, conf, request_id=None):
+    """A RequestContext for the request, or Unauthorized (401); its
+    ``request_id`` (a new one when not given)."""
     if _strategy(conf) == 'keystone':
         values = _keystone(headers)
     else:
         values = _noauth(headers)
     return nm_context.RequestContext(
-        request_id='req-' + str(uuid.uuid4()),
+        request_id=request_id or 'req-' + str(uuid.uuid4()),
         global_request_id=_global_request_id(headers), **values)
 
 

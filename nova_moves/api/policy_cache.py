@@ -13,15 +13,18 @@ the rules alone, so the app keeps it, and asks the enforcer again:
   last changed;
 - after anything oslo.policy reads on a request changed: the policy file
   and the policy.d directories are looked up the way the enforcer looks
-  them up (the configuration's find_file, the files' mtimes); a new,
+  them up (the configuration's find_file, its directories listed once;
+  the files' mtimes); a new,
   edited or removed file reloads the rules, as the enforcer would on
   that request, and forgets every decision;
 - every time for a rule whose tree holds any other check (``http:``, a
   plug-in): those may answer differently each time.
 """
+import functools
 import os
 import threading
 
+from oslo_config import cfg
 from oslo_policy import _checks
 from oslo_policy import policy as oslo_policy
 
@@ -51,6 +54,36 @@ def _newest_in(path):
         return None
     return max([_mtime(path)] + [_mtime(os.path.join(path, name))
                                  for name in names], key=lambda m: m or 0)
+
+
+@functools.lru_cache(maxsize=8)
+def _search_path(config_dirs, config_files, project, _environ):
+    """The directories the configuration's find_file searches, in its
+    order: config_dir, the config files' directories (last first), then
+    oslo.config's standard ones (which read HOME, SNAP and SNAP_COMMON,
+    hence ``_environ`` in the key). find_file computes them again on
+    every call, most of the cost of looking at the policy sources."""
+    dirs = [cfg._fixpath(path) for path in config_dirs]
+    dirs += [os.path.dirname(cfg._fixpath(path))
+             for path in reversed(config_files)]
+    return tuple(dirs + cfg._get_config_dirs(project))
+
+
+def find_file(conf, name):
+    """conf.find_file(name), its directories computed once per
+    configuration (tests/unit/api/test_policy_cache.py compares the two)."""
+    namespace = getattr(conf, '_namespace', None)
+    if namespace is None:
+        return conf.find_file(name)  # not initialised: its error
+    environ = os.environ
+    for directory in _search_path(
+            tuple(namespace._config_dirs), tuple(conf.config_file),
+            conf.project, (environ.get('HOME'), environ.get('SNAP'),
+                           environ.get('SNAP_COMMON'))):
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            return path
+    return None
 
 
 def _frozen(values):
@@ -89,11 +122,11 @@ class Authorizer:
         enforcer = self.enforcer
         conf = enforcer.conf
         # The file the enforcer found, or where it would look for one.
-        policy = enforcer.policy_path or conf.find_file(
-            enforcer.policy_file)
+        policy = enforcer.policy_path or find_file(conf,
+                                                   enforcer.policy_file)
         dirs = tuple(
             (path, _newest_in(path)) for path in
-            (conf.find_file(name) for name in conf.oslo_policy.policy_dirs)
+            (find_file(conf, name) for name in conf.oslo_policy.policy_dirs)
             if path)
         return policy, policy and _mtime(policy), dirs
 

@@ -59,16 +59,24 @@ def host_id(project_id, host):
     return hashlib.sha224((project_id + host).encode()).hexdigest()
 
 
+# The media types werkzeug's form parser reads.
+_FORM_TYPES = ('multipart/form-data', 'application/x-www-form-urlencoded')
+
+
 def json_body():
     """The request's JSON body (None when empty), parsed once per request:
     the action dispatcher and the handler's schema both read it."""
     if 'json_body' in flask.g:
         return flask.g.json_body
     request = flask.request
-    if request.data and request.mimetype and not request.is_json:
+    mimetype = request.mimetype
+    # request.data: for a form's media type werkzeug's form parser reads
+    # the body (and request.data is then empty); any other body it
+    # leaves as it is, so it is read without building that parser.
+    data = request.data if mimetype in _FORM_TYPES else request.get_data()
+    if data and mimetype and not request.is_json:
         # Nova's answer to a body it cannot read: 415, naming the type.
-        raise exception.UnsupportedMediaType(content_type=request.mimetype)
-    data = request.get_data()
+        raise exception.UnsupportedMediaType(content_type=mimetype)
     flask.g.json_body = input_guard.parse_json(data) if data else None
     return flask.g.json_body
 

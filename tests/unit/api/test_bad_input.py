@@ -86,6 +86,14 @@ class BadInputTest(testtools.TestCase):
                          400, 'not valid JSON')
         self.assertFault(self.post_action('migrate=1', 'text/plain'), 415,
                          'text/plain')
+        # A form's media type: its body is read by the form parser, so
+        # the action sees none (as Flask's request.data gives it).
+        for content_type in ('application/x-www-form-urlencoded',
+                             'multipart/form-data; boundary=b'):
+            self.assertFault(self.post_action('migrate=1', content_type),
+                             400, 'must be an object')
+        self.assertFault(self.post_action('', 'text/plain'), 400,
+                         'must be an object')
         # Nothing was changed by the refused requests.
         instance = db_api.instance_get(self.instance['uuid'])
         self.assertIsNone(instance['task_state'])

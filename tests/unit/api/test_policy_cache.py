@@ -119,3 +119,50 @@ class AuthorizerTest(testtools.TestCase):
                 self.authorizer.allowed(MIGRATE, {'project_id': 'admin',
                                                   'tags': {'a': 1}}, creds)
         self.assertEqual(2, authorize.call_count)
+
+
+class FindFileTest(testtools.TestCase):
+    """policy_cache.find_file answers as oslo.config's find_file, whose
+    directories it lists once: config_dir first, the config files'
+    directories (the last first), then the standard ones (~/.project,
+    ~, /etc/project, /etc), a file created after the first look found."""
+
+    def test_same_answers_as_the_configuration(self):
+        root = self.useFixture(fixtures.TempDir()).path
+        home = os.path.join(root, 'home')
+        conf_dir = os.path.join(root, 'conf.d')
+        first, second = (os.path.join(root, name) for name in ('a', 'b'))
+        for path in (home, conf_dir, first, second):
+            os.makedirs(path)
+        files = [os.path.join(first, 'one.conf'),
+                 os.path.join(second, 'two.conf')]
+        for path in files:
+            open(path, 'w').close()
+        self.useFixture(fixtures.EnvironmentVariable('HOME', home))
+        conf = cfg.ConfigOpts()
+        conf(['--config-file', files[0], '--config-file', files[1],
+              '--config-dir', conf_dir], project='nm-find-file-test',
+             default_config_files=[])
+        names = ('policy.yaml', 'policy.d', 'other.json',
+                 os.path.join(root, 'absolute.yaml'))
+
+        def same():
+            for name in names:
+                self.assertEqual(conf.find_file(name),
+                                 policy_cache.find_file(conf, name), name)
+        same()  # nothing there: None from both
+        places = (first, second, conf_dir,
+                  os.path.join(home, '.nm-find-file-test'), home, root)
+        for place in reversed(places):
+            os.makedirs(os.path.join(place, 'policy.d'), exist_ok=True)
+            for name in ('policy.yaml', 'other.json', 'absolute.yaml'):
+                open(os.path.join(place, name), 'a').close()
+            same()  # each nearer place wins as it appears
+        # Another HOME: the standard directories follow it.
+        other = os.path.join(root, 'other-home')
+        os.makedirs(other)
+        open(os.path.join(other, 'only-here.yaml'), 'w').close()
+        self.useFixture(fixtures.EnvironmentVariable('HOME', other))
+        self.assertEqual(conf.find_file('only-here.yaml'),
+                         policy_cache.find_file(conf, 'only-here.yaml'))
+        self.assertIsNotNone(policy_cache.find_file(conf, 'only-here.yaml'))

@@ -92,6 +92,26 @@ class RetryingTest(testtools.TestCase):
         self.assertRaises(sa.exc.OperationalError, fn, 'ok')
         self.assertEqual(1, self.calls)
 
+    def test_one_function_follows_the_options_between_calls(self):
+        # The oslo.db wrapper is built once per set of option values, not
+        # once for good: turning reconnects off (or the retries down)
+        # applies from the next call on.
+        fn = retry.retrying(self._flaky(2, _operational(REFUSED)))
+        self._reconnect(True)
+        self.assertEqual('ok', fn('ok'))
+        self.assertEqual(3, self.calls)
+        self._reconnect(False)
+        self.calls = 0
+        self.assertRaises(sa.exc.OperationalError, fn, 'ok')
+        self.assertEqual(1, self.calls)
+        self._reconnect(True)
+        CONF.set_override('db_max_retries', 1, group='database')
+        self.addCleanup(CONF.clear_override, 'db_max_retries',
+                        group='database')
+        self.calls = 0
+        self.assertRaises(sa.exc.OperationalError, fn, 'ok')
+        self.assertEqual(2, self.calls)
+
     def test_deadlocks_are_retried_with_or_without_reconnect(self):
         for on in (True, False):
             self._reconnect(on)
