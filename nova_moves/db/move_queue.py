@@ -188,9 +188,8 @@ def enter_in(session, migration_uuid, instance_uuid, source_host, kind,
              unwritten=False):
     """move_queue_enter in the caller's transaction (a cold move's start
     passes the gate in the transaction that creates its migration).
-    ``unwritten``: the caller writes the migration after this, in
-    ``from_status`` when admitted, else queued: there is no row to
-    compare-and-swap yet."""
+    ``unwritten``: the caller writes the migration after this, in the
+    answer's ``status``: there is no row to compare-and-swap yet."""
     _lock(session)
     # One read for both questions: is this move already at the gate,
     # and who holds the slots.
@@ -198,7 +197,7 @@ def enter_in(session, migration_uuid, instance_uuid, source_host, kind,
                            {'b_migration': migration_uuid}).all()
     for row in held:
         if row.migration_uuid == migration_uuid:
-            return {'admitted': row.state == ADMITTED, 'others': []}
+            return _answer(row.state == ADMITTED, [], from_status)
     now = utcnow()
     values = {'migration_uuid': migration_uuid,
               'instance_uuid': instance_uuid, 'source_host': source_host,
@@ -215,13 +214,22 @@ def enter_in(session, migration_uuid, instance_uuid, source_host, kind,
     admitted = _admit_pass(session, cluster_limit, host_limit, me,
                            fresh=fresh, held=held)
     mine = [r for r in admitted if r['migration_uuid'] == migration_uuid]
+    answer = _answer(bool(mine), [r for r in admitted if r not in mine],
+                     from_status)
     if not (mine or unwritten) and not _flip(
-            session, migration_uuid, from_status, states.M_QUEUED):
+            session, migration_uuid, from_status, answer['status']):
         raise exception.MoveConflict(
             migration=migration_uuid, instance_uuid=instance_uuid,
             reason='migration is no longer %s' % from_status)
-    return {'admitted': bool(mine),
-            'others': [r for r in admitted if r not in mine]}
+    return answer
+
+
+def _answer(admitted, others, from_status):
+    """The gate's answer: whether the move runs now, the other moves
+    this pass admitted, and the status its migration is in once it
+    passed the gate (queued while it waits)."""
+    return {'admitted': admitted, 'others': others,
+            'status': from_status if admitted else states.M_QUEUED}
 
 
 class _Row(dict):

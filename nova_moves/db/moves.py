@@ -256,10 +256,10 @@ def cold_move_start(instance_uuid, describe,
                 session, values['uuid'], instance_uuid, server['host'],
                 gate['kind'], gate['request'], values['status'],
                 *gate['limits'], gate['me'], unwritten=True)
-            if not admitted['admitted']:
-                values['status'] = states.M_QUEUED
+            if admitted['status'] != values['status']:
+                values['status'] = admitted['status']
                 values['phases'] = phases.stamp(values['phases'],
-                                                states.M_QUEUED, now)
+                                                admitted['status'], now)
         values['id'] = session.execute(
             _MIGRATIONS.insert().values(**values)).inserted_primary_key[0]
         # The row as written, without reading it back.

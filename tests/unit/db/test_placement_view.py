@@ -109,15 +109,6 @@ class CheckedClaimTest(testtools.TestCase):
         super().setUp()
         self.useFixture(nm_fixtures.Database())
         self.view = db_api.PlacementView()
-        self.statements = []
-
-    def _count(self):
-        def before(conn, cursor, statement, *args):
-            self.statements.append(statement.split()[0])
-        engine = db_session.get_engine()
-        sa.event.listen(engine, 'before_cursor_execute', before)
-        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
-                        before)
 
     def claim(self, consumer, resources=SMALL, host='h1'):
         [state] = self.view.candidates(resources, [host])
@@ -129,12 +120,12 @@ class CheckedClaimTest(testtools.TestCase):
     def test_current_view_claims_without_reading_placement(self):
         nm_fixtures.node('h1')
         self.view.refresh()
-        self._count()
+        statements = self.useFixture(nm_fixtures.Statements())
         self.claim('a')
         # The consumer's holdings, its generation, the rows and the CAS:
         # no provider, inventory or usage read.
-        self.assertEqual(1, self.statements.count('SELECT'),
-                         self.statements)
+        self.assertEqual(1, len(statements.starting('SELECT')),
+                         statements.seen)
         self.assertEqual({'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10},
                          db_api.provider_usages()['h1']['usages'])
 
