@@ -10,12 +10,12 @@ once whatever the timeout: only a queued ack waits for it.
 
 Each empty wake-up costs 0.2-0.45 ms of CPU on the lab VMs (a timer
 wake-up through kombu's and oslo.messaging's stacks), and a compute
-receiving a message every ~50 ms woke ~6 times after each: ~11 % of
-all our processes' CPU per cold move (doc/performance.md, 2026-11-30
-afternoon). ``[DEFAULT] rpc_ack_interval`` is that first timeout. A
-handler's message is still acked before its handler's result matters
-(within the interval instead of ~1 ms); a process killed inside the
-window has the message redelivered, which the guard every handler
+receiving a message every ~50 ms woke ~6 times after each: 11-20 %
+of our processes' CPU per cold move (doc/performance.md, "the
+consumers' empty wake-ups"). ``[DEFAULT] rpc_ack_interval`` is that
+first timeout. A received message's ack is sent within it instead of
+~1 ms (its handler never waited for the ack); a process killed inside
+that window has the message redelivered, which the guard every handler
 starts with already refuses or finishes.
 
 Not applied with ``[oslo_messaging_rabbit] rabbit_qos_prefetch_count``
