@@ -22,7 +22,7 @@ travel on the calls queues, which are classic (transient) in both: only
 the casts change queue kind.
 
     .venv/bin/python tools/bench_floor.py [--rounds 3] [--messages 500]
-        [--threads 1,4] [--vhost] [--json FILE]
+        [--threads 1,4] [--payload BYTES] [--vhost] [--json FILE]
 
 By default on a private RabbitMQ node (its CPU is the broker column);
 --vhost: fresh vhosts on the machine's broker instead (no broker column:
@@ -68,10 +68,10 @@ def child(args):
             self.lock = threading.Lock()
             self.handled = self.expected = 0
 
-        def ping(self, ctxt, n):
+        def ping(self, ctxt, n, pad=None):
             return n
 
-        def step(self, ctxt, n):
+        def step(self, ctxt, n, pad=None):
             with self.lock:
                 self.handled += 1
                 if self.handled == self.expected:
@@ -96,13 +96,16 @@ def child(args):
         steps = rpc.get_client(target, mandatory=True)
         ctxt = nm_context.get_admin_context()
         retries = service.CONF.move_step_cast_retries
+        # --payload: the move steps' arguments are not a bare number (a
+        # cold move's casts were 1.3-2.4 KB on the wire, 2026-11-30).
+        extra = {'pad': 'x' * args.payload} if args.payload else {}
 
         def send(kind, i):
             if kind == 'call':
-                calls.prepare().call(ctxt, 'ping', n=i)
+                calls.prepare().call(ctxt, 'ping', n=i, **extra)
             else:
                 rpc.cast_waiting(steps.prepare(server=SERVER, retry=retries),
-                                 ctxt, 'step', n=i)
+                                 ctxt, 'step', n=i, **extra)
         service.freeze_heap()
         say('ready')
         for line in sys.stdin:  # "call|cast N K"
@@ -122,7 +125,7 @@ def child(args):
 class Pair:
     """A server and a client process on a topic of their own."""
 
-    def __init__(self, workdir, url, kind, quorum):
+    def __init__(self, workdir, url, kind, quorum, payload=0):
         self.kind = kind
         topic = 'floor_%s_%s' % (kind, uuid.uuid4().hex[:8])
         parser = configparser.ConfigParser(interpolation=None)
@@ -140,7 +143,8 @@ class Pair:
                       'w') as err:
                 self.procs[role] = subprocess.Popen(
                     [sys.executable, os.path.abspath(__file__), '--role',
-                     role, '--config', config, '--topic', topic],
+                     role, '--config', config, '--topic', topic,
+                     '--payload', str(payload)],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                     stderr=err, text=True, bufsize=1)
             self.reply(role, 120)  # ready
@@ -255,7 +259,7 @@ def run(args, urls, broker_cpu, broker):
         kinds = KINDS if r % 2 == 0 else KINDS[::-1]
         result = {}
         for kind, quorum in kinds:
-            pair = Pair(workdir, urls[kind], kind, quorum)
+            pair = Pair(workdir, urls[kind], kind, quorum, args.payload)
             try:
                 measured = measure(pair, args, broker_cpu)
             finally:
@@ -269,8 +273,9 @@ def run(args, urls, broker_cpu, broker):
     medians = {kind: {threads: {key: statistics.median(
         r[kind][threads][key] for r in rounds) for key in rounds[0][kind][
         threads]} for threads in args.threads} for kind, _ in KINDS}
-    print('\nmedians over %d rounds (each column its own), %d messages:'
-          % (args.rounds, args.messages))
+    print('\nmedians over %d rounds (each column its own), %d messages%s:'
+          % (args.rounds, args.messages, ', payload %d B' % args.payload
+             if args.payload else ''))
     for kind, _ in KINDS:
         for threads in args.threads:
             print(line('%s x%d' % (kind, threads), medians[kind][threads],
@@ -280,6 +285,7 @@ def run(args, urls, broker_cpu, broker):
         with open(args.json, 'w') as f:
             json.dump({'rounds': rounds, 'medians': medians,
                        'messages': args.messages, 'broker': broker,
+                       'payload': args.payload,
                        'load': os.getloadavg()}, f, indent=1)
 
 
@@ -292,6 +298,9 @@ def main(argv=None):
                         type=lambda v: [int(x) for x in v.split(',')],
                         help='client threads, e.g. 1,4: each a measurement')
     parser.add_argument('--warmup', type=int, default=50)
+    parser.add_argument('--payload', type=int, default=0, metavar='BYTES',
+                        help='a string argument of BYTES characters on '
+                             'every call and cast (default: none)')
     parser.add_argument('--idle', type=float, default=3.0,
                         help='seconds of idle CPU measured first')
     parser.add_argument('--vhost', action='store_true',
