@@ -97,7 +97,8 @@ def child(args):
         ctxt = nm_context.get_admin_context()
         retries = service.CONF.move_step_cast_retries
         # --payload: the move steps' arguments are not a bare number (a
-        # cold move's casts were 1.3-2.4 KB on the wire, 2026-11-30).
+        # cold move's calls and casts were 1.3-2.4 KB on the wire,
+        # 2026-11-30; replies carry no padding).
         extra = {'pad': 'x' * args.payload} if args.payload else {}
 
         def send(kind, i):
