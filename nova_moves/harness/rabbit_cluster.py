@@ -129,6 +129,24 @@ class Node:
         raise TimeoutError('%s not up after %ss; see %s' % (
             self.node, timeout, self.dir))
 
+    # RabbitMQ 3.10's Ra keeps its quorum-queue registry (names.dets) and
+    # Raft terms (meta.dets) in dets, whose writes wait up to ~3 s in a
+    # cache. A queue declared less than that before a SIGKILL loses its
+    # registration: the restarted node starts it "from scratch" as a new
+    # Ra server that never calls an election, and every consume of and
+    # publish to it times out (65 s), for good (doc/scale.md).
+    _SYNC_RA = ('[dets:sync(T) || T <- dets:all(), is_atom(T), '
+                'lists:prefix("ra_", atom_to_list(T))].')
+
+    def persist_queue_registry(self):
+        """Write Ra's dets caches out now (best effort): a kill after this
+        models a node up for more than the cache's few seconds."""
+        try:
+            self.ctl('eval', self._SYNC_RA, timeout=30)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired,
+                OSError):
+            pass
+
     def kill(self):
         """kill -9: its clients see the TCP connection reset, no close."""
         if not self.alive():
