@@ -130,8 +130,8 @@ class Node:
             self.node, timeout, self.dir))
 
     # RabbitMQ 3.10's Ra keeps its quorum-queue registry (names.dets) and
-    # Raft terms (meta.dets) in dets, whose writes wait up to ~3 s in a
-    # cache. A queue declared less than that before a SIGKILL loses its
+    # Raft terms (meta.dets) in dets, whose writes wait a few seconds in
+    # a cache. A queue declared that shortly before a SIGKILL loses its
     # registration: the restarted node starts it "from scratch" as a new
     # Ra server that never calls an election, and every consume of and
     # publish to it times out (65 s), for good (doc/scale.md).
