@@ -91,9 +91,10 @@ class Node:
         })
         return env
 
-    def ctl(self, *args, timeout=60):
+    def ctl(self, *args, timeout=60, tool='rabbitmqctl'):
+        """``tool`` (rabbitmqctl, rabbitmq-queues, ...) against this node."""
         return subprocess.run(
-            [os.path.join(SCRIPTS, 'rabbitmqctl'), '-q', '-n', self.node]
+            [os.path.join(SCRIPTS, tool), '-q', '-n', self.node]
             + list(args), env=self.env, check=True, timeout=timeout,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             cwd=self.dir).stdout

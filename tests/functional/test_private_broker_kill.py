@@ -7,16 +7,13 @@ The fault tests kill the node seconds after the stack declared its
 queues, so PrivateBroker.kill writes the registry out first; without
 that, the last queue of this burst came back leaderless in every round
 measured (3 of 3)."""
-import os
 import re
-import subprocess
 import time
 import uuid
 
 import kombu
 import testtools
 
-from nova_moves.harness import rabbit_cluster
 from tests.functional import private_broker
 
 QUEUES = 5
@@ -31,16 +28,12 @@ class PrivateBrokerKillTest(testtools.TestCase):
         self.broker = self.useFixture(private_broker.PrivateBroker())
 
     def _raft_state(self, name):
-        node = self.broker.node
-        out = subprocess.run(
-            [os.path.join(rabbit_cluster.SCRIPTS, 'rabbitmq-queues'),
-             '-q', '-n', node.node, 'quorum_status', name],
-            env=node.env, cwd=node.dir, capture_output=True, text=True,
-            timeout=60)
+        out = self.broker.node.ctl('quorum_status', name,
+                                   tool='rabbitmq-queues')
         # A table: the one member's Raft state is a word in it.
         found = re.search(r'\b(leader|follower|candidate|pre_vote|'
-                          r'await_condition|recover\w*)\b', out.stdout)
-        return found.group(1) if found else (out.stdout + out.stderr)[-300:]
+                          r'await_condition|recover\w*)\b', out)
+        return found.group(1) if found else out[-300:]
 
     def test_queues_declared_just_before_a_kill_elect_a_leader(self):
         names = ['kill-%s-%d' % (uuid.uuid4().hex[:6], i)
